@@ -1,0 +1,387 @@
+//! The [`Block`] trait: what every drivetrain block, built-in or user-written, implements.
+//!
+//! A block is an ECS component on its own entity. The component holds the block's **settings**
+//! (what a vehicle file tunes) and **inputs** (what the driver or a game sets each step); both
+//! are plain public fields. The solver keeps a private copy of the component and, beside it,
+//! three more kinds of data the block declares:
+//!
+//! | kind | declared as | who writes it | when |
+//! |---|---|---|---|
+//! | continuous state | [`Block::state_len`] `f64`s (speeds, angles, …) | the RK4 integrator | committed once per substep |
+//! | runtime state | [`Block::Runtime`] (modes, timers, filtered inputs) | [`Block::begin_step`], [`Block::update_modes`] | once per step / per substep |
+//! | sensors | [`Block::Sensors`], a component on the block entity | [`Block::sensors`] | after every fixed step |
+//!
+//! # Call cadence
+//!
+//! For each fixed step of length `dt`, split into `N` substeps of length `h = dt / N`:
+//!
+//! 1. [`Block::begin_step`] once, with `&mut Runtime`: per-step decisions (throttle lag, shift
+//!    timers). Never called inside a stage.
+//! 2. For each substep: one stage evaluation at the committed state, then
+//!    [`Block::update_modes`] (lock/slip, hold/release) with `&mut Runtime`, then the
+//!    remaining RK4 stages.
+//! 3. In each stage, [`Block::upstream`] (leaves first) and [`Block::downstream`] (root first).
+//!    Both take `&self` and `&Runtime`: stage functions are pure.
+//! 4. After the step, one more evaluation at the final state and [`Block::sensors`].
+//!
+//! # Ports
+//!
+//! A block has at most one input and a fixed list of named outputs, declared by
+//! [`Block::ports`]. A block without an input is a **root** (an engine or motor); a vehicle has
+//! exactly one. Connections name the upstream output port explicitly (see
+//! [`DrivenBy`](crate::DrivenBy)), so a differential's left and right outputs are never confused
+//! with the order of a list.
+
+use bevy::ecs::component::{Component, Mutable};
+
+use crate::shaft::{Pass, ShaftDown, ShaftUp};
+
+/// One output port of a block type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    /// The port's name, as used in connections and vehicle files (e.g. `"left"`).
+    pub name: &'static str,
+    /// Whether the vehicle is refused when nothing is connected to this port.
+    pub required: bool,
+}
+
+impl PortSpec {
+    /// A port that must be connected.
+    pub const fn required(name: &'static str) -> Self {
+        PortSpec {
+            name,
+            required: true,
+        }
+    }
+
+    /// A port that may be left open (it then drives nothing).
+    pub const fn optional(name: &'static str) -> Self {
+        PortSpec {
+            name,
+            required: false,
+        }
+    }
+}
+
+/// The ports of a block: whether it has an input, and its outputs in a fixed order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ports {
+    /// `false` for a root block (engine, motor), `true` for every other block.
+    pub input: bool,
+    /// The block's output ports. The order is the order of the `outputs` slices handed to the
+    /// stage functions.
+    pub outputs: &'static [PortSpec],
+}
+
+impl Ports {
+    /// A root with a single required output called `"out"`.
+    pub const ROOT: Ports = Ports {
+        input: false,
+        outputs: &[PortSpec::required("out")],
+    };
+    /// One input and one required output called `"out"` (shafts, gears, clutches, gearboxes).
+    pub const INLINE: Ports = Ports {
+        input: true,
+        outputs: &[PortSpec::required("out")],
+    };
+    /// One input and no outputs (wheels).
+    pub const LEAF: Ports = Ports {
+        input: true,
+        outputs: &[],
+    };
+    /// One input and two required outputs, `"left"` and `"right"` (differentials).
+    pub const SPLIT: Ports = Ports {
+        input: true,
+        outputs: &[PortSpec::required("left"), PortSpec::required("right")],
+    };
+
+    /// Index of the output called `name`, if there is one.
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.outputs.iter().position(|p| p.name == name)
+    }
+}
+
+/// What the solver hands to [`Block::begin_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepContext {
+    /// Length of the fixed step (s).
+    pub dt: f64,
+    /// Number of substeps the step is split into.
+    pub substeps: u32,
+}
+
+/// What the solver hands to the stage functions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StageContext {
+    /// Which pass this is; see [`Pass`].
+    pub pass: Pass,
+    /// Length of the substep being integrated (s).
+    pub substep: f64,
+}
+
+/// What a block sees of its shafts after a stage, for [`Block::update_modes`] and
+/// [`Block::sensors`].
+#[derive(Clone, Copy, Debug)]
+pub struct Shafts<'a> {
+    /// The input shaft: what this block sent up, and what came down to it. `None` for a root.
+    pub input: Option<(ShaftUp, ShaftDown)>,
+    /// What each output shaft sent up, in port order.
+    pub outputs_up: &'a [ShaftUp],
+    /// What this block sent down each output shaft, in port order.
+    pub outputs_down: &'a [ShaftDown],
+}
+
+/// How a block's discrete mode changed in [`Block::begin_step`] or [`Block::update_modes`].
+///
+/// Ordered by severity, so several changes combine with `max`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ModeChange {
+    /// Nothing changed.
+    #[default]
+    Unchanged,
+    /// The stage functions changed, but the current speeds are still consistent with every
+    /// rigid connection (a clutch starting to slip, a gear's power flow reversing). The solver
+    /// re-evaluates the stage.
+    Smooth,
+    /// A rigid connection appeared (a clutch or differential locked, a brake gripped, a gear
+    /// engaged), so speeds may disagree across it. The solver runs a momentum pass that makes
+    /// them agree while conserving angular momentum, then re-evaluates the stage.
+    Impulsive,
+}
+
+/// A setting that was refused: which field and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingError {
+    /// Path of the field inside the block, e.g. `torque_curve[3].1` or `forward_ratios[2]`.
+    pub field: String,
+    /// Why the value was refused.
+    pub reason: String,
+}
+
+impl core::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "setting `{}` {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for SettingError {}
+
+impl SettingError {
+    /// A new error for `field`, with `reason` (e.g. `"must be positive, got -3"`).
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        SettingError {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Checks that `value` is finite (not NaN, not ±∞).
+pub fn check_finite(field: &str, value: f64) -> Result<(), SettingError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(SettingError::new(
+            field,
+            format!("must be a finite number, got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value` is finite and `> 0`.
+pub fn check_positive(field: &str, value: f64) -> Result<(), SettingError> {
+    check_finite(field, value)?;
+    if value > 0.0 {
+        Ok(())
+    } else {
+        Err(SettingError::new(
+            field,
+            format!("must be greater than 0, got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value` is finite and `>= 0`.
+pub fn check_non_negative(field: &str, value: f64) -> Result<(), SettingError> {
+    check_finite(field, value)?;
+    if value >= 0.0 {
+        Ok(())
+    } else {
+        Err(SettingError::new(
+            field,
+            format!("must not be negative, got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value` lies in `[min, max]`.
+pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<(), SettingError> {
+    check_finite(field, value)?;
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(SettingError::new(
+            field,
+            format!("must lie in [{min}, {max}], got {value}"),
+        ))
+    }
+}
+
+/// Clamps a driver input to `[min, max]`; NaN becomes `fallback`.
+///
+/// Inputs are clamped rather than refused: a driver can always press a pedal too far.
+#[inline]
+pub fn clamp_input(value: f64, min: f64, max: f64, fallback: f64) -> f64 {
+    if value.is_nan() {
+        fallback
+    } else {
+        value.clamp(min, max)
+    }
+}
+
+/// A sensors component for blocks that expose none.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct NoSensors;
+
+/// A drivetrain block: an ECS component that the solver can run.
+///
+/// Implement it for your own component and register it with
+/// [`RegisterBlock::register_block`](crate::RegisterBlock::register_block); it then connects
+/// and runs exactly like a built-in block. See the [module docs](self) for the call cadence and
+/// [`crate::shaft`] for what the stage functions read and write.
+///
+/// A minimal gear:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_vehicle_drivetrain::prelude::*;
+///
+/// /// Makes the input turn `ratio` times as fast as the output.
+/// #[derive(Component, Clone)]
+/// struct SimpleGear {
+///     /// Input speed / output speed (dimensionless, non-zero).
+///     ratio: f64,
+/// }
+///
+/// impl Block for SimpleGear {
+///     const TYPE_NAME: &'static str = "SimpleGear";
+///     type Runtime = ();
+///     type Sensors = NoSensors;
+///
+///     fn ports(&self) -> Ports {
+///         Ports::INLINE
+///     }
+///     fn validate(&self) -> Result<(), SettingError> {
+///         check_finite("ratio", self.ratio)?;
+///         if self.ratio == 0.0 {
+///             return Err(SettingError::new("ratio", "must not be 0"));
+///         }
+///         Ok(())
+///     }
+///     fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[ShaftUp]) -> ShaftUp {
+///         outputs[0].reflect(self.ratio, self.ratio)
+///     }
+///     fn downstream(
+///         &self, _: &(), _: &[f64], _: &StageContext,
+///         input: Option<ShaftDown>, _: &[ShaftUp], outputs: &mut [ShaftDown], _: &mut [f64],
+///     ) {
+///         let input = input.unwrap_or_default();
+///         outputs[0] = ShaftDown { torque: input.torque * self.ratio, speed: input.speed / self.ratio };
+///     }
+///     fn sensors(&self, _: &(), _: &[f64], _: &Shafts) -> NoSensors {
+///         NoSensors
+///     }
+/// }
+/// ```
+pub trait Block: Component<Mutability = Mutable> + Clone {
+    /// The block type's name in error messages and vehicle files, e.g. `"Engine"`.
+    const TYPE_NAME: &'static str;
+
+    /// Discrete and latched state the solver keeps for this block: modes (locked/slipping),
+    /// timers, filtered inputs. Changed only in [`Block::begin_step`] and
+    /// [`Block::update_modes`].
+    type Runtime: Clone + Default + Send + Sync + 'static;
+
+    /// Read-only outputs, written to a component of this type on the block entity after every
+    /// fixed step. Use [`NoSensors`] for none.
+    type Sensors: Component<Mutability = Mutable> + Clone + Default;
+
+    /// The block's ports. Must not change while the block is connected.
+    fn ports(&self) -> Ports;
+
+    /// Number of `f64` continuous states the integrator keeps for this block (0 for massless
+    /// blocks). Must not change while the block is connected.
+    fn state_len(&self) -> usize {
+        0
+    }
+
+    /// Checks the settings. Called whenever the component changes; a block whose settings are
+    /// refused keeps running on its last good copy (or, when first added, keeps its vehicle from
+    /// being built).
+    fn validate(&self) -> Result<(), SettingError> {
+        Ok(())
+    }
+
+    /// Sets the initial continuous state (zeroed before the call) and runtime state when the
+    /// block enters a drivetrain.
+    fn init(&self, runtime: &mut Self::Runtime, state: &mut [f64]) {
+        let _ = (runtime, state);
+    }
+
+    /// Per-step logic, called once per fixed step before any stage: throttle lag, shift timers,
+    /// anything that must not run several times per step.
+    fn begin_step(
+        &self,
+        runtime: &mut Self::Runtime,
+        state: &[f64],
+        step: &StepContext,
+    ) -> ModeChange {
+        let _ = (runtime, state, step);
+        ModeChange::Unchanged
+    }
+
+    /// Upstream pass: combine what the outputs send up into what the input sends up.
+    ///
+    /// Leaves (no outputs) describe themselves; roots are never asked. Must be pure.
+    fn upstream(
+        &self,
+        runtime: &Self::Runtime,
+        state: &[f64],
+        stage: &StageContext,
+        outputs: &[ShaftUp],
+    ) -> ShaftUp {
+        let _ = (runtime, state, stage, outputs);
+        ShaftUp::FREE
+    }
+
+    /// Downstream pass: from the drive torque arriving at the input (`None` for a root),
+    /// write the torque sent down each output and the derivative of this block's continuous
+    /// state (in a [`Pass::Momentum`] pass: the *change* of each speed, 0 for other states).
+    /// `derivative` is zeroed before the call. Must be pure.
+    fn downstream(
+        &self,
+        runtime: &Self::Runtime,
+        state: &[f64],
+        stage: &StageContext,
+        input: Option<ShaftDown>,
+        outputs_up: &[ShaftUp],
+        outputs_down: &mut [ShaftDown],
+        derivative: &mut [f64],
+    );
+
+    /// Called once per substep after the first stage, with that stage's shaft values: switch
+    /// modes (lock, slip, hold, release) and report how. The solver repeats the stage and this
+    /// call until nothing changes (a few times at most).
+    fn update_modes(
+        &self,
+        runtime: &mut Self::Runtime,
+        state: &[f64],
+        shafts: &Shafts,
+    ) -> ModeChange {
+        let _ = (runtime, state, shafts);
+        ModeChange::Unchanged
+    }
+
+    /// Sensor values after a fixed step, from the final state and shaft values.
+    fn sensors(&self, runtime: &Self::Runtime, state: &[f64], shafts: &Shafts) -> Self::Sensors;
+}

@@ -1,0 +1,363 @@
+//! Differential: open, torque-biased, limited-slip or locked; also serves as a centre
+//! differential or transfer case between axles.
+
+use bevy::prelude::*;
+
+use crate::block::{
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_non_negative,
+    check_positive, check_range, check_finite,
+};
+use crate::blocks::gearbox::PowerFlow;
+use crate::shaft::{Pass, ShaftDown, ShaftUp, sign};
+
+/// A differential splitting its input between a `left` output (1) and a `right` output (2).
+///
+/// # Equations
+///
+/// With ratio `r`, torque bias `b` (the share of torque sent to `left`) and torque gain
+/// `g = r·η` (driving) or `r/η` (overrun), an open differential gives
+///
+/// ```text
+/// ω_in = r·(b·ω1 + (1 − b)·ω2)            (kinematics; r·(ω1 + ω2)/2 when b = ½)
+/// T1 = b·g·T_in,   T2 = (1 − b)·g·T_in    (torque split)
+/// ```
+///
+/// so the input sees the mobility `1/I_in = r·g·(b²/I1 + (1 − b)²/I2)`. With `b = ½` and no
+/// losses this is `I_in = 4·I1·I2 / ((I1 + I2)·r²)`, the harmonic combination, which equals
+/// `(I1 + I2)/r²` only when `I1 = I2`.
+///
+/// A **lock** couples the outputs so that `ω1 = k·ω2` (`k` = `lock_ratio`) through a torque
+/// pair `−λ` on output 1 and `+k·λ` on output 2. While the `|λ|` needed to hold that relation
+/// stays within `lock_torque`, the outputs turn together (**locked**) and the input sees their
+/// combined inertia `(k²·I1 + I2)/r_e²` with `r_e = r·(b·k + 1 − b)`; once it is exceeded they
+/// **slip** with `λ = lock_torque·sign(ω1 − k·ω2)`. Unequal output inertias are handled exactly:
+/// the needed `λ` comes from the locked solution, not from an equal split. As with a clutch,
+/// the mode is decided once per substep and locking conserves angular momentum.
+///
+/// `lock_torque = 0` is an open differential; the `locked` input locks it whatever the torque
+/// (a driver-selectable diff lock or a spool). With `lock_ratio ≠ 1` a locked differential
+/// drives its outputs at a fixed speed ratio, which is how a skid-steer drive turns.
+///
+/// No state; no inertia. Ports: `left`, `right`.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Differential {
+    /// Input speed / weighted output speed (final drive ratio; dimensionless, non-zero).
+    pub ratio: f64,
+    /// Share of the input torque sent to `left` (dimensionless, [0, 1]; 0.5 = even split).
+    pub torque_bias: f64,
+    /// Largest torque the limited-slip lock can carry between the outputs (N·m, ≥ 0; 0 = open).
+    pub lock_torque: f64,
+    /// Locked speed ratio `ω_left / ω_right` (dimensionless, > 0; 1 = equal speeds).
+    pub lock_ratio: f64,
+    /// Efficiency (dimensionless, (0, 1]).
+    pub efficiency: f64,
+    /// Input: lock the outputs regardless of `lock_torque`.
+    pub locked: bool,
+}
+
+impl Default for Differential {
+    /// An open differential with a 4.1 final drive.
+    fn default() -> Self {
+        Differential {
+            ratio: 4.1,
+            torque_bias: 0.5,
+            lock_torque: 0.0,
+            lock_ratio: 1.0,
+            efficiency: 1.0,
+            locked: false,
+        }
+    }
+}
+
+/// The mode of a [`Differential`]'s lock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DifferentialMode {
+    /// The outputs turn at `ω1 = k·ω2`.
+    Locked,
+    /// The outputs slip against each other; the lock torque opposes `direction = sign(ω1 − k·ω2)`
+    /// (0 before any direction is known, or for an open differential).
+    Slipping {
+        /// Latched sign of `ω1 − k·ω2`.
+        direction: f64,
+    },
+}
+
+impl Default for DifferentialMode {
+    fn default() -> Self {
+        DifferentialMode::Slipping { direction: 0.0 }
+    }
+}
+
+/// Runtime state of a [`Differential`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DifferentialRuntime {
+    /// Lock mode.
+    pub mode: DifferentialMode,
+    /// Latched power flow.
+    pub flow: PowerFlow,
+}
+
+/// What a [`Differential`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct DifferentialSensors {
+    /// Input shaft speed (rad/s).
+    pub input_speed: f64,
+    /// Torque into the input (N·m).
+    pub input_torque: f64,
+    /// `left` output speed (rad/s).
+    pub left_speed: f64,
+    /// Torque into the `left` output (N·m).
+    pub left_torque: f64,
+    /// `right` output speed (rad/s).
+    pub right_speed: f64,
+    /// Torque into the `right` output (N·m).
+    pub right_torque: f64,
+    /// Torque the lock carries between the outputs, `λ` (N·m).
+    pub lock_torque: f64,
+    /// Whether the outputs are locked together.
+    pub locked: bool,
+}
+
+impl Differential {
+    fn always_locked(&self) -> bool {
+        self.locked
+    }
+
+    fn can_lock(&self) -> bool {
+        self.locked || self.lock_torque > 0.0
+    }
+
+    /// Kinematic ratio from the right output's speed to the input speed when locked.
+    fn locked_ratio(&self) -> f64 {
+        self.ratio * (self.torque_bias * self.lock_ratio + 1.0 - self.torque_bias)
+    }
+
+    /// Acceleration (speed, in a momentum pass) of output 2 when locked, for input torque `t`.
+    /// Returns `None` when the locked pair is held.
+    fn locked_acceleration(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> Option<f64> {
+        if o1.is_held() || o2.is_held() {
+            return None;
+        }
+        let k = self.lock_ratio;
+        let b = self.torque_bias;
+        let inertia = k * k * o1.inertia + o2.inertia;
+        if inertia == 0.0 {
+            return Some(0.0);
+        }
+        let gen_gain = gain * (b * k + 1.0 - b);
+        Some((gen_gain * t + k * o1.reaction + o2.reaction) / inertia)
+    }
+
+    /// Output torques `(T1, T2, λ)` of the locked differential for input torque `t`.
+    fn locked_torques(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> (f64, f64, f64) {
+        let k = self.lock_ratio;
+        let b = self.torque_bias;
+        let t1_open = b * gain * t;
+        let t2_open = (1.0 - b) * gain * t;
+        match self.locked_acceleration(gain, t, o1, o2) {
+            Some(a2) => {
+                // Output 1 follows at k·a2; the lock carries the difference.
+                let t1 = o1.inertia * k * a2 - o1.reaction;
+                let lambda = t1_open - t1;
+                (t1, t2_open + k * lambda, lambda)
+            }
+            None if !o1.is_held() => {
+                let t1 = -o1.reaction;
+                let lambda = t1_open - t1;
+                (t1, t2_open + k * lambda, lambda)
+            }
+            None if !o2.is_held() => {
+                let t2 = -o2.reaction;
+                let lambda = (t2 - t2_open) / k;
+                (t1_open - lambda, t2, lambda)
+            }
+            None => (t1_open, t2_open, 0.0),
+        }
+    }
+}
+
+impl Block for Differential {
+    const TYPE_NAME: &'static str = "Differential";
+    type Runtime = DifferentialRuntime;
+    type Sensors = DifferentialSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::SPLIT
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        check_finite("ratio", self.ratio)?;
+        if self.ratio == 0.0 {
+            return Err(SettingError::new("ratio", "must not be 0"));
+        }
+        check_range("torque_bias", self.torque_bias, 0.0, 1.0)?;
+        check_non_negative("lock_torque", self.lock_torque)?;
+        check_positive("lock_ratio", self.lock_ratio)?;
+        check_positive("efficiency", self.efficiency)?;
+        if self.efficiency > 1.0 {
+            return Err(SettingError::new(
+                "efficiency",
+                format!("must not exceed 1, got {}", self.efficiency),
+            ));
+        }
+        Ok(())
+    }
+
+    fn upstream(
+        &self,
+        rt: &DifferentialRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        outputs: &[ShaftUp],
+    ) -> ShaftUp {
+        let (o1, o2) = (&outputs[0], &outputs[1]);
+        let r = self.ratio;
+        let g = rt.flow.gain(r, self.efficiency);
+        let b = self.torque_bias;
+        match rt.mode {
+            DifferentialMode::Locked => {
+                let k = self.lock_ratio;
+                let inertia = k * k * o1.inertia + o2.inertia;
+                if o1.is_held() || o2.is_held() {
+                    return ShaftUp::HELD;
+                }
+                let re = self.locked_ratio();
+                let ge = g * (b * k + 1.0 - b);
+                // Generalised coordinate: ω2; the input turns re·ω2 and its torque acts ge-fold.
+                ShaftUp {
+                    momentum: (k * o1.momentum + o2.momentum) / ge,
+                    inertia: inertia / (re * ge),
+                    reaction: (k * o1.reaction + o2.reaction) / ge,
+                }
+            }
+            DifferentialMode::Slipping { direction } => {
+                let lambda = match stage.pass {
+                    Pass::Torque => direction * self.lock_torque,
+                    Pass::Momentum => 0.0,
+                };
+                let (m1, m2) = (o1.mobility(), o2.mobility());
+                let a1 = if o1.is_free() || o1.is_held() {
+                    0.0
+                } else {
+                    (o1.reaction - lambda) * m1
+                };
+                let a2 = if o2.is_free() || o2.is_held() {
+                    0.0
+                } else {
+                    (o2.reaction + self.lock_ratio * lambda) * m2
+                };
+                let w1 = o1.speed().unwrap_or(0.0);
+                let w2 = o2.speed().unwrap_or(0.0);
+                ShaftUp::from_mobility(
+                    r * (b * w1 + (1.0 - b) * w2),
+                    r * g * (b * b * m1 + (1.0 - b) * (1.0 - b) * m2),
+                    r * (b * a1 + (1.0 - b) * a2),
+                )
+            }
+        }
+    }
+
+    fn downstream(
+        &self,
+        rt: &DifferentialRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        input: Option<ShaftDown>,
+        outputs_up: &[ShaftUp],
+        outputs_down: &mut [ShaftDown],
+        _: &mut [f64],
+    ) {
+        let t = input.unwrap_or_default().torque;
+        let (o1, o2) = (&outputs_up[0], &outputs_up[1]);
+        let g = rt.flow.gain(self.ratio, self.efficiency);
+        let (t1, t2) = match rt.mode {
+            DifferentialMode::Locked => {
+                let (t1, t2, _) = self.locked_torques(g, t, o1, o2);
+                (t1, t2)
+            }
+            DifferentialMode::Slipping { direction } => {
+                let lambda = match stage.pass {
+                    Pass::Torque => direction * self.lock_torque,
+                    Pass::Momentum => 0.0,
+                };
+                let b = self.torque_bias;
+                (b * g * t - lambda, (1.0 - b) * g * t + self.lock_ratio * lambda)
+            }
+        };
+        outputs_down[0] = ShaftDown {
+            torque: t1,
+            speed: o1.speed().unwrap_or(0.0),
+        };
+        outputs_down[1] = ShaftDown {
+            torque: t2,
+            speed: o2.speed().unwrap_or(0.0),
+        };
+    }
+
+    fn update_modes(&self, rt: &mut DifferentialRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
+        let Some((_, input)) = shafts.input else {
+            return ModeChange::Unchanged;
+        };
+        let mut change = ModeChange::Unchanged;
+        if self.efficiency < 1.0 {
+            let (flow, c) = rt.flow.update(input);
+            rt.flow = flow;
+            change = c;
+        }
+        let (o1, o2) = (&shafts.outputs_up[0], &shafts.outputs_up[1]);
+        let g = rt.flow.gain(self.ratio, self.efficiency);
+        match rt.mode {
+            DifferentialMode::Locked => {
+                if self.always_locked() {
+                    return change;
+                }
+                let (_, _, lambda) = self.locked_torques(g, input.torque, o1, o2);
+                if lambda.abs() > self.lock_torque {
+                    rt.mode = DifferentialMode::Slipping {
+                        direction: sign(lambda),
+                    };
+                    change = change.max(ModeChange::Smooth);
+                }
+            }
+            DifferentialMode::Slipping { direction } => {
+                let slip = sign(o1.speed().unwrap_or(0.0) - self.lock_ratio * o2.speed().unwrap_or(0.0));
+                if self.always_locked() {
+                    rt.mode = DifferentialMode::Locked;
+                    return ModeChange::Impulsive;
+                }
+                if !self.can_lock() {
+                    rt.mode = DifferentialMode::Slipping { direction: slip };
+                    return change;
+                }
+                let reversed = direction != 0.0 && slip == -direction;
+                let no_slip = direction == 0.0 && slip == 0.0;
+                if reversed || no_slip {
+                    rt.mode = DifferentialMode::Locked;
+                    change = ModeChange::Impulsive;
+                } else if direction == 0.0 {
+                    rt.mode = DifferentialMode::Slipping { direction: slip };
+                    change = change.max(ModeChange::Smooth);
+                }
+            }
+        }
+        change
+    }
+
+    fn sensors(&self, rt: &DifferentialRuntime, _: &[f64], shafts: &Shafts) -> DifferentialSensors {
+        let input = shafts.input.map(|(_, d)| d).unwrap_or_default();
+        let (o1, o2) = (&shafts.outputs_up[0], &shafts.outputs_up[1]);
+        let g = rt.flow.gain(self.ratio, self.efficiency);
+        let b = self.torque_bias;
+        let lambda = b * g * input.torque - shafts.outputs_down[0].torque;
+        DifferentialSensors {
+            input_speed: input.speed,
+            input_torque: input.torque,
+            left_speed: o1.speed().unwrap_or(0.0),
+            left_torque: shafts.outputs_down[0].torque,
+            right_speed: o2.speed().unwrap_or(0.0),
+            right_torque: shafts.outputs_down[1].torque,
+            lock_torque: lambda,
+            locked: rt.mode == DifferentialMode::Locked,
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Internal-combustion engine: a root block with a torque table, idle controller, engine braking,
+//! throttle lag, a rev limiter, stalling and a starter.
+
+use bevy::prelude::*;
+
+use crate::block::{
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
+    check_positive, clamp_input, check_finite,
+};
+use crate::curve::{Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
+use crate::shaft::{Pass, ShaftDown, ShaftUp, lump};
+
+/// Speed below which Coulomb friction is blended linearly through zero (rad/s), so that a
+/// stopped engine has no friction discontinuity.
+const FRICTION_BLEND_SPEED: f64 = 1.0;
+/// Width of the rev limiter's fuel cut (rpm): full fuel `LIMITER_BAND` below `max_rpm`, none at
+/// `max_rpm`.
+const LIMITER_BAND: f64 = 150.0;
+
+/// An internal-combustion engine, the usual root of a drivetrain.
+///
+/// Its net torque at crank speed `ω` (rad/s; `rpm = ω·60/2π`) is
+///
+/// ```text
+/// T = θ·(T_full(rpm)·torque_scale + torque_added)
+///   + (1 − θ)·T_brake(rpm)
+///   − friction_torque·ω/√(ω² + 1) − viscous_friction·ω
+/// ```
+///
+/// with `θ` the effective throttle: the driver's throttle after the throttle lag, raised by the
+/// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`) and cut by
+/// the rev limiter near `max_rpm`. `T_brake` is engine braking, proportional to rpm and equal to
+/// `−braking_torque` at `max_rpm`, scaled and offset by the braking inputs. An engine that is not
+/// running produces no combustion torque; below `stall_rpm` a running engine stalls, and it
+/// restarts when `running` goes from `false` to `true` (the starter cranks it with
+/// `starter_torque` until it passes `stall_rpm`).
+///
+/// State: crank speed (rad/s). Ports: one output, `out`.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Engine {
+    /// Full-throttle torque (N·m) against crank speed (rpm).
+    pub torque_curve: TorqueCurve,
+    /// Inertia of crank, flywheel and everything turning at crank speed (kg·m²).
+    pub inertia: f64,
+    /// Idle speed the idle controller holds (rpm).
+    pub idle_rpm: f64,
+    /// Fraction of `idle_rpm` over which the idle controller goes from no to full throttle
+    /// (dimensionless, (0, 1]).
+    pub idle_band: f64,
+    /// A running engine slower than this stalls (rpm).
+    pub stall_rpm: f64,
+    /// Rev limiter: fuel is cut at this speed (rpm).
+    pub max_rpm: f64,
+    /// Engine braking with the throttle closed, at `max_rpm` (N·m, ≥ 0); proportional to rpm.
+    pub braking_torque: f64,
+    /// Coulomb friction of the crank (N·m, ≥ 0).
+    pub friction_torque: f64,
+    /// Viscous friction of the crank (N·m·s/rad, ≥ 0).
+    pub viscous_friction: f64,
+    /// Starter motor torque while cranking (N·m, ≥ 0).
+    pub starter_torque: f64,
+    /// Throttle lag: time for the effective throttle to rise from 0 to 1 (s, ≥ 0; 0 = none).
+    /// Closing the throttle is immediate.
+    pub throttle_delay: f64,
+
+    /// Input: throttle pedal, 0 (closed) to 1 (wide open). Clamped.
+    pub throttle: f64,
+    /// Input: ignition. Turning it on (false → true) starts a stopped engine; off stops it.
+    pub running: bool,
+    /// Input: multiplier on the table torque (dimensionless, ≥ 0).
+    pub torque_scale: f64,
+    /// Input: torque added to the table torque at full throttle (N·m).
+    pub torque_added: f64,
+    /// Input: multiplier on engine braking (dimensionless, ≥ 0).
+    pub braking_torque_scale: f64,
+    /// Input: braking torque added to engine braking (N·m, ≥ 0), opposing rotation.
+    pub braking_torque_added: f64,
+}
+
+impl Default for Engine {
+    /// A 2-litre petrol engine: 200 N·m peak at 4000 rpm, about 105 kW at 6000 rpm.
+    fn default() -> Self {
+        Engine {
+            torque_curve: TorqueCurve::new(vec![
+                (800.0, 120.0),
+                (2000.0, 170.0),
+                (4000.0, 200.0),
+                (6000.0, 168.0),
+                (6800.0, 140.0),
+            ]),
+            inertia: 0.2,
+            idle_rpm: 800.0,
+            idle_band: 0.1,
+            stall_rpm: 400.0,
+            max_rpm: 6800.0,
+            braking_torque: 60.0,
+            friction_torque: 8.0,
+            viscous_friction: 0.01,
+            starter_torque: 60.0,
+            throttle_delay: 0.1,
+            throttle: 0.0,
+            running: true,
+            torque_scale: 1.0,
+            torque_added: 0.0,
+            braking_torque_scale: 1.0,
+            braking_torque_added: 0.0,
+        }
+    }
+}
+
+/// Runtime state of an [`Engine`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineRuntime {
+    /// Throttle after the lag (0..1).
+    pub throttle: f64,
+    /// Whether the engine fires.
+    pub firing: bool,
+    /// Whether the starter is cranking.
+    pub cranking: bool,
+    /// The ignition input seen last step, to detect it being turned on.
+    pub ignition: bool,
+}
+
+/// What an [`Engine`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct EngineSensors {
+    /// Crank speed (rpm).
+    pub rpm: f64,
+    /// Crank speed (rad/s).
+    pub speed: f64,
+    /// Net engine torque at the crank (N·m): combustion minus braking minus friction.
+    pub torque: f64,
+    /// Torque delivered into the output shaft (N·m).
+    pub shaft_torque: f64,
+    /// Net engine power, `torque × speed` (W).
+    pub power: f64,
+    /// Effective throttle after lag, idle controller and rev limiter (0..1).
+    pub throttle: f64,
+    /// Whether the engine is firing.
+    pub running: bool,
+    /// Whether the starter is cranking.
+    pub cranking: bool,
+    /// Peak of the full-throttle torque curve (rpm, N·m).
+    pub max_torque: Peak,
+    /// Peak of the full-throttle power curve up to the rev limiter (rpm, W).
+    pub max_power: Peak,
+}
+
+impl Engine {
+    fn idle_speed(&self) -> f64 {
+        rpm_to_rad_s(self.idle_rpm)
+    }
+
+    /// Effective throttle at crank speed `speed` (rad/s): lagged pedal, raised by the idle
+    /// controller, cut by the rev limiter.
+    pub fn effective_throttle(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
+        if !runtime.firing {
+            return 0.0;
+        }
+        let idle = self.idle_speed();
+        let idle_throttle = ((idle - speed) / (idle * self.idle_band)).clamp(0.0, 1.0);
+        let limiter = ((self.max_rpm - rad_s_to_rpm(speed)) / LIMITER_BAND).clamp(0.0, 1.0);
+        runtime.throttle.max(idle_throttle) * limiter
+    }
+
+    /// Net torque (N·m) at crank speed `speed` (rad/s).
+    pub fn net_torque(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
+        let rpm = rad_s_to_rpm(speed);
+        let smooth_sign = speed / (speed * speed + FRICTION_BLEND_SPEED * FRICTION_BLEND_SPEED).sqrt();
+        let braking = -(self.braking_torque * rpm / self.max_rpm) * self.braking_torque_scale
+            - self.braking_torque_added * smooth_sign;
+        let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
+        let mut torque = if runtime.firing {
+            let throttle = self.effective_throttle(runtime, speed);
+            let full = self.torque_curve.torque_at(rpm) * self.torque_scale + self.torque_added;
+            throttle * full + (1.0 - throttle) * braking
+        } else {
+            braking
+        };
+        if runtime.cranking {
+            torque += self.starter_torque;
+        }
+        torque - friction
+    }
+}
+
+impl Block for Engine {
+    const TYPE_NAME: &'static str = "Engine";
+    type Runtime = EngineRuntime;
+    type Sensors = EngineSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::ROOT
+    }
+
+    fn state_len(&self) -> usize {
+        1
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        self.torque_curve.validate("torque_curve")?;
+        check_positive("inertia", self.inertia)?;
+        check_positive("idle_rpm", self.idle_rpm)?;
+        check_positive("idle_band", self.idle_band)?;
+        if self.idle_band > 1.0 {
+            return Err(SettingError::new(
+                "idle_band",
+                format!("must not exceed 1, got {}", self.idle_band),
+            ));
+        }
+        check_non_negative("stall_rpm", self.stall_rpm)?;
+        if self.stall_rpm >= self.idle_rpm {
+            return Err(SettingError::new(
+                "stall_rpm",
+                format!(
+                    "must be below idle_rpm ({} rpm), got {} rpm",
+                    self.idle_rpm, self.stall_rpm
+                ),
+            ));
+        }
+        check_positive("max_rpm", self.max_rpm)?;
+        if self.max_rpm <= self.idle_rpm {
+            return Err(SettingError::new(
+                "max_rpm",
+                format!(
+                    "must be above idle_rpm ({} rpm), got {} rpm",
+                    self.idle_rpm, self.max_rpm
+                ),
+            ));
+        }
+        check_non_negative("braking_torque", self.braking_torque)?;
+        check_non_negative("friction_torque", self.friction_torque)?;
+        check_non_negative("viscous_friction", self.viscous_friction)?;
+        check_non_negative("starter_torque", self.starter_torque)?;
+        check_non_negative("throttle_delay", self.throttle_delay)?;
+        check_finite("throttle", self.throttle)?;
+        check_non_negative("torque_scale", self.torque_scale)?;
+        check_finite("torque_added", self.torque_added)?;
+        check_non_negative("braking_torque_scale", self.braking_torque_scale)?;
+        check_non_negative("braking_torque_added", self.braking_torque_added)?;
+        Ok(())
+    }
+
+    fn init(&self, runtime: &mut EngineRuntime, state: &mut [f64]) {
+        runtime.ignition = self.running;
+        runtime.firing = self.running;
+        runtime.throttle = clamp_input(self.throttle, 0.0, 1.0, 0.0);
+        if self.running {
+            state[0] = self.idle_speed();
+        }
+    }
+
+    fn begin_step(&self, rt: &mut EngineRuntime, state: &[f64], step: &StepContext) -> ModeChange {
+        let target = clamp_input(self.throttle, 0.0, 1.0, 0.0);
+        rt.throttle = if self.throttle_delay > 0.0 && target > rt.throttle {
+            (rt.throttle + step.dt / self.throttle_delay).min(target)
+        } else {
+            target
+        };
+        let before = (rt.firing, rt.cranking);
+        if !self.running {
+            rt.firing = false;
+            rt.cranking = false;
+        } else if !rt.ignition && !rt.firing {
+            // Key turned: fire at once if the crank already turns fast enough, else crank.
+            if state[0] >= rpm_to_rad_s(self.stall_rpm) {
+                rt.firing = true;
+            } else {
+                rt.cranking = true;
+            }
+        }
+        rt.ignition = self.running;
+        if (rt.firing, rt.cranking) == before {
+            ModeChange::Unchanged
+        } else {
+            ModeChange::Smooth
+        }
+    }
+
+    fn downstream(
+        &self,
+        rt: &EngineRuntime,
+        state: &[f64],
+        stage: &StageContext,
+        _input: Option<ShaftDown>,
+        outputs_up: &[ShaftUp],
+        outputs_down: &mut [ShaftDown],
+        derivative: &mut [f64],
+    ) {
+        let speed = state[0];
+        match stage.pass {
+            Pass::Torque => {
+                let l = lump(self.inertia, self.net_torque(rt, speed), outputs_up[0]);
+                derivative[0] = l.acceleration;
+                outputs_down[0] = ShaftDown {
+                    torque: l.shaft_torque,
+                    speed,
+                };
+            }
+            Pass::Momentum => {
+                let l = lump(self.inertia, self.inertia * speed, outputs_up[0]);
+                derivative[0] = l.acceleration - speed;
+                outputs_down[0] = ShaftDown {
+                    torque: l.shaft_torque,
+                    speed,
+                };
+            }
+        }
+    }
+
+    fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], _: &Shafts) -> ModeChange {
+        let stall = rpm_to_rad_s(self.stall_rpm);
+        if rt.firing && state[0] < stall {
+            rt.firing = false;
+            return ModeChange::Smooth;
+        }
+        if rt.cranking && state[0] >= stall {
+            rt.cranking = false;
+            rt.firing = true;
+            return ModeChange::Smooth;
+        }
+        ModeChange::Unchanged
+    }
+
+    fn sensors(&self, rt: &EngineRuntime, state: &[f64], shafts: &Shafts) -> EngineSensors {
+        let speed = state[0];
+        let torque = self.net_torque(rt, speed);
+        EngineSensors {
+            rpm: rad_s_to_rpm(speed),
+            speed,
+            torque,
+            shaft_torque: shafts.outputs_down[0].torque,
+            power: torque * speed,
+            throttle: self.effective_throttle(rt, speed),
+            running: rt.firing,
+            cranking: rt.cranking,
+            max_torque: self.torque_curve.peak_torque(),
+            max_power: self.torque_curve.peak_power(self.max_rpm),
+        }
+    }
+}

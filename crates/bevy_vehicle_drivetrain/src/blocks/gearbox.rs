@@ -1,0 +1,275 @@
+//! Manual gearbox: reverse, neutral and forward ratios, a lever clamped to gears that exist, a
+//! shift time spent in neutral, and an efficiency that acts against the power flow.
+
+use bevy::prelude::*;
+
+use crate::block::{
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext,
+    check_non_negative, check_positive,
+};
+use crate::shaft::{ShaftDown, ShaftUp};
+
+/// Power flowing through a lossy gear, latched once per substep (the torque gain depends on it).
+///
+/// Efficiency `η` multiplies torque going *with* the power: driving, the output gets `r·η·T`;
+/// on overrun (the load drives the engine) it gets `r·T/η`, so that in both directions the
+/// power out is `η ×` the power in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PowerFlow {
+    /// Power flows from input to output (the engine drives).
+    #[default]
+    Driving,
+    /// Power flows from output to input (engine braking, coasting in gear).
+    Overrun,
+}
+
+impl PowerFlow {
+    /// Torque gain of a gear of kinematic ratio `ratio` and efficiency `efficiency`.
+    #[inline]
+    pub fn gain(self, ratio: f64, efficiency: f64) -> f64 {
+        match self {
+            PowerFlow::Driving => ratio * efficiency,
+            PowerFlow::Overrun => ratio / efficiency,
+        }
+    }
+
+    /// The flow implied by the power `torque × speed` at a block's input, or `self` when that
+    /// power is 0. Returns the new flow and whether it changed.
+    #[inline]
+    pub fn update(self, input: ShaftDown) -> (PowerFlow, ModeChange) {
+        let power = input.torque * input.speed;
+        let new = if power > 0.0 {
+            PowerFlow::Driving
+        } else if power < 0.0 {
+            PowerFlow::Overrun
+        } else {
+            self
+        };
+        let change = if new == self {
+            ModeChange::Unchanged
+        } else {
+            ModeChange::Smooth
+        };
+        (new, change)
+    }
+}
+
+/// A manual gearbox.
+///
+/// The lever (`gear`) selects reverse (`< 0`), neutral (`0`) or a forward gear (`> 0`) and is
+/// clamped to the gears that exist. Changing gear spends `shift_time` in neutral (rounded to
+/// whole fixed steps), then engages the new gear; engaging forces the two sides to a common
+/// speed while conserving angular momentum, as a synchroniser would. In neutral the input
+/// drives nothing and the output turns freely.
+///
+/// No state; no inertia. Ports: `out`.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Gearbox {
+    /// Forward ratios, first gear first: input speed / output speed (dimensionless, > 0).
+    pub forward_ratios: Vec<f64>,
+    /// Reverse ratios, as positive numbers; reverse gears turn the output backward.
+    pub reverse_ratios: Vec<f64>,
+    /// Time spent in neutral when changing gear (s, ≥ 0).
+    pub shift_time: f64,
+    /// Efficiency (dimensionless, (0, 1]).
+    pub efficiency: f64,
+    /// Input: the gear lever; `-1` is first reverse, `0` neutral, `1` first gear. Clamped to
+    /// `[-reverse_ratios.len(), forward_ratios.len()]`.
+    pub gear: i32,
+}
+
+impl Default for Gearbox {
+    /// A six-speed car gearbox.
+    fn default() -> Self {
+        Gearbox {
+            forward_ratios: vec![3.6, 2.1, 1.4, 1.0, 0.82, 0.68],
+            reverse_ratios: vec![3.5],
+            shift_time: 0.2,
+            efficiency: 0.97,
+            gear: 0,
+        }
+    }
+}
+
+/// Runtime state of a [`Gearbox`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GearboxRuntime {
+    /// The gear actually engaged (0 while shifting).
+    pub engaged: i32,
+    /// The gear being shifted to.
+    pub target: i32,
+    /// Time left before `target` engages (s).
+    pub shift_timer: f64,
+    /// Latched power flow.
+    pub flow: PowerFlow,
+}
+
+/// What a [`Gearbox`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct GearboxSensors {
+    /// Engaged gear (0 in neutral and while shifting).
+    pub gear: i32,
+    /// Gear the lever selects (after clamping).
+    pub selected: i32,
+    /// Engaged ratio (0 in neutral).
+    pub ratio: f64,
+    /// Whether a shift is in progress.
+    pub shifting: bool,
+    /// Input shaft speed (rad/s).
+    pub input_speed: f64,
+    /// Output shaft speed (rad/s).
+    pub output_speed: f64,
+    /// Torque into the output shaft (N·m).
+    pub output_torque: f64,
+}
+
+impl Gearbox {
+    /// The lever position clamped to gears that exist.
+    pub fn clamped_gear(&self, gear: i32) -> i32 {
+        gear.clamp(
+            -(self.reverse_ratios.len() as i32),
+            self.forward_ratios.len() as i32,
+        )
+    }
+
+    /// Kinematic ratio of `gear` (input/output speed, negative in reverse, 0 in neutral).
+    pub fn ratio(&self, gear: i32) -> f64 {
+        match gear {
+            0 => 0.0,
+            g if g > 0 => self.forward_ratios[(g - 1) as usize],
+            g => -self.reverse_ratios[(-g - 1) as usize],
+        }
+    }
+}
+
+impl Block for Gearbox {
+    const TYPE_NAME: &'static str = "Gearbox";
+    type Runtime = GearboxRuntime;
+    type Sensors = GearboxSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::INLINE
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        if self.forward_ratios.is_empty() {
+            return Err(SettingError::new(
+                "forward_ratios",
+                "needs at least one forward gear",
+            ));
+        }
+        for (i, &r) in self.forward_ratios.iter().enumerate() {
+            check_positive(&format!("forward_ratios[{i}]"), r)?;
+        }
+        for (i, &r) in self.reverse_ratios.iter().enumerate() {
+            check_positive(&format!("reverse_ratios[{i}]"), r)?;
+        }
+        check_non_negative("shift_time", self.shift_time)?;
+        check_positive("efficiency", self.efficiency)?;
+        if self.efficiency > 1.0 {
+            return Err(SettingError::new(
+                "efficiency",
+                format!("must not exceed 1, got {}", self.efficiency),
+            ));
+        }
+        Ok(())
+    }
+
+    fn init(&self, rt: &mut GearboxRuntime, _: &mut [f64]) {
+        rt.engaged = self.clamped_gear(self.gear);
+        rt.target = rt.engaged;
+    }
+
+    fn begin_step(&self, rt: &mut GearboxRuntime, _: &[f64], step: &StepContext) -> ModeChange {
+        let selected = self.clamped_gear(self.gear);
+        let mut change = ModeChange::Unchanged;
+        if selected != rt.target {
+            rt.target = selected;
+            rt.shift_timer = self.shift_time;
+            if rt.engaged != 0 {
+                rt.engaged = 0;
+                change = ModeChange::Smooth;
+            }
+        }
+        // A settings change may have removed the engaged gear.
+        rt.engaged = self.clamped_gear(rt.engaged);
+        if rt.engaged != rt.target {
+            rt.shift_timer -= step.dt;
+            if rt.shift_timer <= 1e-9 || rt.target == 0 {
+                rt.engaged = rt.target;
+                rt.shift_timer = 0.0;
+                change = if rt.engaged == 0 {
+                    change.max(ModeChange::Smooth)
+                } else {
+                    ModeChange::Impulsive
+                };
+            }
+        }
+        change
+    }
+
+    fn upstream(
+        &self,
+        rt: &GearboxRuntime,
+        _: &[f64],
+        _: &StageContext,
+        outputs: &[ShaftUp],
+    ) -> ShaftUp {
+        if rt.engaged == 0 {
+            return ShaftUp::FREE;
+        }
+        let ratio = self.ratio(rt.engaged);
+        outputs[0].reflect(ratio, rt.flow.gain(ratio, self.efficiency))
+    }
+
+    fn downstream(
+        &self,
+        rt: &GearboxRuntime,
+        _: &[f64],
+        _: &StageContext,
+        input: Option<ShaftDown>,
+        outputs_up: &[ShaftUp],
+        outputs_down: &mut [ShaftDown],
+        _: &mut [f64],
+    ) {
+        let input = input.unwrap_or_default();
+        outputs_down[0] = if rt.engaged == 0 {
+            ShaftDown {
+                torque: 0.0,
+                speed: outputs_up[0].speed().unwrap_or(0.0),
+            }
+        } else {
+            let ratio = self.ratio(rt.engaged);
+            ShaftDown {
+                torque: input.torque * rt.flow.gain(ratio, self.efficiency),
+                speed: input.speed / ratio,
+            }
+        };
+    }
+
+    fn update_modes(&self, rt: &mut GearboxRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
+        if self.efficiency == 1.0 || rt.engaged == 0 {
+            return ModeChange::Unchanged;
+        }
+        let Some((_, input)) = shafts.input else {
+            return ModeChange::Unchanged;
+        };
+        let (flow, change) = rt.flow.update(input);
+        rt.flow = flow;
+        change
+    }
+
+    fn sensors(&self, rt: &GearboxRuntime, _: &[f64], shafts: &Shafts) -> GearboxSensors {
+        let input = shafts.input.map(|(_, d)| d).unwrap_or_default();
+        let out = shafts.outputs_down[0];
+        GearboxSensors {
+            gear: rt.engaged,
+            selected: rt.target,
+            ratio: self.ratio(rt.engaged),
+            shifting: rt.engaged != rt.target,
+            input_speed: input.speed,
+            output_speed: shafts.outputs_up[0].speed().unwrap_or(out.speed),
+            output_torque: out.torque,
+        }
+    }
+}

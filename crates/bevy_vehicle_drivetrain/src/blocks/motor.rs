@@ -1,0 +1,156 @@
+//! Direct-drive electric motor: a root block limited by peak torque and peak power, in both
+//! directions of rotation and of torque.
+
+use bevy::prelude::*;
+
+use crate::block::{
+    Block, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
+    check_positive, clamp_input,
+};
+use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
+use crate::shaft::{Pass, ShaftDown, ShaftUp, lump};
+
+/// Fraction of `max_rpm` over which motoring torque fades to zero at the speed limit.
+const SPEED_LIMIT_BAND: f64 = 0.02;
+
+/// An electric motor driving its shaft directly, the root of an electric drivetrain.
+///
+/// The torque available at speed `ω` (rad/s) is `min(peak_torque, max_power / |ω|)`, the usual
+/// constant-torque / constant-power envelope. The motor delivers `command × available` in
+/// either direction of rotation, so it drives forward, drives in reverse, and brakes
+/// regeneratively when the command opposes the rotation. Motoring torque fades to zero over
+/// the last 2 % before `max_rpm`.
+///
+/// State: rotor speed (rad/s). Ports: one output, `out`.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Motor {
+    /// Peak torque (N·m, > 0).
+    pub peak_torque: f64,
+    /// Peak mechanical power (W, > 0).
+    pub max_power: f64,
+    /// Speed limit (rpm, > 0).
+    pub max_rpm: f64,
+    /// Rotor inertia (kg·m², > 0).
+    pub inertia: f64,
+    /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
+    pub viscous_friction: f64,
+    /// Input: torque command, −1 (full reverse torque) to 1 (full forward torque). Clamped.
+    pub command: f64,
+}
+
+impl Default for Motor {
+    /// A 150 kW, 300 N·m traction motor with a 16 000 rpm limit.
+    fn default() -> Self {
+        Motor {
+            peak_torque: 300.0,
+            max_power: 150_000.0,
+            max_rpm: 16_000.0,
+            inertia: 0.05,
+            viscous_friction: 0.0,
+            command: 0.0,
+        }
+    }
+}
+
+/// What a [`Motor`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct MotorSensors {
+    /// Rotor speed (rpm).
+    pub rpm: f64,
+    /// Rotor speed (rad/s).
+    pub speed: f64,
+    /// Torque the motor produces, friction included (N·m).
+    pub torque: f64,
+    /// Torque available at this speed, `min(peak_torque, max_power/|ω|)` (N·m).
+    pub available_torque: f64,
+    /// Mechanical power, `torque × speed` (W); negative when regenerating.
+    pub power: f64,
+    /// Torque delivered into the output shaft (N·m).
+    pub shaft_torque: f64,
+}
+
+impl Motor {
+    /// Torque available at `speed` (rad/s), before the command (N·m).
+    pub fn available_torque(&self, speed: f64) -> f64 {
+        let w = speed.abs();
+        if w * self.peak_torque > self.max_power {
+            self.max_power / w
+        } else {
+            self.peak_torque
+        }
+    }
+
+    /// Net motor torque at `speed` (rad/s), friction included (N·m).
+    pub fn net_torque(&self, speed: f64) -> f64 {
+        let command = clamp_input(self.command, -1.0, 1.0, 0.0);
+        let mut torque = command * self.available_torque(speed);
+        if torque * speed > 0.0 {
+            let limit = rpm_to_rad_s(self.max_rpm);
+            torque *= ((limit - speed.abs()) / (SPEED_LIMIT_BAND * limit)).clamp(0.0, 1.0);
+        }
+        torque - self.viscous_friction * speed
+    }
+}
+
+impl Block for Motor {
+    const TYPE_NAME: &'static str = "Motor";
+    type Runtime = ();
+    type Sensors = MotorSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::ROOT
+    }
+
+    fn state_len(&self) -> usize {
+        1
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        check_positive("peak_torque", self.peak_torque)?;
+        check_positive("max_power", self.max_power)?;
+        check_positive("max_rpm", self.max_rpm)?;
+        check_positive("inertia", self.inertia)?;
+        check_non_negative("viscous_friction", self.viscous_friction)?;
+        check_finite("command", self.command)?;
+        Ok(())
+    }
+
+    fn downstream(
+        &self,
+        _: &(),
+        state: &[f64],
+        stage: &StageContext,
+        _input: Option<ShaftDown>,
+        outputs_up: &[ShaftUp],
+        outputs_down: &mut [ShaftDown],
+        derivative: &mut [f64],
+    ) {
+        let speed = state[0];
+        let source = match stage.pass {
+            Pass::Torque => self.net_torque(speed),
+            Pass::Momentum => self.inertia * speed,
+        };
+        let l = lump(self.inertia, source, outputs_up[0]);
+        derivative[0] = match stage.pass {
+            Pass::Torque => l.acceleration,
+            Pass::Momentum => l.acceleration - speed,
+        };
+        outputs_down[0] = ShaftDown {
+            torque: l.shaft_torque,
+            speed,
+        };
+    }
+
+    fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> MotorSensors {
+        let speed = state[0];
+        let torque = self.net_torque(speed);
+        MotorSensors {
+            rpm: rad_s_to_rpm(speed),
+            speed,
+            torque,
+            available_torque: self.available_torque(speed),
+            power: torque * speed,
+            shaft_torque: shafts.outputs_down[0].torque,
+        }
+    }
+}

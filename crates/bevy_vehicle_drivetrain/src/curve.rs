@@ -1,0 +1,188 @@
+//! Torque tables: torque (N·m) against engine speed (rpm), linearly interpolated.
+
+use crate::block::{SettingError, check_finite};
+
+/// Revolutions per minute per radian per second: `rpm = ω · RPM_PER_RAD_S`.
+pub const RPM_PER_RAD_S: f64 = 60.0 / core::f64::consts::TAU;
+
+/// Converts rpm to rad/s.
+#[inline]
+pub fn rpm_to_rad_s(rpm: f64) -> f64 {
+    rpm / RPM_PER_RAD_S
+}
+
+/// Converts rad/s to rpm.
+#[inline]
+pub fn rad_s_to_rpm(speed: f64) -> f64 {
+    speed * RPM_PER_RAD_S
+}
+
+/// A full-load torque curve: points of (engine speed in rpm, torque in N·m), sorted by rpm.
+///
+/// Between points the torque is linear in rpm. Below the first point it holds the first
+/// torque (down to 0 rpm); at or below 0 rpm it is 0, since an engine turning backward does
+/// not fire. Above the last point it holds the last torque (the engine's rev limiter cuts
+/// fuel separately).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TorqueCurve {
+    /// (rpm, N·m) points, strictly increasing in rpm, at least two.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A point of a curve where something peaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Peak {
+    /// Engine speed of the peak (rpm).
+    pub rpm: f64,
+    /// The peak value: N·m for torque, W for power.
+    pub value: f64,
+}
+
+impl TorqueCurve {
+    /// A curve through `points` of (rpm, N·m).
+    pub fn new(points: impl Into<Vec<(f64, f64)>>) -> Self {
+        TorqueCurve {
+            points: points.into(),
+        }
+    }
+
+    /// Checks the points: at least two, finite, rpm ≥ 0 and strictly increasing.
+    /// `field` names the curve in the error (e.g. `torque_curve`).
+    pub fn validate(&self, field: &str) -> Result<(), SettingError> {
+        if self.points.len() < 2 {
+            return Err(SettingError::new(
+                field,
+                format!("needs at least 2 points, got {}", self.points.len()),
+            ));
+        }
+        for (i, &(rpm, torque)) in self.points.iter().enumerate() {
+            check_finite(&format!("{field}[{i}].0"), rpm)?;
+            check_finite(&format!("{field}[{i}].1"), torque)?;
+            if rpm < 0.0 {
+                return Err(SettingError::new(
+                    format!("{field}[{i}].0"),
+                    format!("must not be negative, got {rpm} rpm"),
+                ));
+            }
+            if i > 0 && rpm <= self.points[i - 1].0 {
+                return Err(SettingError::new(
+                    format!("{field}[{i}].0"),
+                    format!(
+                        "must be greater than the previous point's rpm ({} rpm): the table must be sorted by rpm, got {rpm}",
+                        self.points[i - 1].0
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Torque (N·m) at `rpm`.
+    #[inline]
+    pub fn torque_at(&self, rpm: f64) -> f64 {
+        let p = &self.points;
+        if rpm <= 0.0 || p.is_empty() {
+            return 0.0;
+        }
+        if rpm <= p[0].0 {
+            return p[0].1;
+        }
+        let last = p[p.len() - 1];
+        if rpm >= last.0 {
+            return last.1;
+        }
+        // First point with rpm above the query; the table is short, so a linear scan wins.
+        let mut i = 1;
+        while p[i].0 < rpm {
+            i += 1;
+        }
+        let (r0, t0) = p[i - 1];
+        let (r1, t1) = p[i];
+        t0 + (t1 - t0) * (rpm - r0) / (r1 - r0)
+    }
+
+    /// Highest speed in the table (rpm).
+    pub fn max_rpm(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.0)
+    }
+
+    /// Peak torque and the rpm where it occurs.
+    pub fn peak_torque(&self) -> Peak {
+        self.points.iter().fold(Peak::default(), |best, &(rpm, t)| {
+            if t > best.value {
+                Peak { rpm, value: t }
+            } else {
+                best
+            }
+        })
+    }
+
+    /// Peak power (W) and the rpm where it occurs, up to `limit_rpm`. Exact for the linear
+    /// interpolation: inside each segment, power is a parabola in rpm.
+    pub fn peak_power(&self, limit_rpm: f64) -> Peak {
+        let power = |rpm: f64| self.torque_at(rpm) * rpm_to_rad_s(rpm);
+        let mut best = Peak::default();
+        let mut consider = |rpm: f64| {
+            if rpm > 0.0 && rpm <= limit_rpm {
+                let p = power(rpm);
+                if p > best.value {
+                    best = Peak { rpm, value: p };
+                }
+            }
+        };
+        for w in self.points.windows(2) {
+            let ((r0, t0), (r1, t1)) = (w[0], w[1]);
+            consider(r0);
+            consider(r1);
+            // T = a + b·rpm; P ∝ a·rpm + b·rpm², stationary at rpm = −a/(2b).
+            let b = (t1 - t0) / (r1 - r0);
+            if b < 0.0 {
+                let a = t0 - b * r0;
+                let r = -a / (2.0 * b);
+                if r > r0 && r < r1 {
+                    consider(r);
+                }
+            }
+        }
+        if let Some(&(r, _)) = self.points.last() {
+            consider(r.min(limit_rpm));
+        }
+        consider(limit_rpm);
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolates_and_clamps() {
+        let c = TorqueCurve::new(vec![(1000.0, 100.0), (3000.0, 200.0), (6000.0, 150.0)]);
+        assert_eq!(c.torque_at(2000.0), 150.0);
+        assert_eq!(c.torque_at(500.0), 100.0);
+        assert_eq!(c.torque_at(-10.0), 0.0);
+        assert_eq!(c.torque_at(7000.0), 150.0);
+        assert_eq!(c.peak_torque(), Peak { rpm: 3000.0, value: 200.0 });
+    }
+
+    #[test]
+    fn peak_power_inside_a_segment() {
+        // Falling segment from 3000 rpm/200 N·m to 9000 rpm/0 N·m: P ∝ (300 − rpm/30)·rpm,
+        // peak at 4500 rpm with 150 N·m.
+        let c = TorqueCurve::new(vec![(0.0, 200.0), (3000.0, 200.0), (9000.0, 0.0)]);
+        let p = c.peak_power(9000.0);
+        assert!((p.rpm - 4500.0).abs() < 1e-9, "{p:?}");
+        assert!((p.value - 150.0 * rpm_to_rad_s(4500.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn refuses_unsorted_tables() {
+        let c = TorqueCurve::new(vec![(1000.0, 100.0), (900.0, 200.0)]);
+        let e = c.validate("torque_curve").unwrap_err();
+        assert_eq!(e.field, "torque_curve[1].0");
+        assert!(e.reason.contains("sorted"), "{e}");
+        let c = TorqueCurve::new(vec![(1000.0, f64::NAN), (2000.0, 200.0)]);
+        assert_eq!(c.validate("t").unwrap_err().field, "t[0].1");
+    }
+}

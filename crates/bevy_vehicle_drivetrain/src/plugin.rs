@@ -1,0 +1,598 @@
+//! [`DrivetrainPlugin`]: the systems that compile, feed, step and read out drivetrains, and
+//! [`RegisterBlock`] for adding block types.
+
+use core::any::TypeId;
+
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+
+use crate::block::{Block, Ports, SettingError};
+use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel};
+use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
+use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
+use crate::shaft::{ShaftDown, ShaftUp};
+use crate::solver::{BlockCell, ErasedBlock, Program};
+
+/// Runs every vehicle's drivetrain in a fixed-step schedule (`FixedUpdate` by default).
+///
+/// It registers the built-in blocks; add your own with [`RegisterBlock::register_block`].
+/// Systems run in [`DrivetrainSystems`] order every fixed step.
+pub struct DrivetrainPlugin {
+    schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl Default for DrivetrainPlugin {
+    fn default() -> Self {
+        DrivetrainPlugin::new(FixedUpdate)
+    }
+}
+
+impl DrivetrainPlugin {
+    /// Runs the drivetrain in `schedule`, which should be a fixed-timestep schedule: the step
+    /// length is read from `Res<Time>`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        DrivetrainPlugin {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+/// The drivetrain's system sets, run in this order (chained) once per fixed step.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DrivetrainSystems {
+    /// Compiles the drivetrains whose blocks or connections changed, and refuses invalid ones.
+    Rebuild,
+    /// Copies changed block components (settings and inputs) into the solver. Systems that set
+    /// driver inputs belong before this set.
+    SyncIn,
+    /// Advances every drivetrain by one step.
+    Step,
+    /// Writes every block's sensors component.
+    SyncOut,
+}
+
+/// The schedule the drivetrain runs in; set by [`DrivetrainPlugin`].
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct DrivetrainSchedule(pub Interned<dyn ScheduleLabel>);
+
+/// Whether a vehicle's drivetrain runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DrivetrainStatus {
+    /// Not compiled yet (blocks were just added or changed).
+    #[default]
+    Pending,
+    /// Compiled and running.
+    Ready,
+    /// Refused; the vehicle's drivetrain does not run until the problem is fixed.
+    Invalid(VehicleError),
+}
+
+/// On a vehicle entity: its drivetrain. The blocks are entities with [`BlockOf`] this entity.
+#[derive(Component)]
+pub struct Drivetrain {
+    /// RK4 substeps per fixed step (≥ 1; 0 counts as 1).
+    pub substeps: u32,
+    program: Option<Program>,
+    status: DrivetrainStatus,
+    rejected: Option<VehicleError>,
+}
+
+impl Default for Drivetrain {
+    /// Four substeps per fixed step.
+    fn default() -> Self {
+        Drivetrain::new(4)
+    }
+}
+
+impl Drivetrain {
+    /// A drivetrain integrated with `substeps` RK4 substeps per fixed step.
+    pub fn new(substeps: u32) -> Self {
+        Drivetrain {
+            substeps,
+            program: None,
+            status: DrivetrainStatus::Pending,
+            rejected: None,
+        }
+    }
+
+    /// Whether the drivetrain is compiled and running, refused, or not compiled yet.
+    pub fn status(&self) -> &DrivetrainStatus {
+        &self.status
+    }
+
+    /// The error that keeps this drivetrain from running, if any.
+    pub fn error(&self) -> Option<&VehicleError> {
+        match &self.status {
+            DrivetrainStatus::Invalid(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The last block change that was refused (the block kept its previous settings).
+    pub fn rejected_change(&self) -> Option<&VehicleError> {
+        self.rejected.as_ref()
+    }
+
+    /// The block entities in pass order (root first), or an empty list when not compiled.
+    pub fn blocks_in_order(&self) -> Vec<Entity> {
+        self.program.as_ref().map_or_else(Vec::new, |p| {
+            p.nodes
+                .iter()
+                .map(|n| n.entity)
+                .filter(|e| *e != Entity::PLACEHOLDER)
+                .collect()
+        })
+    }
+
+    /// The continuous state of block `block` (e.g. `[speed]` of an engine, `[angle, spin]` of a
+    /// wheel), or `None` if it is not part of this compiled drivetrain.
+    pub fn state(&self, block: Entity) -> Option<&[f64]> {
+        let p = self.program.as_ref()?;
+        Some(p.state_of(p.node_of(block)?))
+    }
+
+    /// Overwrites the continuous state of block `block`; returns `false` if the block is not
+    /// part of this compiled drivetrain or `values` has the wrong length. Non-finite values are
+    /// refused. Before the next step, a momentum pass makes speeds agree across rigid
+    /// connections again.
+    pub fn set_state(&mut self, block: Entity, values: &[f64]) -> bool {
+        let Some(p) = self.program.as_mut() else {
+            return false;
+        };
+        let Some(i) = p.node_of(block) else {
+            return false;
+        };
+        if p.state_of(i).len() != values.len() || values.iter().any(|v| !v.is_finite()) {
+            return false;
+        }
+        p.state_of_mut(i).copy_from_slice(values);
+        p.pending_projection = true;
+        true
+    }
+
+    /// The input shaft of block `block` after the last step: what the block sent up and what came
+    /// down to it. `None` for a root or a block not in this drivetrain.
+    pub fn input_shaft(&self, block: Entity) -> Option<(ShaftUp, ShaftDown)> {
+        let p = self.program.as_ref()?;
+        let i = p.node_of(block)?;
+        (i > 0).then(|| (p.up[i], p.down[i]))
+    }
+
+    /// Advances by one fixed step of `dt` seconds. Does nothing unless compiled.
+    pub fn step(&mut self, dt: f64) {
+        if let Some(p) = self.program.as_mut() {
+            p.step(dt, self.substeps);
+        }
+    }
+
+    pub(crate) fn block_cell<B: Block>(&self, node: u32, entity: Entity) -> Option<&BlockCell<B>> {
+        let p = self.program.as_ref()?;
+        if p.nodes.get(node as usize)?.entity != entity {
+            return None;
+        }
+        p.blocks[node as usize].as_any().downcast_ref()
+    }
+
+    pub(crate) fn block_cell_mut<B: Block>(
+        &mut self,
+        node: u32,
+        entity: Entity,
+    ) -> Option<&mut BlockCell<B>> {
+        let p = self.program.as_mut()?;
+        if p.nodes.get(node as usize)?.entity != entity {
+            return None;
+        }
+        p.blocks[node as usize].as_any_mut().downcast_mut()
+    }
+}
+
+/// On a block entity: where the compiled drivetrain keeps it. Set by the plugin.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSlot {
+    /// The vehicle entity.
+    pub vehicle: Entity,
+    /// Position in the vehicle's pass order.
+    pub node: u32,
+}
+
+/// Vehicles whose drivetrain must be recompiled.
+#[derive(Resource, Default)]
+struct DirtyDrivetrains(EntityHashSet);
+
+/// A block type the plugin knows.
+struct BlockType {
+    name: &'static str,
+    type_id: TypeId,
+    component: ComponentId,
+    extract: fn(&EntityRef) -> Option<Extracted>,
+}
+
+struct Extracted {
+    cell: Box<dyn ErasedBlock>,
+    ports: Ports,
+    valid: Result<(), SettingError>,
+}
+
+/// All registered block types, by name.
+#[derive(Resource, Default)]
+pub struct BlockRegistry {
+    types: Vec<BlockType>,
+}
+
+impl BlockRegistry {
+    /// Names of the registered block types, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.types.iter().map(|t| t.name)
+    }
+}
+
+fn extract<B: Block>(entity: &EntityRef) -> Option<Extracted> {
+    let block = entity.get::<B>()?;
+    Some(Extracted {
+        cell: Box::new(BlockCell::new(block.clone())),
+        ports: block.ports(),
+        valid: block.validate(),
+    })
+}
+
+/// Adds block types to an app.
+pub trait RegisterBlock {
+    /// Registers block type `B`: it can then be spawned and connected like any built-in block,
+    /// and its sensors component is kept up to date. Registering twice does nothing.
+    ///
+    /// # Panics
+    ///
+    /// If [`DrivetrainPlugin`] has not been added yet (a setup error, not a data error).
+    fn register_block<B: Block>(&mut self) -> &mut Self;
+}
+
+impl RegisterBlock for App {
+    fn register_block<B: Block>(&mut self) -> &mut Self {
+        let schedule = self
+            .world()
+            .get_resource::<DrivetrainSchedule>()
+            .expect("add DrivetrainPlugin (or VehiclePhysicsPlugins) before registering blocks")
+            .0;
+        let component = self.world_mut().register_component::<B>();
+        let mut registry = self.world_mut().resource_mut::<BlockRegistry>();
+        if registry.types.iter().any(|t| t.type_id == TypeId::of::<B>()) {
+            return self;
+        }
+        if registry.types.iter().any(|t| t.name == B::TYPE_NAME) {
+            warn!(
+                "two block types are registered under the name '{}'",
+                B::TYPE_NAME
+            );
+        }
+        registry.types.push(BlockType {
+            name: B::TYPE_NAME,
+            type_id: TypeId::of::<B>(),
+            component,
+            extract: extract::<B>,
+        });
+        self.add_systems(
+            schedule,
+            (
+                sync_block_in::<B>.in_set(DrivetrainSystems::SyncIn),
+                sync_block_out::<B>.in_set(DrivetrainSystems::SyncOut),
+            ),
+        )
+        .add_observer(on_block_added::<B>)
+        .add_observer(on_block_removed::<B>)
+    }
+}
+
+impl Plugin for DrivetrainPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(DrivetrainSchedule(self.schedule))
+            .init_resource::<BlockRegistry>()
+            .init_resource::<DirtyDrivetrains>()
+            .configure_sets(
+                self.schedule,
+                (
+                    DrivetrainSystems::Rebuild,
+                    DrivetrainSystems::SyncIn,
+                    DrivetrainSystems::Step,
+                    DrivetrainSystems::SyncOut,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                self.schedule,
+                (
+                    rebuild_drivetrains
+                        .in_set(DrivetrainSystems::Rebuild)
+                        .run_if(|d: Res<DirtyDrivetrains>| !d.0.is_empty()),
+                    step_drivetrains.in_set(DrivetrainSystems::Step),
+                ),
+            )
+            .add_observer(on_drivetrain_added)
+            .add_observer(on_driven_by_inserted)
+            .add_observer(on_driven_by_discarded)
+            .add_observer(on_block_of_inserted)
+            .add_observer(on_block_of_discarded);
+        app.register_block::<Engine>()
+            .register_block::<Motor>()
+            .register_block::<Clutch>()
+            .register_block::<Gearbox>()
+            .register_block::<Differential>()
+            .register_block::<Wheel>();
+    }
+}
+
+fn mark_block_vehicle(block: Entity, block_of: &Query<&BlockOf>, dirty: &mut DirtyDrivetrains) {
+    if let Ok(b) = block_of.get(block) {
+        dirty.0.insert(b.0);
+    }
+}
+
+fn on_drivetrain_added(ev: On<Add, Drivetrain>, mut dirty: ResMut<DirtyDrivetrains>) {
+    dirty.0.insert(ev.entity);
+}
+
+fn on_driven_by_inserted(
+    ev: On<Insert, DrivenBy>,
+    links: Query<&DrivenBy>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+    if let Ok(link) = links.get(ev.entity) {
+        mark_block_vehicle(link.upstream, &block_of, &mut dirty);
+    }
+}
+
+fn on_driven_by_discarded(
+    ev: On<Discard, DrivenBy>,
+    links: Query<&DrivenBy>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+    if let Ok(link) = links.get(ev.entity) {
+        mark_block_vehicle(link.upstream, &block_of, &mut dirty);
+    }
+}
+
+fn on_block_of_inserted(
+    ev: On<Insert, BlockOf>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+}
+
+fn on_block_of_discarded(
+    ev: On<Discard, BlockOf>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+}
+
+fn on_block_added<B: Block>(
+    ev: On<Add, B>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+    mut commands: Commands,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+    commands
+        .entity(ev.entity)
+        .insert_if_new(B::Sensors::default());
+}
+
+fn on_block_removed<B: Block>(
+    ev: On<Remove, B>,
+    block_of: Query<&BlockOf>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    mark_block_vehicle(ev.entity, &block_of, &mut dirty);
+}
+
+/// A block's name for messages: its `Name`, or its entity id.
+fn display_name(world: &World, entity: Entity) -> String {
+    world
+        .get::<Name>(entity)
+        .map_or_else(|| format!("{entity}"), |n| n.as_str().to_owned())
+}
+
+fn rebuild_drivetrains(world: &mut World) {
+    let mut dirty: Vec<Entity> = world
+        .resource_mut::<DirtyDrivetrains>()
+        .0
+        .drain()
+        .collect();
+    dirty.sort();
+    world.resource_scope(|world, registry: Mut<BlockRegistry>| {
+        for vehicle in dirty {
+            rebuild_one(world, &registry, vehicle);
+        }
+    });
+}
+
+fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
+    if world.get::<Drivetrain>(vehicle).is_none() {
+        return;
+    }
+    let result = compile(world, registry, vehicle);
+    let mut slots = Vec::new();
+    let Some(mut drivetrain) = world.get_mut::<Drivetrain>(vehicle) else {
+        return;
+    };
+    match result {
+        Ok(mut program) => {
+            if let Some(old) = drivetrain.program.take() {
+                adopt_state(&mut program, &old);
+            }
+            slots.extend(
+                program
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.entity != Entity::PLACEHOLDER)
+                    .map(|(i, n)| (n.entity, i as u32)),
+            );
+            drivetrain.program = Some(program);
+            drivetrain.status = DrivetrainStatus::Ready;
+        }
+        Err(error) => {
+            error!("{error}");
+            drivetrain.program = None;
+            drivetrain.status = DrivetrainStatus::Invalid(error);
+        }
+    }
+    for (entity, node) in slots {
+        world.entity_mut(entity).insert(BlockSlot { vehicle, node });
+    }
+}
+
+/// Carries speeds, modes and timers of blocks that were already running over to a rebuilt
+/// program, so reconnecting or retuning a vehicle does not reset it.
+fn adopt_state(program: &mut Program, old: &Program) {
+    for i in 0..program.nodes.len() {
+        let entity = program.nodes[i].entity;
+        if entity == Entity::PLACEHOLDER {
+            continue;
+        }
+        let Some(j) = old.node_of(entity) else {
+            continue;
+        };
+        if program.state_of(i).len() == old.state_of(j).len()
+            && program.blocks[i].adopt(&*old.blocks[j])
+        {
+            let state = old.state_of(j).to_vec();
+            program.state_of_mut(i).copy_from_slice(&state);
+        }
+    }
+    program.pending_projection = true;
+}
+
+fn compile(world: &World, registry: &BlockRegistry, vehicle: Entity) -> Result<Program, VehicleError> {
+    let fail = |error| VehicleError {
+        vehicle: display_name(world, vehicle),
+        error,
+    };
+    let entities: Vec<Entity> = world
+        .get::<Blocks>(vehicle)
+        .map(|b| b.iter().collect())
+        .unwrap_or_default();
+    let mut graph = Vec::with_capacity(entities.len());
+    let mut cells = Vec::with_capacity(entities.len());
+    for &entity in &entities {
+        let er = world.entity(entity);
+        let name = display_name(world, entity);
+        let mut found = registry
+            .types
+            .iter()
+            .filter(|t| er.contains_id(t.component));
+        let (Some(block_type), None) = (found.next(), found.next()) else {
+            return Err(fail(DrivetrainError::NotABlock { entity: name }));
+        };
+        let extracted = (block_type.extract)(&er).ok_or_else(|| {
+            fail(DrivetrainError::NotABlock {
+                entity: name.clone(),
+            })
+        })?;
+        if let Err(error) = extracted.valid {
+            return Err(fail(DrivetrainError::InvalidSetting {
+                block: name,
+                block_type: block_type.name,
+                error,
+            }));
+        }
+        let foreign = |other: Entity| {
+            fail(DrivetrainError::ForeignConnection {
+                block: name.clone(),
+                other: display_name(world, other),
+                other_vehicle: world
+                    .get::<BlockOf>(other)
+                    .map(|b| display_name(world, b.0)),
+            })
+        };
+        let driven_by = er.get::<DrivenBy>();
+        if let Some(link) = driven_by {
+            if !entities.contains(&link.upstream) {
+                return Err(foreign(link.upstream));
+            }
+        }
+        if let Some(drives) = er.get::<Drives>() {
+            if let Some(other) = drives.iter().find(|c| !entities.contains(c)) {
+                return Err(foreign(other));
+            }
+        }
+        graph.push(GraphBlock {
+            entity,
+            name,
+            ports: extracted.ports,
+            driven_by: driven_by.map(|d| (d.upstream, d.port)),
+        });
+        cells.push(Some(extracted.cell));
+    }
+    let topology = order_blocks(&graph).map_err(fail)?;
+    Ok(Program::new(&topology, &entities, |i| {
+        cells[i].take().expect("each block is placed once")
+    }))
+}
+
+fn sync_block_in<B: Block>(
+    blocks: Query<(Entity, Ref<B>, &BlockSlot)>,
+    mut vehicles: Query<&mut Drivetrain>,
+    names: Query<NameOrEntity>,
+) {
+    for (entity, block, slot) in &blocks {
+        if !block.is_changed() {
+            continue;
+        }
+        let Ok(mut drivetrain) = vehicles.get_mut(slot.vehicle) else {
+            continue;
+        };
+        match block.validate() {
+            Ok(()) => {
+                if let Some(cell) = drivetrain.block_cell_mut::<B>(slot.node, entity) {
+                    cell.block.clone_from(&block);
+                }
+            }
+            Err(error) => {
+                let name = |e: Entity| names.get(e).map_or_else(|_| format!("{e}"), |n| n.to_string());
+                let error = VehicleError {
+                    vehicle: name(slot.vehicle),
+                    error: DrivetrainError::InvalidSetting {
+                        block: name(entity),
+                        block_type: B::TYPE_NAME,
+                        error,
+                    },
+                };
+                error!("{error}; keeping the previous settings");
+                drivetrain.rejected = Some(error);
+            }
+        }
+    }
+}
+
+fn step_drivetrains(time: Res<Time>, mut vehicles: Query<&mut Drivetrain>) {
+    let dt = time.delta_secs_f64();
+    if dt <= 0.0 {
+        return;
+    }
+    for mut drivetrain in &mut vehicles {
+        drivetrain.step(dt);
+    }
+}
+
+fn sync_block_out<B: Block>(
+    mut blocks: Query<(Entity, &BlockSlot, &mut B::Sensors), With<B>>,
+    vehicles: Query<&Drivetrain>,
+) {
+    for (entity, slot, mut sensors) in &mut blocks {
+        let Ok(drivetrain) = vehicles.get(slot.vehicle) else {
+            continue;
+        };
+        if let Some(cell) = drivetrain.block_cell::<B>(slot.node, entity) {
+            sensors.clone_from(&cell.sensors);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! What a shaft carries between two blocks, and the lumped-inertia algebra built on it.
+//!
+//! A shaft connects one output port of an upstream block to the input of a downstream block.
+//! During every solver stage it carries two messages:
+//!
+//! * [`ShaftUp`], written by the downstream block during the **upstream pass** (leaves toward the
+//!   root): the angular momentum `L`, the inertia `I` and the reaction torque `Tr` of everything
+//!   that turns rigidly with the shaft, all reflected to the shaft's own frame;
+//! * [`ShaftDown`], written by the upstream block during the **downstream pass** (root toward the
+//!   leaves): the drive torque `Td` in the shaft and the shaft speed seen from upstream.
+//!
+//! # Sign conventions
+//!
+//! Speeds, momenta and torques are signed about the shaft's own positive sense of rotation. A
+//! positive reaction torque accelerates the shaft positively, so road drag on a wheel that turns
+//! forward is a *negative* `Tr`. With a drive torque `Td` arriving from upstream, the shaft's
+//! angular acceleration is `α = (Td + Tr) / I`.
+//!
+//! # Held and free shafts
+//!
+//! Two limits of `I` are meaningful and every block must accept them:
+//!
+//! * `I = 0` ([`ShaftUp::FREE`]): the shaft drives nothing (a gearbox in neutral, a slipping
+//!   clutch). `L` and `Tr` then carry whatever the free end still pushes back with (for a slipping
+//!   clutch, its friction torque).
+//! * `I = +∞` ([`ShaftUp::HELD`]): the shaft is held still by something that can absorb any torque
+//!   (a brake that grips, a parking lock). `L` and `Tr` are then 0 by convention, and the shaft's
+//!   speed is 0.
+//!
+//! The free functions of this module ([`lump`], [`ShaftUp::reflect`], …) handle both limits
+//! without producing NaN; block code should use them rather than dividing by `I` itself.
+//!
+//! # Momentum passes
+//!
+//! The same two passes also run in a [`Pass::Momentum`] form when a coupling locks or a gear
+//! engages: every torque source is replaced by its angular momentum (`Tr` carries `L`), the value
+//! a block would hand down as drive torque becomes an angular impulse (N·m·s), and each inertial
+//! block reports the *change* of its speed instead of an acceleration. Rigid, massless blocks
+//! (gears, differentials) need not tell the two passes apart: momentum and reaction torque
+//! reflect through them by the same law.
+
+/// Which of the two solver passes a stage function is being evaluated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// The ordinary stage: torques (N·m) flow, inertial blocks report accelerations (rad/s²).
+    Torque,
+    /// A velocity projection after a coupling locked or a gear engaged: momenta (kg·m²/s) take
+    /// the place of reaction torques, impulses (N·m·s) take the place of drive torques, and
+    /// inertial blocks report the change of their speed (rad/s). Friction that slips transmits
+    /// nothing in this pass.
+    Momentum,
+}
+
+/// The upstream message of a shaft: what the driven side looks like from the driving side.
+///
+/// All values are reflected to this shaft. See the [module docs](self) for sign conventions and
+/// the meaning of `inertia == 0` (free) and `inertia == +∞` (held).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShaftUp {
+    /// `L`: angular momentum of everything that turns rigidly with this shaft, reflected to it
+    /// (kg·m²/s). Always `inertia × speed`, so that [`ShaftUp::speed`] recovers the shaft speed.
+    pub momentum: f64,
+    /// `I`: inertia reflected to this shaft (kg·m²); `0` when free, `+∞` when held.
+    pub inertia: f64,
+    /// `Tr`: reaction torque the driven side applies to the shaft (N·m), positive when it
+    /// accelerates the shaft in its positive sense. In a [`Pass::Momentum`] pass this slot
+    /// carries angular momentum (kg·m²/s) instead.
+    pub reaction: f64,
+}
+
+impl ShaftUp {
+    /// A shaft that drives nothing: no inertia, no momentum, no reaction.
+    pub const FREE: ShaftUp = ShaftUp {
+        momentum: 0.0,
+        inertia: 0.0,
+        reaction: 0.0,
+    };
+
+    /// A shaft held still by something that absorbs any torque (a gripping brake, a lock).
+    pub const HELD: ShaftUp = ShaftUp {
+        momentum: 0.0,
+        inertia: f64::INFINITY,
+        reaction: 0.0,
+    };
+
+    /// A rigid body of inertia `inertia` (kg·m², > 0) turning at `speed` (rad/s), acted on by
+    /// `reaction` (N·m).
+    #[inline]
+    pub fn rigid(inertia: f64, speed: f64, reaction: f64) -> Self {
+        ShaftUp {
+            momentum: inertia * speed,
+            inertia,
+            reaction,
+        }
+    }
+
+    /// Whether the shaft is held still (`inertia == +∞`).
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        self.inertia == f64::INFINITY
+    }
+
+    /// Whether the shaft drives no inertia at all (`inertia == 0`).
+    #[inline]
+    pub fn is_free(&self) -> bool {
+        self.inertia == 0.0
+    }
+
+    /// Speed of the driven side (rad/s): `L / I`, 0 when held, `None` when free (a free shaft has
+    /// no speed of its own).
+    #[inline]
+    pub fn speed(&self) -> Option<f64> {
+        if self.is_free() {
+            None
+        } else if self.is_held() {
+            Some(0.0)
+        } else {
+            Some(self.momentum / self.inertia)
+        }
+    }
+
+    /// Mobility `1 / I` (1/(kg·m²)): 0 when held, `+∞` when free.
+    #[inline]
+    pub fn mobility(&self) -> f64 {
+        1.0 / self.inertia
+    }
+
+    /// Acceleration the driven side would have with no drive torque, `Tr / I` (rad/s²); 0 when
+    /// held or free. In a momentum pass this is the speed (rad/s) instead.
+    #[inline]
+    pub fn free_acceleration(&self) -> f64 {
+        if self.is_free() || self.is_held() {
+            0.0
+        } else {
+            self.reaction / self.inertia
+        }
+    }
+
+    /// The same driven side seen through a rigid gear: the input turns `ratio` times as fast as
+    /// this shaft, and the gear multiplies torque by `gain` on the way down (`gain == ratio` when
+    /// lossless; `ratio·η` when driving through efficiency `η`, `ratio/η` on overrun).
+    ///
+    /// Returns `L / gain`, `I / (ratio·gain)`, `Tr / gain`, which for a lossless gear is the
+    /// familiar `L/r`, `I/r²`, `Tr/r`. Held and free shafts stay held and free.
+    #[inline]
+    pub fn reflect(&self, ratio: f64, gain: f64) -> ShaftUp {
+        if self.is_held() {
+            return ShaftUp::HELD;
+        }
+        ShaftUp {
+            momentum: self.momentum / gain,
+            inertia: self.inertia / (ratio * gain),
+            reaction: self.reaction / gain,
+        }
+    }
+
+    /// Builds a message from the kinematic description of a driven side: its `speed` (rad/s),
+    /// `mobility` (`1/I`, 1/(kg·m²)) and `free_acceleration` (rad/s²). A mobility of 0 gives
+    /// [`ShaftUp::HELD`].
+    #[inline]
+    pub fn from_mobility(speed: f64, mobility: f64, free_acceleration: f64) -> ShaftUp {
+        if mobility == 0.0 {
+            return ShaftUp::HELD;
+        }
+        ShaftUp {
+            momentum: speed / mobility,
+            inertia: 1.0 / mobility,
+            reaction: free_acceleration / mobility,
+        }
+    }
+}
+
+/// The downstream message of a shaft: what the driving side does to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShaftDown {
+    /// `Td`: drive torque in the shaft (N·m), positive when it accelerates the driven side in the
+    /// shaft's positive sense. In a [`Pass::Momentum`] pass, an angular impulse (N·m·s).
+    pub torque: f64,
+    /// Speed of the shaft as the driving side turns it (rad/s). Equal to the driven side's speed
+    /// across rigid connections; they differ across a slipping coupling.
+    pub speed: f64,
+}
+
+/// Result of driving a load from a lumped inertia.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Lumped {
+    /// Common angular acceleration of the driver and the load (rad/s²); in a momentum pass, their
+    /// common speed after the projection (rad/s).
+    pub acceleration: f64,
+    /// Torque the driver hands down the shaft (N·m); in a momentum pass, the impulse (N·m·s).
+    pub shaft_torque: f64,
+}
+
+/// Solves a driver of inertia `inertia` (kg·m²) and net torque `torque` (N·m) rigidly coupled
+/// to a `load`, as one lumped inertia.
+///
+/// The common acceleration is `α = (T + Tr) / (I + I_load)` and the shaft carries
+/// `Td = I_load·α − Tr`, which equals the friction-coupling formula
+/// `T* = (I_load·T − I·Tr) / (I + I_load)` of a locked clutch. A held load stops the driver and
+/// takes its whole torque; a free load takes none.
+///
+/// In a momentum pass, pass the driver's momentum as `torque`: the result is the common speed
+/// and the impulse handed down.
+#[inline]
+pub fn lump(inertia: f64, torque: f64, load: ShaftUp) -> Lumped {
+    if load.is_held() {
+        return Lumped {
+            acceleration: 0.0,
+            shaft_torque: torque,
+        };
+    }
+    let acceleration = (torque + load.reaction) / (inertia + load.inertia);
+    Lumped {
+        acceleration,
+        shaft_torque: load.inertia * acceleration - load.reaction,
+    }
+}
+
+/// Torque (N·m) that gives a driven side the acceleration `acceleration` (rad/s²):
+/// `I·α − Tr`. For a held side this is `−Tr` when `α == 0`, which is 0 by convention; callers
+/// that hold a side should hand it the torque balance instead.
+#[inline]
+pub fn torque_for(up: &ShaftUp, acceleration: f64) -> f64 {
+    if up.is_held() || up.is_free() {
+        -up.reaction
+    } else {
+        up.inertia * acceleration - up.reaction
+    }
+}
+
+/// Sign of `x` as `±1.0`, with `0.0` for zero (unlike [`f64::signum`], which gives `±1` for `±0`).
+#[inline]
+pub fn sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(a: f64, b: f64) -> f64 {
+        ((a - b) / b).abs()
+    }
+
+    #[test]
+    fn gear_reflection_is_exact() {
+        // 1:3.5 gear, lossless: L/r, I/r², Tr/r to 1e-12 relative.
+        let out = ShaftUp::rigid(1.7, 42.0, -123.0);
+        let r = 3.5;
+        let up = out.reflect(r, r);
+        assert!(rel(up.momentum, out.momentum / r) < 1e-12);
+        assert!(rel(up.inertia, out.inertia / (r * r)) < 1e-12);
+        assert!(rel(up.reaction, out.reaction / r) < 1e-12);
+        // and the speed seen upstream is r times the downstream speed
+        assert!(rel(up.speed().unwrap(), 42.0 * r) < 1e-12);
+    }
+
+    #[test]
+    fn held_and_free_survive_reflection() {
+        assert!(ShaftUp::HELD.reflect(3.0, 3.0).is_held());
+        assert!(ShaftUp::FREE.reflect(3.0, 3.0).is_free());
+        assert_eq!(ShaftUp::HELD.speed(), Some(0.0));
+        assert_eq!(ShaftUp::FREE.speed(), None);
+    }
+
+    #[test]
+    fn lumped_driver_matches_locked_clutch_formula() {
+        // T* = (I_B·T_A − I_A·T_B)/(I_A + I_B)
+        let (ia, ta) = (0.25, 180.0);
+        let load = ShaftUp::rigid(3.0, 10.0, -40.0);
+        let l = lump(ia, ta, load);
+        let t_star = (load.inertia * ta - ia * load.reaction) / (ia + load.inertia);
+        assert!(rel(l.shaft_torque, t_star) < 1e-14);
+        assert!(rel(l.acceleration, (ta - 40.0) / 3.25) < 1e-14);
+    }
+
+    #[test]
+    fn held_load_takes_the_whole_torque() {
+        let l = lump(0.2, 55.0, ShaftUp::HELD);
+        assert_eq!(l.acceleration, 0.0);
+        assert_eq!(l.shaft_torque, 55.0);
+    }
+}

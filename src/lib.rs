@@ -1,0 +1,55 @@
+//! # bevy_vehicle_physics
+//!
+//! Modular vehicle physics for Bevy: drivetrains built from blocks (engine, clutch, gearbox,
+//! differentials, wheels, or your own) that are ECS components on their own entities, joined by
+//! shafts and solved every fixed step with an upstream/downstream pass and RK4 substeps.
+//!
+//! Add [`VehiclePhysicsPlugins`] to an app and spawn a vehicle:
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_vehicle_physics::prelude::*;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((MinimalPlugins, VehiclePhysicsPlugins));
+//! let world = app.world_mut();
+//! let car = world.spawn((Name::new("car"), Drivetrain::new(4))).id();
+//! let engine = world.spawn((Name::new("engine"), Engine::default(), BlockOf(car))).id();
+//! let clutch = world.spawn((Clutch::default(), BlockOf(car), DrivenBy::new(engine))).id();
+//! let gearbox = world
+//!     .spawn((Gearbox { gear: 1, ..default() }, BlockOf(car), DrivenBy::new(clutch)))
+//!     .id();
+//! let diff = world.spawn((Differential::default(), BlockOf(car), DrivenBy::new(gearbox))).id();
+//! world.spawn((Wheel::default(), BlockOf(car), DrivenBy::port(diff, Port::LEFT)));
+//! world.spawn((Wheel::default(), BlockOf(car), DrivenBy::port(diff, Port::RIGHT)));
+//! ```
+//!
+//! ## Coordinates and units
+//!
+//! Bevy's frame: right-handed, +Y up, −Z forward. Units are SI (m, kg, s, N, N·m, rad, rad/s);
+//! engine settings and torque tables give engine speed in rpm, as spec sheets do, and say so.
+//!
+//! ## Plugins
+//!
+//! | plugin | what it does |
+//! |---|---|
+//! | [`DrivetrainPlugin`](drivetrain::DrivetrainPlugin) | compiles, validates and steps every vehicle's blocks |
+
+use bevy::app::{PluginGroup, PluginGroupBuilder};
+
+pub use bevy_vehicle_drivetrain as drivetrain;
+
+/// All of the vehicle physics plugins. See the crate docs for the table.
+pub struct VehiclePhysicsPlugins;
+
+impl PluginGroup for VehiclePhysicsPlugins {
+    fn build(self) -> PluginGroupBuilder {
+        PluginGroupBuilder::start::<Self>().add(drivetrain::DrivetrainPlugin::default())
+    }
+}
+
+/// Everything a vehicle author needs.
+pub mod prelude {
+    pub use crate::VehiclePhysicsPlugins;
+    pub use bevy_vehicle_drivetrain::prelude::*;
+}
