@@ -1,4 +1,4 @@
-//! # bevy_vehicle_physics
+//! # `bevy_vehicle_physics`
 //!
 //! Modular vehicle physics for Bevy: drivetrains built from blocks (engine, clutch, gearbox,
 //! differentials, wheels, or your own) that are ECS components on their own entities, joined by

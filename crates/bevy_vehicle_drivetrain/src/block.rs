@@ -34,7 +34,7 @@
 
 use bevy::ecs::component::{Component, Mutable};
 
-use crate::shaft::{Pass, ShaftDown, ShaftUp};
+use crate::shaft::{Pass, Shaft, ShaftUp};
 
 /// One output port of a block type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,11 +124,9 @@ pub struct StageContext {
 #[derive(Clone, Copy, Debug)]
 pub struct Shafts<'a> {
     /// The input shaft: what this block sent up, and what came down to it. `None` for a root.
-    pub input: Option<(ShaftUp, ShaftDown)>,
-    /// What each output shaft sent up, in port order.
-    pub outputs_up: &'a [ShaftUp],
-    /// What this block sent down each output shaft, in port order.
-    pub outputs_down: &'a [ShaftDown],
+    pub input: Option<&'a Shaft>,
+    /// The output shafts in port order: what each sent up, and what this block sent down.
+    pub outputs: &'a [Shaft],
 }
 
 /// How a block's discrete mode changed in [`Block::begin_step`] or [`Block::update_modes`].
@@ -278,15 +276,15 @@ pub struct NoSensors;
 ///         }
 ///         Ok(())
 ///     }
-///     fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[ShaftUp]) -> ShaftUp {
-///         outputs[0].reflect(self.ratio, self.ratio)
+///     fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[Shaft]) -> ShaftUp {
+///         outputs[0].up.reflect(self.ratio, self.ratio)
 ///     }
 ///     fn downstream(
 ///         &self, _: &(), _: &[f64], _: &StageContext,
-///         input: Option<ShaftDown>, _: &[ShaftUp], outputs: &mut [ShaftDown], _: &mut [f64],
+///         input: Option<&Shaft>, outputs: &mut [Shaft], _: &mut [f64],
 ///     ) {
-///         let input = input.unwrap_or_default();
-///         outputs[0] = ShaftDown { torque: input.torque * self.ratio, speed: input.speed / self.ratio };
+///         let input = input.map(|s| s.down).unwrap_or_default();
+///         outputs[0].down = ShaftDown { torque: input.torque * self.ratio, speed: input.speed / self.ratio };
 ///     }
 ///     fn sensors(&self, _: &(), _: &[f64], _: &Shafts) -> NoSensors {
 ///         NoSensors
@@ -322,6 +320,12 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         Ok(())
     }
 
+    /// Derives cached values in `runtime` from the settings. Called when the block enters a
+    /// drivetrain (before [`Block::init`]) and whenever its component changes.
+    fn settings_changed(&self, runtime: &mut Self::Runtime) {
+        let _ = runtime;
+    }
+
     /// Sets the initial continuous state (zeroed before the call) and runtime state when the
     /// block enters a drivetrain.
     fn init(&self, runtime: &mut Self::Runtime, state: &mut [f64]) {
@@ -340,7 +344,8 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         ModeChange::Unchanged
     }
 
-    /// Upstream pass: combine what the outputs send up into what the input sends up.
+    /// Upstream pass: combine what the outputs sent up (`outputs[i].up`) into what the input
+    /// sends up.
     ///
     /// Leaves (no outputs) describe themselves; roots are never asked. Must be pure.
     fn upstream(
@@ -348,24 +353,25 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         runtime: &Self::Runtime,
         state: &[f64],
         stage: &StageContext,
-        outputs: &[ShaftUp],
+        outputs: &[Shaft],
     ) -> ShaftUp {
         let _ = (runtime, state, stage, outputs);
         ShaftUp::FREE
     }
 
-    /// Downstream pass: from the drive torque arriving at the input (`None` for a root),
-    /// write the torque sent down each output and the derivative of this block's continuous
-    /// state (in a [`Pass::Momentum`] pass: the *change* of each speed, 0 for other states).
-    /// `derivative` is zeroed before the call. Must be pure.
+    /// Downstream pass: from the input shaft (`None` for a root), write what goes down each
+    /// output (`outputs[i].down`) and the derivative of every one of this block's continuous
+    /// states (in a [`Pass::Momentum`] pass: the *change* of each speed, 0 for other states).
+    /// `input.up` is what this block's own [`Block::upstream`] returned in this stage;
+    /// `input.down` is what arrived from upstream; `outputs[i].up` is what the outputs sent up.
+    /// Must be pure.
     fn downstream(
         &self,
         runtime: &Self::Runtime,
         state: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         derivative: &mut [f64],
     );
 

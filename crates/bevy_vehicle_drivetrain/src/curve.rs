@@ -5,10 +5,13 @@ use crate::block::{SettingError, check_finite};
 /// Revolutions per minute per radian per second: `rpm = ω · RPM_PER_RAD_S`.
 pub const RPM_PER_RAD_S: f64 = 60.0 / core::f64::consts::TAU;
 
+/// Radians per second per rpm: `ω = rpm · RAD_S_PER_RPM`.
+pub const RAD_S_PER_RPM: f64 = core::f64::consts::TAU / 60.0;
+
 /// Converts rpm to rad/s.
 #[inline]
 pub fn rpm_to_rad_s(rpm: f64) -> f64 {
-    rpm / RPM_PER_RAD_S
+    rpm * RAD_S_PER_RPM
 }
 
 /// Converts rad/s to rpm.
@@ -23,10 +26,23 @@ pub fn rad_s_to_rpm(speed: f64) -> f64 {
 /// torque (down to 0 rpm); at or below 0 rpm it is 0, since an engine turning backward does
 /// not fire. Above the last point it holds the last torque (the engine's rev limiter cuts
 /// fuel separately).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct TorqueCurve {
     /// (rpm, N·m) points, strictly increasing in rpm, at least two.
     pub points: Vec<(f64, f64)>,
+}
+
+impl Clone for TorqueCurve {
+    fn clone(&self) -> Self {
+        TorqueCurve {
+            points: self.points.clone(),
+        }
+    }
+
+    /// Reuses the allocation: blocks are cloned into the solver whenever an input changes.
+    fn clone_from(&mut self, source: &Self) {
+        self.points.clone_from(&source.points);
+    }
 }
 
 /// A point of a curve where something peaks.
@@ -55,9 +71,14 @@ impl TorqueCurve {
                 format!("needs at least 2 points, got {}", self.points.len()),
             ));
         }
+        // Field paths are only formatted when something is wrong.
         for (i, &(rpm, torque)) in self.points.iter().enumerate() {
-            check_finite(&format!("{field}[{i}].0"), rpm)?;
-            check_finite(&format!("{field}[{i}].1"), torque)?;
+            if !rpm.is_finite() {
+                check_finite(&format!("{field}[{i}].0"), rpm)?;
+            }
+            if !torque.is_finite() {
+                check_finite(&format!("{field}[{i}].1"), torque)?;
+            }
             if rpm < 0.0 {
                 return Err(SettingError::new(
                     format!("{field}[{i}].0"),
@@ -163,7 +184,13 @@ mod tests {
         assert_eq!(c.torque_at(500.0), 100.0);
         assert_eq!(c.torque_at(-10.0), 0.0);
         assert_eq!(c.torque_at(7000.0), 150.0);
-        assert_eq!(c.peak_torque(), Peak { rpm: 3000.0, value: 200.0 });
+        assert_eq!(
+            c.peak_torque(),
+            Peak {
+                rpm: 3000.0,
+                value: 200.0
+            }
+        );
     }
 
     #[test]

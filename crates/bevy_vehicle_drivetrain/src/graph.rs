@@ -244,7 +244,8 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
         match (b.ports.input, b.driven_by) {
             (false, None) => roots.push(i),
             (false, Some((up, _))) => {
-                let upstream = index_of(up).map_or_else(|| format!("{up}"), |j| blocks[j].name.clone());
+                let upstream =
+                    index_of(up).map_or_else(|| format!("{up}"), |j| blocks[j].name.clone());
                 return Err(DrivetrainError::RootHasInput {
                     block: b.name.clone(),
                     upstream,
@@ -417,12 +418,20 @@ mod tests {
     fn orders_root_first_and_children_by_port() {
         let mut blocks = chain();
         let t = order_blocks(&blocks).unwrap();
-        let names: Vec<String> = t.nodes.iter().map(|n| blocks[n.block.unwrap()].name.clone()).collect();
+        let names: Vec<String> = t
+            .nodes
+            .iter()
+            .map(|n| blocks[n.block.unwrap()].name.clone())
+            .collect();
         assert_eq!(names, ["engine", "clutch", "diff", "wheel_l", "wheel_r"]);
         // Same order whatever the input order.
         blocks.reverse();
         let t2 = order_blocks(&blocks).unwrap();
-        let names2: Vec<String> = t2.nodes.iter().map(|n| blocks[n.block.unwrap()].name.clone()).collect();
+        let names2: Vec<String> = t2
+            .nodes
+            .iter()
+            .map(|n| blocks[n.block.unwrap()].name.clone())
+            .collect();
         assert_eq!(names, names2);
     }
 

@@ -37,8 +37,7 @@ pub mod shaft;
 mod solver;
 
 pub use block::{
-    Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
-    StepContext,
+    Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext, StepContext,
 };
 pub use graph::{DrivetrainError, VehicleError};
 pub use plugin::{
@@ -60,5 +59,5 @@ pub mod prelude {
         Drivetrain, DrivetrainPlugin, DrivetrainStatus, DrivetrainSystems, RegisterBlock,
     };
     pub use crate::relations::{BlockOf, Blocks, DrivenBy, Drives, Port};
-    pub use crate::shaft::{Pass, ShaftDown, ShaftUp, lump, sign};
+    pub use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, lump, sign};
 }

@@ -13,8 +13,8 @@ use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel};
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
-use crate::shaft::{ShaftDown, ShaftUp};
-use crate::solver::{BlockCell, ErasedBlock, Program};
+use crate::shaft::Shaft;
+use crate::solver::{BlockCell, Cell, Program};
 
 /// Runs every vehicle's drivetrain in a fixed-step schedule (`FixedUpdate` by default).
 ///
@@ -155,10 +155,10 @@ impl Drivetrain {
 
     /// The input shaft of block `block` after the last step: what the block sent up and what came
     /// down to it. `None` for a root or a block not in this drivetrain.
-    pub fn input_shaft(&self, block: Entity) -> Option<(ShaftUp, ShaftDown)> {
+    pub fn input_shaft(&self, block: Entity) -> Option<Shaft> {
         let p = self.program.as_ref()?;
         let i = p.node_of(block)?;
-        (i > 0).then(|| (p.up[i], p.down[i]))
+        (i > 0).then(|| p.shafts[i])
     }
 
     /// Advances by one fixed step of `dt` seconds. Does nothing unless compiled.
@@ -166,14 +166,6 @@ impl Drivetrain {
         if let Some(p) = self.program.as_mut() {
             p.step(dt, self.substeps);
         }
-    }
-
-    pub(crate) fn block_cell<B: Block>(&self, node: u32, entity: Entity) -> Option<&BlockCell<B>> {
-        let p = self.program.as_ref()?;
-        if p.nodes.get(node as usize)?.entity != entity {
-            return None;
-        }
-        p.blocks[node as usize].as_any().downcast_ref()
     }
 
     pub(crate) fn block_cell_mut<B: Block>(
@@ -185,17 +177,26 @@ impl Drivetrain {
         if p.nodes.get(node as usize)?.entity != entity {
             return None;
         }
-        p.blocks[node as usize].as_any_mut().downcast_mut()
+        p.blocks[node as usize].as_any_mut()?.downcast_mut()
     }
 }
 
 /// On a block entity: where the compiled drivetrain keeps it. Set by the plugin.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockSlot {
-    /// The vehicle entity.
+    /// The vehicle entity (`Entity::PLACEHOLDER` until compiled).
     pub vehicle: Entity,
     /// Position in the vehicle's pass order.
     pub node: u32,
+}
+
+impl Default for BlockSlot {
+    fn default() -> Self {
+        BlockSlot {
+            vehicle: Entity::PLACEHOLDER,
+            node: u32::MAX,
+        }
+    }
 }
 
 /// Vehicles whose drivetrain must be recompiled.
@@ -211,7 +212,7 @@ struct BlockType {
 }
 
 struct Extracted {
-    cell: Box<dyn ErasedBlock>,
+    cell: Cell,
     ports: Ports,
     valid: Result<(), SettingError>,
 }
@@ -232,7 +233,7 @@ impl BlockRegistry {
 fn extract<B: Block>(entity: &EntityRef) -> Option<Extracted> {
     let block = entity.get::<B>()?;
     Some(Extracted {
-        cell: Box::new(BlockCell::new(block.clone())),
+        cell: Cell::new(block.clone()),
         ports: block.ports(),
         valid: block.validate(),
     })
@@ -257,8 +258,17 @@ impl RegisterBlock for App {
             .expect("add DrivetrainPlugin (or VehiclePhysicsPlugins) before registering blocks")
             .0;
         let component = self.world_mut().register_component::<B>();
+        // Spawning a block brings its sensors and slot along, so the entity never moves between
+        // archetypes when the plugin first fills them in.
+        self.try_register_required_components::<B, B::Sensors>()
+            .ok();
+        self.try_register_required_components::<B, BlockSlot>().ok();
         let mut registry = self.world_mut().resource_mut::<BlockRegistry>();
-        if registry.types.iter().any(|t| t.type_id == TypeId::of::<B>()) {
+        if registry
+            .types
+            .iter()
+            .any(|t| t.type_id == TypeId::of::<B>())
+        {
             return self;
         }
         if registry.types.iter().any(|t| t.name == B::TYPE_NAME) {
@@ -276,6 +286,9 @@ impl RegisterBlock for App {
         self.add_systems(
             schedule,
             (
+                retry_refused_vehicles::<B>
+                    .in_set(DrivetrainSystems::Rebuild)
+                    .before(rebuild_drivetrains),
                 sync_block_in::<B>.in_set(DrivetrainSystems::SyncIn),
                 sync_block_out::<B>.in_set(DrivetrainSystems::SyncOut),
             ),
@@ -377,12 +390,8 @@ fn on_block_added<B: Block>(
     ev: On<Add, B>,
     block_of: Query<&BlockOf>,
     mut dirty: ResMut<DirtyDrivetrains>,
-    mut commands: Commands,
 ) {
     mark_block_vehicle(ev.entity, &block_of, &mut dirty);
-    commands
-        .entity(ev.entity)
-        .insert_if_new(B::Sensors::default());
 }
 
 fn on_block_removed<B: Block>(
@@ -401,11 +410,7 @@ fn display_name(world: &World, entity: Entity) -> String {
 }
 
 fn rebuild_drivetrains(world: &mut World) {
-    let mut dirty: Vec<Entity> = world
-        .resource_mut::<DirtyDrivetrains>()
-        .0
-        .drain()
-        .collect();
+    let mut dirty: Vec<Entity> = world.resource_mut::<DirtyDrivetrains>().0.drain().collect();
     dirty.sort();
     world.resource_scope(|world, registry: Mut<BlockRegistry>| {
         for vehicle in dirty {
@@ -446,7 +451,11 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
         }
     }
     for (entity, node) in slots {
-        world.entity_mut(entity).insert(BlockSlot { vehicle, node });
+        if let Some(mut slot) = world.get_mut::<BlockSlot>(entity) {
+            *slot = BlockSlot { vehicle, node };
+        } else {
+            world.entity_mut(entity).insert(BlockSlot { vehicle, node });
+        }
     }
 }
 
@@ -462,7 +471,7 @@ fn adopt_state(program: &mut Program, old: &Program) {
             continue;
         };
         if program.state_of(i).len() == old.state_of(j).len()
-            && program.blocks[i].adopt(&*old.blocks[j])
+            && program.blocks[i].adopt(&old.blocks[j])
         {
             let state = old.state_of(j).to_vec();
             program.state_of_mut(i).copy_from_slice(&state);
@@ -471,7 +480,11 @@ fn adopt_state(program: &mut Program, old: &Program) {
     program.pending_projection = true;
 }
 
-fn compile(world: &World, registry: &BlockRegistry, vehicle: Entity) -> Result<Program, VehicleError> {
+fn compile(
+    world: &World,
+    registry: &BlockRegistry,
+    vehicle: Entity,
+) -> Result<Program, VehicleError> {
     let fail = |error| VehicleError {
         vehicle: display_name(world, vehicle),
         error,
@@ -514,15 +527,16 @@ fn compile(world: &World, registry: &BlockRegistry, vehicle: Entity) -> Result<P
             })
         };
         let driven_by = er.get::<DrivenBy>();
-        if let Some(link) = driven_by {
-            if !entities.contains(&link.upstream) {
-                return Err(foreign(link.upstream));
-            }
+        if let Some(link) = driven_by
+            && !entities.contains(&link.upstream)
+        {
+            return Err(foreign(link.upstream));
         }
-        if let Some(drives) = er.get::<Drives>() {
-            if let Some(other) = drives.iter().find(|c| !entities.contains(c)) {
-                return Err(foreign(other));
-            }
+        if let Some(other) = er
+            .get::<Drives>()
+            .and_then(|drives| drives.iter().find(|c| !entities.contains(c)))
+        {
+            return Err(foreign(other));
         }
         graph.push(GraphBlock {
             entity,
@@ -536,6 +550,20 @@ fn compile(world: &World, registry: &BlockRegistry, vehicle: Entity) -> Result<P
     Ok(Program::new(&topology, &entities, |i| {
         cells[i].take().expect("each block is placed once")
     }))
+}
+
+/// A vehicle that was refused (or not yet compiled) is retried when one of its blocks changes,
+/// since the change may fix it.
+fn retry_refused_vehicles<B: Block>(
+    changed: Query<&BlockOf, Changed<B>>,
+    vehicles: Query<&Drivetrain>,
+    mut dirty: ResMut<DirtyDrivetrains>,
+) {
+    for block_of in &changed {
+        if vehicles.get(block_of.0).is_ok_and(|d| d.program.is_none()) {
+            dirty.0.insert(block_of.0);
+        }
+    }
 }
 
 fn sync_block_in<B: Block>(
@@ -553,11 +581,15 @@ fn sync_block_in<B: Block>(
         match block.validate() {
             Ok(()) => {
                 if let Some(cell) = drivetrain.block_cell_mut::<B>(slot.node, entity) {
-                    cell.block.clone_from(&block);
+                    cell.update_block(&block);
                 }
             }
             Err(error) => {
-                let name = |e: Entity| names.get(e).map_or_else(|_| format!("{e}"), |n| n.to_string());
+                let name = |e: Entity| {
+                    names
+                        .get(e)
+                        .map_or_else(|_| format!("{e}"), |n| n.to_string())
+                };
                 let error = VehicleError {
                     vehicle: name(slot.vehicle),
                     error: DrivetrainError::InvalidSetting {
@@ -591,8 +623,12 @@ fn sync_block_out<B: Block>(
         let Ok(drivetrain) = vehicles.get(slot.vehicle) else {
             continue;
         };
-        if let Some(cell) = drivetrain.block_cell::<B>(slot.node, entity) {
-            sensors.clone_from(&cell.sensors);
+        if let Some(values) = drivetrain
+            .program
+            .as_ref()
+            .and_then(|p| p.sensors::<B>(slot.node, entity))
+        {
+            *sensors = values;
         }
     }
 }

@@ -10,19 +10,22 @@
 //! begin_step (every block, once)            ── per-step logic
 //! for each substep:
 //!     k1 = f(x)                             ── upstream pass, root, downstream pass
-//!     loop: update_modes; if a rigid connection appeared: momentum pass; k1 = f(x)
+//!     settle: update_modes; if a rigid connection appeared: momentum pass; k1 = f(x); repeat
 //!     k2 = f(x + h/2·k1); k3 = f(x + h/2·k2); k4 = f(x + h·k3)
 //!     x += h/6·(k1 + 2k2 + 2k3 + k4)        ── state committed once per substep
-//! f(x); sensors                             ── outputs reflect the end of the step
+//! f(x); settle                              ── shafts and modes at the end of the step
+//! sensors (computed when the plugin writes the sensor components)
 //! ```
 
 use core::any::Any;
 
 use bevy::prelude::Entity;
+use smallvec::SmallVec;
 
 use crate::block::{Block, ModeChange, Shafts, StageContext, StepContext};
+use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel};
 use crate::graph::Topology;
-use crate::shaft::{Pass, ShaftDown, ShaftUp};
+use crate::shaft::{Pass, Shaft, ShaftUp};
 
 /// Most times modes are updated and the stage re-evaluated at the start of one substep.
 const MAX_MODE_ROUNDS: usize = 4;
@@ -33,21 +36,19 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn state_len(&self) -> usize;
     fn init(&mut self, state: &mut [f64]);
     fn begin_step(&mut self, state: &[f64], step: &StepContext) -> ModeChange;
-    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[ShaftUp]) -> ShaftUp;
-    #[allow(clippy::too_many_arguments)]
+    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp;
     fn downstream(
         &self,
         state: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         derivative: &mut [f64],
     );
     fn update_modes(&mut self, state: &[f64], shafts: &Shafts) -> ModeChange;
-    fn update_sensors(&mut self, state: &[f64], shafts: &Shafts);
-    /// Takes over the runtime state and sensors of `old` if it is the same block type.
-    fn adopt(&mut self, old: &dyn ErasedBlock) -> bool;
+    /// Takes over the runtime state of `old` (a `BlockCell` as `Any`) if it is the same block
+    /// type.
+    fn adopt_any(&mut self, old: &dyn Any) -> bool;
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
@@ -56,15 +57,19 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
 pub(crate) struct BlockCell<B: Block> {
     pub block: B,
     pub runtime: B::Runtime,
-    pub sensors: B::Sensors,
 }
 
 impl<B: Block> BlockCell<B> {
+    /// Takes over changed settings and inputs from the ECS component.
+    pub fn update_block(&mut self, block: &B) {
+        self.block.clone_from(block);
+        self.block.settings_changed(&mut self.runtime);
+    }
+
     pub fn new(block: B) -> Self {
         BlockCell {
             block,
             runtime: B::Runtime::default(),
-            sensors: B::Sensors::default(),
         }
     }
 }
@@ -75,6 +80,7 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
         self.block.state_len()
     }
     fn init(&mut self, state: &mut [f64]) {
+        self.block.settings_changed(&mut self.runtime);
         self.block.init(&mut self.runtime, state);
     }
     #[inline]
@@ -82,7 +88,7 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
         self.block.begin_step(&mut self.runtime, state, step)
     }
     #[inline]
-    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[ShaftUp]) -> ShaftUp {
+    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp {
         self.block.upstream(&self.runtime, state, stage, outputs)
     }
     #[inline]
@@ -90,33 +96,21 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
         &self,
         state: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         derivative: &mut [f64],
     ) {
-        self.block.downstream(
-            &self.runtime,
-            state,
-            stage,
-            input,
-            outputs_up,
-            outputs_down,
-            derivative,
-        );
+        self.block
+            .downstream(&self.runtime, state, stage, input, outputs, derivative);
     }
     #[inline]
     fn update_modes(&mut self, state: &[f64], shafts: &Shafts) -> ModeChange {
         self.block.update_modes(&mut self.runtime, state, shafts)
     }
-    fn update_sensors(&mut self, state: &[f64], shafts: &Shafts) {
-        self.sensors = self.block.sensors(&self.runtime, state, shafts);
-    }
-    fn adopt(&mut self, old: &dyn ErasedBlock) -> bool {
-        match old.as_any().downcast_ref::<BlockCell<B>>() {
+    fn adopt_any(&mut self, old: &dyn Any) -> bool {
+        match old.downcast_ref::<BlockCell<B>>() {
             Some(old) => {
                 self.runtime = old.runtime.clone();
-                self.sensors = old.sensors.clone();
                 true
             }
             None => false,
@@ -130,42 +124,120 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     }
 }
 
-/// Stands in for an optional output port left open: drives nothing.
-struct OpenEnd;
+/// A block in a compiled program. Built-in blocks are stored inline and dispatched by `match`,
+/// so their stage functions inline into the passes; user blocks go through a vtable.
+pub(crate) enum Cell {
+    // Boxed: the engine's cell is twice the size of any other, and there is one per vehicle.
+    Engine(Box<BlockCell<Engine>>),
+    Motor(BlockCell<Motor>),
+    Clutch(BlockCell<Clutch>),
+    Gearbox(BlockCell<Gearbox>),
+    Differential(BlockCell<Differential>),
+    Wheel(BlockCell<Wheel>),
+    Custom(Box<dyn ErasedBlock>),
+    /// An optional output port left open: drives nothing.
+    OpenEnd,
+}
 
-impl ErasedBlock for OpenEnd {
+/// Runs `$body` with `$c` bound to the block inside `$cell`, or evaluates `$open` for an open
+/// port.
+macro_rules! with_cell {
+    ($cell:expr, $c:ident => $body:expr, open => $open:expr) => {
+        match $cell {
+            // Method calls reach the boxed cell through auto-deref.
+            Cell::Engine($c) => $body,
+            Cell::Motor($c) => $body,
+            Cell::Clutch($c) => $body,
+            Cell::Gearbox($c) => $body,
+            Cell::Differential($c) => $body,
+            Cell::Wheel($c) => $body,
+            Cell::Custom($c) => $body,
+            Cell::OpenEnd => $open,
+        }
+    };
+}
+
+impl Cell {
+    /// Wraps block `block` of any registered type, inline when it is a built-in.
+    pub fn new<B: Block>(block: B) -> Cell {
+        fn take<T: Block>(any: Box<dyn Any>) -> BlockCell<T> {
+            *any.downcast::<BlockCell<T>>().expect("type checked")
+        }
+        let cell = BlockCell::new(block);
+        let id = core::any::TypeId::of::<B>();
+        let any: Box<dyn Any> = Box::new(cell);
+        if id == core::any::TypeId::of::<Engine>() {
+            Cell::Engine(Box::new(take(any)))
+        } else if id == core::any::TypeId::of::<Motor>() {
+            Cell::Motor(take(any))
+        } else if id == core::any::TypeId::of::<Clutch>() {
+            Cell::Clutch(take(any))
+        } else if id == core::any::TypeId::of::<Gearbox>() {
+            Cell::Gearbox(take(any))
+        } else if id == core::any::TypeId::of::<Differential>() {
+            Cell::Differential(take(any))
+        } else if id == core::any::TypeId::of::<Wheel>() {
+            Cell::Wheel(take(any))
+        } else {
+            Cell::Custom(Box::new(take::<B>(any)))
+        }
+    }
+
+    #[inline]
     fn state_len(&self) -> usize {
-        0
+        with_cell!(self, c => c.state_len(), open => 0)
     }
-    fn init(&mut self, _: &mut [f64]) {}
-    fn begin_step(&mut self, _: &[f64], _: &StepContext) -> ModeChange {
-        ModeChange::Unchanged
+
+    fn init(&mut self, state: &mut [f64]) {
+        with_cell!(self, c => c.init(state), open => ())
     }
-    fn upstream(&self, _: &[f64], _: &StageContext, _: &[ShaftUp]) -> ShaftUp {
-        ShaftUp::FREE
+
+    #[inline]
+    fn begin_step(&mut self, state: &[f64], step: &StepContext) -> ModeChange {
+        with_cell!(self, c => c.begin_step(state, step), open => ModeChange::Unchanged)
     }
+
+    #[inline]
+    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp {
+        with_cell!(self, c => c.upstream(state, stage, outputs), open => ShaftUp::FREE)
+    }
+
+    #[inline]
     fn downstream(
         &self,
-        _: &[f64],
-        _: &StageContext,
-        _: Option<ShaftDown>,
-        _: &[ShaftUp],
-        _: &mut [ShaftDown],
-        _: &mut [f64],
+        state: &[f64],
+        stage: &StageContext,
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
+        derivative: &mut [f64],
     ) {
+        with_cell!(
+            self,
+            c => c.downstream(state, stage, input, outputs, derivative),
+            open => ()
+        )
     }
-    fn update_modes(&mut self, _: &[f64], _: &Shafts) -> ModeChange {
-        ModeChange::Unchanged
+
+    #[inline]
+    fn update_modes(&mut self, state: &[f64], shafts: &Shafts) -> ModeChange {
+        with_cell!(self, c => c.update_modes(state, shafts), open => ModeChange::Unchanged)
     }
-    fn update_sensors(&mut self, _: &[f64], _: &Shafts) {}
-    fn adopt(&mut self, _: &dyn ErasedBlock) -> bool {
-        false
+
+    pub fn adopt(&mut self, old: &Cell) -> bool {
+        let Some(old) = old.as_any() else {
+            return false;
+        };
+        with_cell!(self, c => c.adopt_any(old), open => false)
     }
-    fn as_any(&self) -> &dyn Any {
-        self
+
+    /// The block cell as `Any`, to downcast to `BlockCell<B>`.
+    pub fn as_any(&self) -> Option<&dyn Any> {
+        with_cell!(self, c => Some(c.as_any()), open => None)
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+
+    /// The block cell as `Any`, to downcast to `BlockCell<B>`.
+    pub fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        with_cell!(self, c => Some(c.as_any_mut()), open => None)
     }
 }
 
@@ -195,20 +267,25 @@ impl Node {
     }
 }
 
+/// Blocks a program holds without a heap allocation: a car's engine, clutch, gearbox,
+/// differential and wheels fit, so a whole program lives inside its `Drivetrain` component and
+/// stepping thousands of vehicles walks memory in order.
+const INLINE_NODES: usize = 8;
+/// Continuous states held without a heap allocation.
+const INLINE_STATES: usize = 8;
+
 /// A vehicle's compiled drivetrain.
 pub(crate) struct Program {
-    pub nodes: Vec<Node>,
-    pub blocks: Vec<Box<dyn ErasedBlock>>,
-    /// Upstream message of shaft `i` (the shaft into node `i`; unused for the root).
-    pub up: Vec<ShaftUp>,
-    /// Downstream message of shaft `i`.
-    pub down: Vec<ShaftDown>,
+    pub nodes: SmallVec<[Node; INLINE_NODES]>,
+    pub blocks: SmallVec<[Cell; INLINE_NODES]>,
+    /// Shaft `i` is the shaft into node `i` (unused for the root).
+    pub shafts: SmallVec<[Shaft; INLINE_NODES]>,
     /// Committed continuous state.
-    pub x: Vec<f64>,
+    pub x: SmallVec<[f64; INLINE_STATES]>,
     /// RK4 work buffers: k1, k2, k3, k4 and the stage state, each `x.len()` long.
-    work: Vec<f64>,
+    work: SmallVec<[f64; 5 * INLINE_STATES]>,
     /// Speed changes of a momentum pass.
-    delta: Vec<f64>,
+    delta: SmallVec<[f64; INLINE_STATES]>,
     /// A momentum pass is due before the next stage (after a rebuild).
     pub pending_projection: bool,
 }
@@ -219,15 +296,15 @@ impl Program {
     pub fn new(
         topology: &Topology,
         entities: &[Entity],
-        mut take_block: impl FnMut(usize) -> Box<dyn ErasedBlock>,
+        mut take_block: impl FnMut(usize) -> Cell,
     ) -> Program {
-        let mut nodes = Vec::with_capacity(topology.nodes.len());
-        let mut blocks: Vec<Box<dyn ErasedBlock>> = Vec::with_capacity(topology.nodes.len());
+        let mut nodes = SmallVec::new();
+        let mut blocks = SmallVec::new();
         let mut offset = 0u32;
         for t in &topology.nodes {
             let (entity, block) = match t.block {
                 Some(i) => (entities[i], take_block(i)),
-                None => (Entity::PLACEHOLDER, Box::new(OpenEnd) as Box<dyn ErasedBlock>),
+                None => (Entity::PLACEHOLDER, Cell::OpenEnd),
             };
             let len = block.state_len() as u32;
             nodes.push(Node {
@@ -242,13 +319,12 @@ impl Program {
         }
         let n = offset as usize;
         let mut program = Program {
-            up: vec![ShaftUp::FREE; nodes.len()],
-            down: vec![ShaftDown::default(); nodes.len()],
+            shafts: SmallVec::from_elem(Shaft::default(), nodes.len()),
             nodes,
             blocks,
-            x: vec![0.0; n],
-            work: vec![0.0; 5 * n],
-            delta: vec![0.0; n],
+            x: SmallVec::from_elem(0.0, n),
+            work: SmallVec::from_elem(0.0, 5 * n),
+            delta: SmallVec::from_elem(0.0, n),
             pending_projection: true,
         };
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
@@ -276,14 +352,31 @@ impl Program {
     /// Advances the drivetrain by one fixed step of `dt` seconds in `substeps` RK4 substeps.
     pub fn step(&mut self, dt: f64, substeps: u32) {
         let substeps = substeps.max(1);
-        let n = self.x.len();
+        let Program {
+            nodes,
+            blocks,
+            shafts,
+            x,
+            work,
+            delta,
+            pending_projection,
+        } = self;
+        // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
+        let (x, work, delta): (&mut [f64], &mut [f64], &mut [f64]) = (x, work, delta);
+        let mut passes = Passes {
+            nodes,
+            blocks,
+            shafts,
+        };
+        let n = x.len();
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
-        for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
-            change = change.max(block.begin_step(&self.x[node.state()], &step));
+        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
+            change = change.max(block.begin_step(&x[node.state()], &step));
         }
-        if change == ModeChange::Impulsive || self.pending_projection {
-            self.project();
+        if change == ModeChange::Impulsive || *pending_projection {
+            passes.project(x, delta);
+            *pending_projection = false;
         }
         let h = dt / f64::from(substeps);
         let torque = StageContext {
@@ -291,103 +384,124 @@ impl Program {
             substep: h,
         };
         // work = [k1 | k2 | k3 | k4 | xs]
-        let mut work = core::mem::take(&mut self.work);
         let (k1, rest) = work.split_at_mut(n);
         let (k2, rest) = rest.split_at_mut(n);
         let (k3, rest) = rest.split_at_mut(n);
         let (k4, xs) = rest.split_at_mut(n);
         for _ in 0..substeps {
-            self.evaluate(None, k1, &torque);
-            for _ in 0..MAX_MODE_ROUNDS {
-                let change = self.update_modes();
-                if change == ModeChange::Unchanged {
-                    break;
-                }
-                if change == ModeChange::Impulsive {
-                    self.project();
-                }
-                self.evaluate(None, k1, &torque);
-            }
+            passes.evaluate(x, k1, &torque);
+            passes.settle_modes(x, delta, k1, &torque);
             for j in 0..n {
-                xs[j] = self.x[j] + 0.5 * h * k1[j];
+                xs[j] = x[j] + 0.5 * h * k1[j];
             }
-            self.evaluate(Some(xs), k2, &torque);
+            passes.evaluate(xs, k2, &torque);
             for j in 0..n {
-                xs[j] = self.x[j] + 0.5 * h * k2[j];
+                xs[j] = x[j] + 0.5 * h * k2[j];
             }
-            self.evaluate(Some(xs), k3, &torque);
+            passes.evaluate(xs, k3, &torque);
             for j in 0..n {
-                xs[j] = self.x[j] + h * k3[j];
+                xs[j] = x[j] + h * k3[j];
             }
-            self.evaluate(Some(xs), k4, &torque);
+            passes.evaluate(xs, k4, &torque);
             for j in 0..n {
-                self.x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+                x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
             }
         }
-        // Shaft values and sensors at the end of the step.
-        self.evaluate(None, k1, &torque);
-        self.work = work;
-        for i in 0..self.nodes.len() {
-            let shafts = shafts_of(&self.nodes, &self.up, &self.down, i);
-            self.blocks[i].update_sensors(&self.x[self.nodes[i].state()], &shafts);
+        // Shaft values and modes at the end of the step, for the sensors.
+        passes.evaluate(x, k1, &torque);
+        passes.settle_modes(x, delta, k1, &torque);
+    }
+
+    /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`.
+    pub fn sensors<B: Block>(&self, node: u32, entity: Entity) -> Option<B::Sensors> {
+        let i = node as usize;
+        if self.nodes.get(i)?.entity != entity {
+            return None;
+        }
+        let cell = self.blocks[i].as_any()?.downcast_ref::<BlockCell<B>>()?;
+        let shafts = shafts_of(&self.nodes, &self.shafts, i);
+        Some(
+            cell.block
+                .sensors(&cell.runtime, &self.x[self.nodes[i].state()], &shafts),
+        )
+    }
+}
+
+/// The parts of a [`Program`] the passes work on, borrowed apart from the state buffers.
+struct Passes<'a> {
+    nodes: &'a [Node],
+    blocks: &'a mut [Cell],
+    shafts: &'a mut [Shaft],
+}
+
+impl Passes<'_> {
+    /// After a stage at the committed state `x`: lets blocks switch modes, runs a momentum pass
+    /// when a rigid connection appeared, and re-evaluates, until nothing changes.
+    fn settle_modes(
+        &mut self,
+        x: &mut [f64],
+        delta: &mut [f64],
+        derivative: &mut [f64],
+        stage: &StageContext,
+    ) {
+        for _ in 0..MAX_MODE_ROUNDS {
+            let change = self.update_modes(x);
+            if change == ModeChange::Unchanged {
+                break;
+            }
+            if change == ModeChange::Impulsive {
+                self.project(x, delta);
+            }
+            self.evaluate(x, derivative, stage);
         }
     }
 
     /// Lets every block switch modes after a stage; returns the strongest change.
-    fn update_modes(&mut self) -> ModeChange {
+    fn update_modes(&mut self, x: &[f64]) -> ModeChange {
         let mut change = ModeChange::Unchanged;
         for i in 0..self.nodes.len() {
-            let shafts = shafts_of(&self.nodes, &self.up, &self.down, i);
-            change = change.max(self.blocks[i].update_modes(&self.x[self.nodes[i].state()], &shafts));
+            let shafts = shafts_of(self.nodes, self.shafts, i);
+            change = change.max(self.blocks[i].update_modes(&x[self.nodes[i].state()], &shafts));
         }
         change
     }
 
     /// Momentum pass: makes speeds agree across every rigid connection, conserving angular
-    /// momentum, and adds the speed changes to the committed state.
-    pub fn project(&mut self) {
-        self.pending_projection = false;
-        let mut delta = core::mem::take(&mut self.delta);
+    /// momentum, and adds the speed changes to the state `x`.
+    fn project(&mut self, x: &mut [f64], delta: &mut [f64]) {
         let stage = StageContext {
             pass: Pass::Momentum,
             substep: 0.0,
         };
-        self.evaluate(None, &mut delta, &stage);
-        for (x, d) in self.x.iter_mut().zip(&delta) {
+        self.evaluate(x, delta, &stage);
+        for (x, d) in x.iter_mut().zip(delta.iter()) {
             *x += d;
         }
-        self.delta = delta;
     }
 
-    /// One stage: upstream pass, root, downstream pass. Evaluates at `state` (the committed
-    /// state when `None`) and writes the derivative (or, in a momentum pass, the speed change).
-    fn evaluate(&mut self, state: Option<&[f64]>, derivative: &mut [f64], stage: &StageContext) {
-        let state: &[f64] = match state {
-            Some(s) => s,
-            None => &self.x,
-        };
+    /// One stage at `state`: upstream pass, root, downstream pass. Writes the derivative (or, in
+    /// a momentum pass, the speed change).
+    fn evaluate(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
         let count = self.nodes.len();
         // Upstream: leaves first. Children of node i come after i, so split after i.
         for i in (1..count).rev() {
             let node = self.nodes[i];
-            let (left, right) = self.up.split_at_mut(i + 1);
+            let (left, right) = self.shafts.split_at_mut(i + 1);
             let first = node.first_child as usize - (i + 1);
             let outputs = &right[first..first + node.children as usize];
-            left[i] = self.blocks[i].upstream(&state[node.state()], stage, outputs);
+            left[i].up = self.blocks[i].upstream(&state[node.state()], stage, outputs);
         }
         // Downstream: root first.
         for i in 0..count {
             let node = self.nodes[i];
-            let input = (i > 0).then(|| self.down[i]);
-            let d = &mut derivative[node.state()];
-            d.fill(0.0);
+            let (left, right) = self.shafts.split_at_mut(i + 1);
+            let first = node.first_child as usize - (i + 1);
             self.blocks[i].downstream(
                 &state[node.state()],
                 stage,
-                input,
-                &self.up[node.children()],
-                &mut self.down[node.children()],
-                d,
+                (i > 0).then(|| &left[i]),
+                &mut right[first..first + node.children as usize],
+                &mut derivative[node.state()],
             );
         }
     }
@@ -395,11 +509,9 @@ impl Program {
 
 /// The shafts of node `i` as its block sees them.
 #[inline]
-fn shafts_of<'a>(nodes: &[Node], up: &'a [ShaftUp], down: &'a [ShaftDown], i: usize) -> Shafts<'a> {
-    let node = &nodes[i];
+fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize) -> Shafts<'a> {
     Shafts {
-        input: (i > 0).then(|| (up[i], down[i])),
-        outputs_up: &up[node.children()],
-        outputs_down: &down[node.children()],
+        input: (i > 0).then(|| &shafts[i]),
+        outputs: &shafts[nodes[i].children()],
     }
 }

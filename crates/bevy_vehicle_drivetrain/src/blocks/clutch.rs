@@ -7,7 +7,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
     clamp_input,
 };
-use crate::shaft::{Pass, ShaftDown, ShaftUp, sign};
+use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 
 /// A dry friction clutch between its input (engine side, `A`) and output (load side, `B`).
 ///
@@ -78,6 +78,7 @@ pub struct ClutchSensors {
 
 impl Clutch {
     /// Current torque capacity (N·m).
+    #[inline]
     pub fn capacity(&self) -> f64 {
         self.max_torque * clamp_input(self.engagement, 0.0, 1.0, 0.0)
     }
@@ -98,15 +99,16 @@ impl Block for Clutch {
         Ok(())
     }
 
+    #[inline]
     fn upstream(
         &self,
         mode: &ClutchMode,
         _: &[f64],
         stage: &StageContext,
-        outputs: &[ShaftUp],
+        outputs: &[Shaft],
     ) -> ShaftUp {
         match (*mode, stage.pass) {
-            (ClutchMode::Locked, _) => outputs[0],
+            (ClutchMode::Locked, _) => outputs[0].up,
             (ClutchMode::Slipping { direction }, Pass::Torque) => ShaftUp {
                 reaction: -direction * self.capacity(),
                 ..ShaftUp::FREE
@@ -115,18 +117,18 @@ impl Block for Clutch {
         }
     }
 
+    #[inline]
     fn downstream(
         &self,
         mode: &ClutchMode,
         _: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.unwrap_or_default();
-        outputs_down[0] = match (*mode, stage.pass) {
+        let input = input.map(|s| s.down).unwrap_or_default();
+        outputs[0].down = match (*mode, stage.pass) {
             (ClutchMode::Locked, _) => input,
             (ClutchMode::Slipping { direction }, pass) => ShaftDown {
                 torque: if pass == Pass::Torque {
@@ -134,16 +136,17 @@ impl Block for Clutch {
                 } else {
                     0.0
                 },
-                speed: outputs_up[0].speed().unwrap_or(input.speed),
+                speed: outputs[0].up.speed().unwrap_or(input.speed),
             },
         };
     }
 
+    #[inline]
     fn update_modes(&self, mode: &mut ClutchMode, _: &[f64], shafts: &Shafts) -> ModeChange {
-        let Some((_, input)) = shafts.input else {
+        let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
-        let load = shafts.outputs_up[0];
+        let load = shafts.outputs[0].up;
         let capacity = self.capacity();
         match *mode {
             ClutchMode::Locked => {
@@ -188,15 +191,15 @@ impl Block for Clutch {
     }
 
     fn sensors(&self, mode: &ClutchMode, _: &[f64], shafts: &Shafts) -> ClutchSensors {
-        let input = shafts.input.map(|(_, d)| d).unwrap_or_default();
+        let input = shafts.input.map(|s| s.down).unwrap_or_default();
         let locked = *mode == ClutchMode::Locked;
         ClutchSensors {
-            torque: shafts.outputs_down[0].torque,
+            torque: shafts.outputs[0].down.torque,
             capacity: self.capacity(),
             slip_speed: if locked {
                 0.0
             } else {
-                input.speed - shafts.outputs_up[0].speed().unwrap_or(input.speed)
+                input.speed - shafts.outputs[0].up.speed().unwrap_or(input.speed)
             },
             locked,
         }

@@ -4,11 +4,11 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_non_negative,
-    check_positive, check_range, check_finite,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
+    check_positive, check_range,
 };
 use crate::blocks::gearbox::PowerFlow;
-use crate::shaft::{Pass, ShaftDown, ShaftUp, sign};
+use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 
 /// A differential splitting its input between a `left` output (1) and a `right` output (2).
 ///
@@ -95,6 +95,23 @@ pub struct DifferentialRuntime {
     pub mode: DifferentialMode,
     /// Latched power flow.
     pub flow: PowerFlow,
+    /// Torque gain `g` for the latched flow, derived from the settings.
+    pub gain: f64,
+    /// Locked: `1 / g_e` with `g_e = g·(b·k + 1 − b)`, the gain onto the right output's speed.
+    inv_locked_gain: f64,
+    /// Locked: `1 / (r_e·g_e)`, which turns the pair's inertia into the input's.
+    inv_locked_ratio_gain: f64,
+}
+
+impl DifferentialRuntime {
+    /// Derives the gains from the settings and the latched flow.
+    fn resolve(&mut self, diff: &Differential) {
+        self.gain = self.flow.gain(diff.ratio, diff.efficiency);
+        let share = diff.torque_bias * diff.lock_ratio + 1.0 - diff.torque_bias;
+        let locked_gain = self.gain * share;
+        self.inv_locked_gain = 1.0 / locked_gain;
+        self.inv_locked_ratio_gain = 1.0 / (diff.ratio * share * locked_gain);
+    }
 }
 
 /// What a [`Differential`] reports after each step.
@@ -127,13 +144,9 @@ impl Differential {
         self.locked || self.lock_torque > 0.0
     }
 
-    /// Kinematic ratio from the right output's speed to the input speed when locked.
-    fn locked_ratio(&self) -> f64 {
-        self.ratio * (self.torque_bias * self.lock_ratio + 1.0 - self.torque_bias)
-    }
-
     /// Acceleration (speed, in a momentum pass) of output 2 when locked, for input torque `t`.
     /// Returns `None` when the locked pair is held.
+    #[inline]
     fn locked_acceleration(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> Option<f64> {
         if o1.is_held() || o2.is_held() {
             return None;
@@ -149,6 +162,7 @@ impl Differential {
     }
 
     /// Output torques `(T1, T2, λ)` of the locked differential for input torque `t`.
+    #[inline]
     fn locked_torques(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> (f64, f64, f64) {
         let k = self.lock_ratio;
         let b = self.torque_bias;
@@ -203,31 +217,35 @@ impl Block for Differential {
         Ok(())
     }
 
+    #[inline]
+    fn settings_changed(&self, rt: &mut DifferentialRuntime) {
+        rt.resolve(self);
+    }
+
     fn upstream(
         &self,
         rt: &DifferentialRuntime,
         _: &[f64],
         stage: &StageContext,
-        outputs: &[ShaftUp],
+        outputs: &[Shaft],
     ) -> ShaftUp {
-        let (o1, o2) = (&outputs[0], &outputs[1]);
+        let (o1, o2) = (&outputs[0].up, &outputs[1].up);
         let r = self.ratio;
-        let g = rt.flow.gain(r, self.efficiency);
+        let g = rt.gain;
         let b = self.torque_bias;
         match rt.mode {
             DifferentialMode::Locked => {
                 let k = self.lock_ratio;
-                let inertia = k * k * o1.inertia + o2.inertia;
                 if o1.is_held() || o2.is_held() {
                     return ShaftUp::HELD;
                 }
-                let re = self.locked_ratio();
-                let ge = g * (b * k + 1.0 - b);
-                // Generalised coordinate: ω2; the input turns re·ω2 and its torque acts ge-fold.
+                // Generalised coordinate: ω2. The input turns r_e·ω2 and its torque acts
+                // g_e-fold on ω2, so L, Tr scale by 1/g_e and the inertia k²·I1 + I2 by
+                // 1/(r_e·g_e).
                 ShaftUp {
-                    momentum: (k * o1.momentum + o2.momentum) / ge,
-                    inertia: inertia / (re * ge),
-                    reaction: (k * o1.reaction + o2.reaction) / ge,
+                    momentum: (k * o1.momentum + o2.momentum) * rt.inv_locked_gain,
+                    inertia: (k * k * o1.inertia + o2.inertia) * rt.inv_locked_ratio_gain,
+                    reaction: (k * o1.reaction + o2.reaction) * rt.inv_locked_gain,
                 }
             }
             DifferentialMode::Slipping { direction } => {
@@ -257,19 +275,19 @@ impl Block for Differential {
         }
     }
 
+    #[inline]
     fn downstream(
         &self,
         rt: &DifferentialRuntime,
         _: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let t = input.unwrap_or_default().torque;
-        let (o1, o2) = (&outputs_up[0], &outputs_up[1]);
-        let g = rt.flow.gain(self.ratio, self.efficiency);
+        let t = input.map(|s| s.down).unwrap_or_default().torque;
+        let (o1, o2) = (&outputs[0].up, &outputs[1].up);
+        let g = rt.gain;
         let (t1, t2) = match rt.mode {
             DifferentialMode::Locked => {
                 let (t1, t2, _) = self.locked_torques(g, t, o1, o2);
@@ -281,31 +299,38 @@ impl Block for Differential {
                     Pass::Momentum => 0.0,
                 };
                 let b = self.torque_bias;
-                (b * g * t - lambda, (1.0 - b) * g * t + self.lock_ratio * lambda)
+                (
+                    b * g * t - lambda,
+                    (1.0 - b) * g * t + self.lock_ratio * lambda,
+                )
             }
         };
-        outputs_down[0] = ShaftDown {
+        outputs[0].down = ShaftDown {
             torque: t1,
             speed: o1.speed().unwrap_or(0.0),
         };
-        outputs_down[1] = ShaftDown {
+        outputs[1].down = ShaftDown {
             torque: t2,
             speed: o2.speed().unwrap_or(0.0),
         };
     }
 
+    #[inline]
     fn update_modes(&self, rt: &mut DifferentialRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
-        let Some((_, input)) = shafts.input else {
+        let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
         let mut change = ModeChange::Unchanged;
         if self.efficiency < 1.0 {
             let (flow, c) = rt.flow.update(input);
-            rt.flow = flow;
-            change = c;
+            if c != ModeChange::Unchanged {
+                rt.flow = flow;
+                rt.resolve(self);
+                change = c;
+            }
         }
-        let (o1, o2) = (&shafts.outputs_up[0], &shafts.outputs_up[1]);
-        let g = rt.flow.gain(self.ratio, self.efficiency);
+        let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
+        let g = rt.gain;
         match rt.mode {
             DifferentialMode::Locked => {
                 if self.always_locked() {
@@ -320,7 +345,8 @@ impl Block for Differential {
                 }
             }
             DifferentialMode::Slipping { direction } => {
-                let slip = sign(o1.speed().unwrap_or(0.0) - self.lock_ratio * o2.speed().unwrap_or(0.0));
+                let slip =
+                    sign(o1.speed().unwrap_or(0.0) - self.lock_ratio * o2.speed().unwrap_or(0.0));
                 if self.always_locked() {
                     rt.mode = DifferentialMode::Locked;
                     return ModeChange::Impulsive;
@@ -344,18 +370,18 @@ impl Block for Differential {
     }
 
     fn sensors(&self, rt: &DifferentialRuntime, _: &[f64], shafts: &Shafts) -> DifferentialSensors {
-        let input = shafts.input.map(|(_, d)| d).unwrap_or_default();
-        let (o1, o2) = (&shafts.outputs_up[0], &shafts.outputs_up[1]);
-        let g = rt.flow.gain(self.ratio, self.efficiency);
+        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
+        let g = rt.gain;
         let b = self.torque_bias;
-        let lambda = b * g * input.torque - shafts.outputs_down[0].torque;
+        let lambda = b * g * input.torque - shafts.outputs[0].down.torque;
         DifferentialSensors {
             input_speed: input.speed,
             input_torque: input.torque,
             left_speed: o1.speed().unwrap_or(0.0),
-            left_torque: shafts.outputs_down[0].torque,
+            left_torque: shafts.outputs[0].down.torque,
             right_speed: o2.speed().unwrap_or(0.0),
-            right_torque: shafts.outputs_down[1].torque,
+            right_torque: shafts.outputs[1].down.torque,
             lock_torque: lambda,
             locked: rt.mode == DifferentialMode::Locked,
         }

@@ -4,14 +4,14 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
-    check_positive, clamp_input, check_finite,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
+    check_non_negative, check_positive, clamp_input,
 };
 use crate::curve::{Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
-use crate::shaft::{Pass, ShaftDown, ShaftUp, lump};
+use crate::shaft::{Pass, Shaft, ShaftDown, lump};
 
-/// Speed below which Coulomb friction is blended linearly through zero (rad/s), so that a
-/// stopped engine has no friction discontinuity.
+/// Speed below which Coulomb friction fades linearly to zero (rad/s), so that a stopped engine
+/// has no friction discontinuity.
 const FRICTION_BLEND_SPEED: f64 = 1.0;
 /// Width of the rev limiter's fuel cut (rpm): full fuel `LIMITER_BAND` below `max_rpm`, none at
 /// `max_rpm`.
@@ -24,7 +24,7 @@ const LIMITER_BAND: f64 = 150.0;
 /// ```text
 /// T = θ·(T_full(rpm)·torque_scale + torque_added)
 ///   + (1 − θ)·T_brake(rpm)
-///   − friction_torque·ω/√(ω² + 1) − viscous_friction·ω
+///   − friction_torque·clamp(ω/(1 rad/s), −1, 1) − viscous_friction·ω
 /// ```
 ///
 /// with `θ` the effective throttle: the driver's throttle after the throttle lag, raised by the
@@ -36,7 +36,7 @@ const LIMITER_BAND: f64 = 150.0;
 /// `starter_torque` until it passes `stall_rpm`).
 ///
 /// State: crank speed (rad/s). Ports: one output, `out`.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Debug, PartialEq)]
 pub struct Engine {
     /// Full-throttle torque (N·m) against crank speed (rpm).
     pub torque_curve: TorqueCurve,
@@ -77,6 +77,28 @@ pub struct Engine {
     pub braking_torque_added: f64,
 }
 
+impl Clone for Engine {
+    fn clone(&self) -> Self {
+        let mut e = Engine {
+            torque_curve: TorqueCurve::new(Vec::new()),
+            ..*self
+        };
+        e.torque_curve.clone_from(&self.torque_curve);
+        e
+    }
+
+    /// Reuses the torque table's allocation: the engine is cloned into the solver whenever the
+    /// throttle changes, which is every step while driving.
+    fn clone_from(&mut self, source: &Self) {
+        let mut curve = core::mem::replace(&mut self.torque_curve, TorqueCurve::new(Vec::new()));
+        curve.clone_from(&source.torque_curve);
+        *self = Engine {
+            torque_curve: curve,
+            ..*source
+        };
+    }
+}
+
 impl Default for Engine {
     /// A 2-litre petrol engine: 200 N·m peak at 4000 rpm, about 105 kW at 6000 rpm.
     fn default() -> Self {
@@ -111,7 +133,10 @@ impl Default for Engine {
 /// Runtime state of an [`Engine`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EngineRuntime {
-    /// Throttle after the lag (0..1).
+    /// Throttle after the lag at the end of the step (0..1).
+    pub lagged_throttle: f64,
+    /// Throttle applied during the step: the mean of the lagged throttle over the step, which
+    /// makes a throttle ramp independent of the step length (0..1).
     pub throttle: f64,
     /// Whether the engine fires.
     pub firing: bool,
@@ -119,6 +144,14 @@ pub struct EngineRuntime {
     pub cranking: bool,
     /// The ignition input seen last step, to detect it being turned on.
     pub ignition: bool,
+    /// Peaks of the torque curve (torque, power), derived from the settings.
+    pub peaks: (Peak, Peak),
+    /// The curve and rev limit the peaks were computed for.
+    peaks_of: (Vec<(f64, f64)>, f64),
+    /// `1 / (idle_band · idle speed)` (s/rad), derived from the settings.
+    inv_idle_span: f64,
+    /// `1 / max_rpm` (1/rpm), derived from the settings.
+    inv_max_rpm: f64,
 }
 
 /// What an [`Engine`] reports after each step.
@@ -153,21 +186,23 @@ impl Engine {
 
     /// Effective throttle at crank speed `speed` (rad/s): lagged pedal, raised by the idle
     /// controller, cut by the rev limiter.
+    #[inline]
     pub fn effective_throttle(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
         if !runtime.firing {
             return 0.0;
         }
-        let idle = self.idle_speed();
-        let idle_throttle = ((idle - speed) / (idle * self.idle_band)).clamp(0.0, 1.0);
-        let limiter = ((self.max_rpm - rad_s_to_rpm(speed)) / LIMITER_BAND).clamp(0.0, 1.0);
+        let idle_throttle = ((self.idle_speed() - speed) * runtime.inv_idle_span).clamp(0.0, 1.0);
+        let limiter = ((self.max_rpm - rad_s_to_rpm(speed)) * (1.0 / LIMITER_BAND)).clamp(0.0, 1.0);
         runtime.throttle.max(idle_throttle) * limiter
     }
 
     /// Net torque (N·m) at crank speed `speed` (rad/s).
+    #[inline]
     pub fn net_torque(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
         let rpm = rad_s_to_rpm(speed);
-        let smooth_sign = speed / (speed * speed + FRICTION_BLEND_SPEED * FRICTION_BLEND_SPEED).sqrt();
-        let braking = -(self.braking_torque * rpm / self.max_rpm) * self.braking_torque_scale
+        let smooth_sign = (speed * (1.0 / FRICTION_BLEND_SPEED)).clamp(-1.0, 1.0);
+        let braking = -(self.braking_torque * rpm * runtime.inv_max_rpm)
+            * self.braking_torque_scale
             - self.braking_torque_added * smooth_sign;
         let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
         let mut torque = if runtime.firing {
@@ -241,10 +276,25 @@ impl Block for Engine {
         Ok(())
     }
 
+    fn settings_changed(&self, runtime: &mut EngineRuntime) {
+        runtime.inv_idle_span = 1.0 / (self.idle_band * self.idle_speed());
+        runtime.inv_max_rpm = 1.0 / self.max_rpm;
+        // Called on every throttle change; the peaks only change with the curve.
+        if runtime.peaks_of.0 != self.torque_curve.points || runtime.peaks_of.1 != self.max_rpm {
+            runtime.peaks = (
+                self.torque_curve.peak_torque(),
+                self.torque_curve.peak_power(self.max_rpm),
+            );
+            runtime.peaks_of.0.clone_from(&self.torque_curve.points);
+            runtime.peaks_of.1 = self.max_rpm;
+        }
+    }
+
     fn init(&self, runtime: &mut EngineRuntime, state: &mut [f64]) {
         runtime.ignition = self.running;
         runtime.firing = self.running;
         runtime.throttle = clamp_input(self.throttle, 0.0, 1.0, 0.0);
+        runtime.lagged_throttle = runtime.throttle;
         if self.running {
             state[0] = self.idle_speed();
         }
@@ -252,11 +302,18 @@ impl Block for Engine {
 
     fn begin_step(&self, rt: &mut EngineRuntime, state: &[f64], step: &StepContext) -> ModeChange {
         let target = clamp_input(self.throttle, 0.0, 1.0, 0.0);
-        rt.throttle = if self.throttle_delay > 0.0 && target > rt.throttle {
-            (rt.throttle + step.dt / self.throttle_delay).min(target)
+        let start = rt.lagged_throttle;
+        if self.throttle_delay > 0.0 && target > start {
+            let rate = 1.0 / self.throttle_delay;
+            let end = (start + step.dt * rate).min(target);
+            // Mean over the step of a ramp that rises at `rate` and then holds at `end`.
+            let ramp_time = (end - start) / rate;
+            rt.throttle = ((start + end) / 2.0 * ramp_time + end * (step.dt - ramp_time)) / step.dt;
+            rt.lagged_throttle = end;
         } else {
-            target
-        };
+            rt.throttle = target;
+            rt.lagged_throttle = target;
+        }
         let before = (rt.firing, rt.cranking);
         if !self.running {
             rt.firing = false;
@@ -277,30 +334,30 @@ impl Block for Engine {
         }
     }
 
+    #[inline]
     fn downstream(
         &self,
         rt: &EngineRuntime,
         state: &[f64],
         stage: &StageContext,
-        _input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        _input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         derivative: &mut [f64],
     ) {
         let speed = state[0];
         match stage.pass {
             Pass::Torque => {
-                let l = lump(self.inertia, self.net_torque(rt, speed), outputs_up[0]);
+                let l = lump(self.inertia, self.net_torque(rt, speed), outputs[0].up);
                 derivative[0] = l.acceleration;
-                outputs_down[0] = ShaftDown {
+                outputs[0].down = ShaftDown {
                     torque: l.shaft_torque,
                     speed,
                 };
             }
             Pass::Momentum => {
-                let l = lump(self.inertia, self.inertia * speed, outputs_up[0]);
+                let l = lump(self.inertia, self.inertia * speed, outputs[0].up);
                 derivative[0] = l.acceleration - speed;
-                outputs_down[0] = ShaftDown {
+                outputs[0].down = ShaftDown {
                     torque: l.shaft_torque,
                     speed,
                 };
@@ -308,6 +365,7 @@ impl Block for Engine {
         }
     }
 
+    #[inline]
     fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], _: &Shafts) -> ModeChange {
         let stall = rpm_to_rad_s(self.stall_rpm);
         if rt.firing && state[0] < stall {
@@ -329,13 +387,13 @@ impl Block for Engine {
             rpm: rad_s_to_rpm(speed),
             speed,
             torque,
-            shaft_torque: shafts.outputs_down[0].torque,
+            shaft_torque: shafts.outputs[0].down.torque,
             power: torque * speed,
             throttle: self.effective_throttle(rt, speed),
             running: rt.firing,
             cranking: rt.cranking,
-            max_torque: self.torque_curve.peak_torque(),
-            max_power: self.torque_curve.peak_power(self.max_rpm),
+            max_torque: rt.peaks.0,
+            max_power: rt.peaks.1,
         }
     }
 }

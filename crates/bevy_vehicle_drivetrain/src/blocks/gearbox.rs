@@ -4,10 +4,10 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext,
-    check_non_negative, check_positive,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
+    check_positive,
 };
-use crate::shaft::{ShaftDown, ShaftUp};
+use crate::shaft::{Shaft, ShaftDown, ShaftUp};
 
 /// Power flowing through a lossy gear, latched once per substep (the torque gain depends on it).
 ///
@@ -63,7 +63,7 @@ impl PowerFlow {
 /// drives nothing and the output turns freely.
 ///
 /// No state; no inertia. Ports: `out`.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Debug, PartialEq)]
 pub struct Gearbox {
     /// Forward ratios, first gear first: input speed / output speed (dimensionless, > 0).
     pub forward_ratios: Vec<f64>,
@@ -76,6 +76,28 @@ pub struct Gearbox {
     /// Input: the gear lever; `-1` is first reverse, `0` neutral, `1` first gear. Clamped to
     /// `[-reverse_ratios.len(), forward_ratios.len()]`.
     pub gear: i32,
+}
+
+impl Clone for Gearbox {
+    fn clone(&self) -> Self {
+        let mut g = Gearbox {
+            forward_ratios: Vec::new(),
+            reverse_ratios: Vec::new(),
+            ..*self
+        };
+        g.clone_from(self);
+        g
+    }
+
+    /// Reuses the ratio tables' allocations: blocks are cloned into the solver whenever an
+    /// input (the lever) changes.
+    fn clone_from(&mut self, source: &Self) {
+        self.forward_ratios.clone_from(&source.forward_ratios);
+        self.reverse_ratios.clone_from(&source.reverse_ratios);
+        self.shift_time = source.shift_time;
+        self.efficiency = source.efficiency;
+        self.gear = source.gear;
+    }
 }
 
 impl Default for Gearbox {
@@ -102,6 +124,27 @@ pub struct GearboxRuntime {
     pub shift_timer: f64,
     /// Latched power flow.
     pub flow: PowerFlow,
+    /// Kinematic ratio of the engaged gear (0 in neutral), resolved from the settings.
+    pub ratio: f64,
+    /// Torque gain of the engaged gear for the latched power flow.
+    pub gain: f64,
+    /// `1 / ratio` (0 in neutral).
+    pub inv_ratio: f64,
+    /// `1 / gain` (0 in neutral).
+    pub inv_gain: f64,
+}
+
+impl GearboxRuntime {
+    /// Resolves ratio and gain from the engaged gear, flow and settings.
+    fn resolve(&mut self, gearbox: &Gearbox) {
+        self.ratio = gearbox.ratio(self.engaged);
+        self.gain = self.flow.gain(self.ratio, gearbox.efficiency);
+        (self.inv_ratio, self.inv_gain) = if self.engaged == 0 {
+            (0.0, 0.0)
+        } else {
+            (1.0 / self.ratio, 1.0 / self.gain)
+        };
+    }
 }
 
 /// What a [`Gearbox`] reports after each step.
@@ -133,6 +176,7 @@ impl Gearbox {
     }
 
     /// Kinematic ratio of `gear` (input/output speed, negative in reverse, 0 in neutral).
+    #[inline]
     pub fn ratio(&self, gear: i32) -> f64 {
         match gear {
             0 => 0.0,
@@ -158,11 +202,16 @@ impl Block for Gearbox {
                 "needs at least one forward gear",
             ));
         }
+        // Field paths are only formatted when something is wrong.
         for (i, &r) in self.forward_ratios.iter().enumerate() {
-            check_positive(&format!("forward_ratios[{i}]"), r)?;
+            if !(r.is_finite() && r > 0.0) {
+                check_positive(&format!("forward_ratios[{i}]"), r)?;
+            }
         }
         for (i, &r) in self.reverse_ratios.iter().enumerate() {
-            check_positive(&format!("reverse_ratios[{i}]"), r)?;
+            if !(r.is_finite() && r > 0.0) {
+                check_positive(&format!("reverse_ratios[{i}]"), r)?;
+            }
         }
         check_non_negative("shift_time", self.shift_time)?;
         check_positive("efficiency", self.efficiency)?;
@@ -175,9 +224,16 @@ impl Block for Gearbox {
         Ok(())
     }
 
+    fn settings_changed(&self, rt: &mut GearboxRuntime) {
+        // A settings change may have removed the engaged gear.
+        rt.engaged = self.clamped_gear(rt.engaged);
+        rt.resolve(self);
+    }
+
     fn init(&self, rt: &mut GearboxRuntime, _: &mut [f64]) {
         rt.engaged = self.clamped_gear(self.gear);
         rt.target = rt.engaged;
+        rt.resolve(self);
     }
 
     fn begin_step(&self, rt: &mut GearboxRuntime, _: &[f64], step: &StepContext) -> ModeChange {
@@ -191,8 +247,6 @@ impl Block for Gearbox {
                 change = ModeChange::Smooth;
             }
         }
-        // A settings change may have removed the engaged gear.
-        rt.engaged = self.clamped_gear(rt.engaged);
         if rt.engaged != rt.target {
             rt.shift_timer -= step.dt;
             if rt.shift_timer <= 1e-9 || rt.target == 0 {
@@ -205,70 +259,72 @@ impl Block for Gearbox {
                 };
             }
         }
+        rt.resolve(self);
         change
     }
 
+    #[inline]
     fn upstream(
         &self,
         rt: &GearboxRuntime,
         _: &[f64],
         _: &StageContext,
-        outputs: &[ShaftUp],
+        outputs: &[Shaft],
     ) -> ShaftUp {
         if rt.engaged == 0 {
             return ShaftUp::FREE;
         }
-        let ratio = self.ratio(rt.engaged);
-        outputs[0].reflect(ratio, rt.flow.gain(ratio, self.efficiency))
+        outputs[0].up.reflect_inv(rt.inv_ratio, rt.inv_gain)
     }
 
+    #[inline]
     fn downstream(
         &self,
         rt: &GearboxRuntime,
         _: &[f64],
         _: &StageContext,
-        input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.unwrap_or_default();
-        outputs_down[0] = if rt.engaged == 0 {
+        let input = input.map(|s| s.down).unwrap_or_default();
+        outputs[0].down = if rt.engaged == 0 {
             ShaftDown {
                 torque: 0.0,
-                speed: outputs_up[0].speed().unwrap_or(0.0),
+                speed: outputs[0].up.speed().unwrap_or(0.0),
             }
         } else {
-            let ratio = self.ratio(rt.engaged);
             ShaftDown {
-                torque: input.torque * rt.flow.gain(ratio, self.efficiency),
-                speed: input.speed / ratio,
+                torque: input.torque * rt.gain,
+                speed: input.speed * rt.inv_ratio,
             }
         };
     }
 
+    #[inline]
     fn update_modes(&self, rt: &mut GearboxRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
         if self.efficiency == 1.0 || rt.engaged == 0 {
             return ModeChange::Unchanged;
         }
-        let Some((_, input)) = shafts.input else {
+        let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
         let (flow, change) = rt.flow.update(input);
         rt.flow = flow;
+        rt.resolve(self);
         change
     }
 
     fn sensors(&self, rt: &GearboxRuntime, _: &[f64], shafts: &Shafts) -> GearboxSensors {
-        let input = shafts.input.map(|(_, d)| d).unwrap_or_default();
-        let out = shafts.outputs_down[0];
+        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let out = shafts.outputs[0].down;
         GearboxSensors {
             gear: rt.engaged,
             selected: rt.target,
-            ratio: self.ratio(rt.engaged),
+            ratio: rt.ratio,
             shifting: rt.engaged != rt.target,
             input_speed: input.speed,
-            output_speed: shafts.outputs_up[0].speed().unwrap_or(out.speed),
+            output_speed: shafts.outputs[0].up.speed().unwrap_or(out.speed),
             output_torque: out.torque,
         }
     }

@@ -8,7 +8,7 @@ use crate::block::{
     check_positive, clamp_input,
 };
 use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
-use crate::shaft::{Pass, ShaftDown, ShaftUp, lump};
+use crate::shaft::{Pass, Shaft, ShaftDown, lump};
 
 /// Fraction of `max_rpm` over which motoring torque fades to zero at the speed limit.
 const SPEED_LIMIT_BAND: f64 = 0.02;
@@ -71,6 +71,7 @@ pub struct MotorSensors {
 
 impl Motor {
     /// Torque available at `speed` (rad/s), before the command (N·m).
+    #[inline]
     pub fn available_torque(&self, speed: f64) -> f64 {
         let w = speed.abs();
         if w * self.peak_torque > self.max_power {
@@ -81,6 +82,7 @@ impl Motor {
     }
 
     /// Net motor torque at `speed` (rad/s), friction included (N·m).
+    #[inline]
     pub fn net_torque(&self, speed: f64) -> f64 {
         let command = clamp_input(self.command, -1.0, 1.0, 0.0);
         let mut torque = command * self.available_torque(speed);
@@ -115,14 +117,14 @@ impl Block for Motor {
         Ok(())
     }
 
+    #[inline]
     fn downstream(
         &self,
         _: &(),
         state: &[f64],
         stage: &StageContext,
-        _input: Option<ShaftDown>,
-        outputs_up: &[ShaftUp],
-        outputs_down: &mut [ShaftDown],
+        _input: Option<&Shaft>,
+        outputs: &mut [Shaft],
         derivative: &mut [f64],
     ) {
         let speed = state[0];
@@ -130,12 +132,12 @@ impl Block for Motor {
             Pass::Torque => self.net_torque(speed),
             Pass::Momentum => self.inertia * speed,
         };
-        let l = lump(self.inertia, source, outputs_up[0]);
+        let l = lump(self.inertia, source, outputs[0].up);
         derivative[0] = match stage.pass {
             Pass::Torque => l.acceleration,
             Pass::Momentum => l.acceleration - speed,
         };
-        outputs_down[0] = ShaftDown {
+        outputs[0].down = ShaftDown {
             torque: l.shaft_torque,
             speed,
         };
@@ -150,7 +152,7 @@ impl Block for Motor {
             torque,
             available_torque: self.available_torque(speed),
             power: torque * speed,
-            shaft_torque: shafts.outputs_down[0].torque,
+            shaft_torque: shafts.outputs[0].down.torque,
         }
     }
 }

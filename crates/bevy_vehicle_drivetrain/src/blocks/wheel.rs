@@ -7,11 +7,11 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
     check_positive, clamp_input,
 };
-use crate::shaft::{Pass, ShaftDown, ShaftUp, sign};
+use crate::shaft::{Pass, Shaft, ShaftUp, sign};
 
 /// Standard gravity (m/s²), used by [`WheelLoad::Vehicle`].
 const GRAVITY: f64 = 9.80665;
-/// Ground speed below which rolling resistance is blended linearly through zero (m/s).
+/// Ground speed below which rolling resistance fades linearly to zero (m/s).
 const ROLLING_BLEND_SPEED: f64 = 0.01;
 
 /// What the road does to a wheel when no tire model drives it: a simple, known load for tests
@@ -123,6 +123,7 @@ pub struct WheelSensors {
 
 impl Wheel {
     /// Inertia about the axle including any vehicle mass the load carries (kg·m²).
+    #[inline]
     pub fn effective_inertia(&self) -> f64 {
         match self.load {
             WheelLoad::Vehicle { mass, .. } => self.inertia + mass * self.radius * self.radius,
@@ -131,6 +132,7 @@ impl Wheel {
     }
 
     /// Load torque at spin `speed` (rad/s) (N·m).
+    #[inline]
     pub fn load_torque(&self, speed: f64) -> f64 {
         match self.load {
             WheelLoad::None => 0.0,
@@ -147,14 +149,17 @@ impl Wheel {
                 air_density,
             } => {
                 let v = speed * self.radius;
-                let rolling = rolling_resistance * mass * GRAVITY * v
-                    / (v * v + ROLLING_BLEND_SPEED * ROLLING_BLEND_SPEED).sqrt();
+                let rolling = rolling_resistance
+                    * mass
+                    * GRAVITY
+                    * (v * (1.0 / ROLLING_BLEND_SPEED)).clamp(-1.0, 1.0);
                 let drag = 0.5 * air_density * drag_area * v * v.abs();
                 -(rolling + drag) * self.radius
             }
         }
     }
 
+    #[inline]
     fn brake_capacity(&self) -> f64 {
         clamp_input(self.brake_torque, 0.0, f64::MAX, 0.0)
     }
@@ -203,12 +208,13 @@ impl Block for Wheel {
         Ok(())
     }
 
+    #[inline]
     fn upstream(
         &self,
         mode: &BrakeMode,
         state: &[f64],
         stage: &StageContext,
-        _: &[ShaftUp],
+        _: &[Shaft],
     ) -> ShaftUp {
         let speed = state[1];
         let inertia = self.effective_inertia();
@@ -230,41 +236,47 @@ impl Block for Wheel {
         }
     }
 
+    #[inline]
     fn downstream(
         &self,
         mode: &BrakeMode,
         state: &[f64],
         stage: &StageContext,
-        input: Option<ShaftDown>,
-        _: &[ShaftUp],
-        _: &mut [ShaftDown],
+        input: Option<&Shaft>,
+        _: &mut [Shaft],
         derivative: &mut [f64],
     ) {
         let speed = state[1];
-        let drive = input.unwrap_or_default().torque;
-        let inertia = self.effective_inertia();
+        let input = input.copied().unwrap_or_default();
         match (*mode, stage.pass) {
             (BrakeMode::Held, Pass::Torque) => {
                 derivative[0] = speed;
                 derivative[1] = 0.0;
             }
-            (BrakeMode::Held, Pass::Momentum) => derivative[1] = -speed,
-            (BrakeMode::Rolling { direction }, Pass::Torque) => {
-                derivative[0] = speed;
-                derivative[1] = (drive + self.load_torque(speed)
-                    - direction * self.brake_capacity())
-                    / inertia;
+            (BrakeMode::Held, Pass::Momentum) => {
+                derivative[0] = 0.0;
+                derivative[1] = -speed;
             }
-            (BrakeMode::Rolling { .. }, Pass::Momentum) => derivative[1] = drive / inertia,
+            // `input.up` is what `upstream` reported: the effective inertia and the load plus
+            // brake torque (the momentum, in a momentum pass).
+            (BrakeMode::Rolling { .. }, Pass::Torque) => {
+                derivative[0] = speed;
+                derivative[1] = (input.down.torque + input.up.reaction) / input.up.inertia;
+            }
+            (BrakeMode::Rolling { .. }, Pass::Momentum) => {
+                derivative[0] = 0.0;
+                derivative[1] = input.down.torque / input.up.inertia;
+            }
         }
     }
 
+    #[inline]
     fn update_modes(&self, mode: &mut BrakeMode, state: &[f64], shafts: &Shafts) -> ModeChange {
         let speed = state[1];
         let capacity = self.brake_capacity();
         match *mode {
             BrakeMode::Held => {
-                let drive = shafts.input.map_or(0.0, |(_, d)| d.torque);
+                let drive = shafts.input.map_or(0.0, |s| s.down.torque);
                 let net = drive + self.load_torque(speed);
                 if net.abs() > capacity {
                     *mode = BrakeMode::Rolling {
@@ -299,7 +311,7 @@ impl Block for Wheel {
 
     fn sensors(&self, mode: &BrakeMode, state: &[f64], shafts: &Shafts) -> WheelSensors {
         let speed = state[1];
-        let drive = shafts.input.map_or(0.0, |(_, d)| d.torque);
+        let drive = shafts.input.map_or(0.0, |s| s.down.torque);
         let load = self.load_torque(speed);
         let brake = match *mode {
             BrakeMode::Held => -(drive + load),

@@ -1,0 +1,208 @@
+//! Custom blocks are first-class: registered with one call, connected like built-ins, and a
+//! wrapper that only delegates reproduces the wrapped block bit for bit.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+/// A user block that wraps any block and only delegates to it.
+#[derive(Component, Clone)]
+struct Delegate<B: Block>(B);
+
+impl<B: Block> Block for Delegate<B> {
+    const TYPE_NAME: &'static str = "Delegate";
+    type Runtime = B::Runtime;
+    type Sensors = B::Sensors;
+
+    fn ports(&self) -> Ports {
+        self.0.ports()
+    }
+    fn state_len(&self) -> usize {
+        self.0.state_len()
+    }
+    fn validate(&self) -> Result<(), SettingError> {
+        self.0.validate()
+    }
+    fn settings_changed(&self, runtime: &mut B::Runtime) {
+        self.0.settings_changed(runtime)
+    }
+    fn init(&self, runtime: &mut B::Runtime, state: &mut [f64]) {
+        self.0.init(runtime, state)
+    }
+    fn begin_step(
+        &self,
+        runtime: &mut B::Runtime,
+        state: &[f64],
+        step: &StepContext,
+    ) -> ModeChange {
+        self.0.begin_step(runtime, state, step)
+    }
+    fn upstream(
+        &self,
+        runtime: &B::Runtime,
+        state: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+    ) -> ShaftUp {
+        self.0.upstream(runtime, state, stage, outputs)
+    }
+    fn downstream(
+        &self,
+        runtime: &B::Runtime,
+        state: &[f64],
+        stage: &StageContext,
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
+        derivative: &mut [f64],
+    ) {
+        self.0
+            .downstream(runtime, state, stage, input, outputs, derivative)
+    }
+    fn update_modes(&self, runtime: &mut B::Runtime, state: &[f64], shafts: &Shafts) -> ModeChange {
+        self.0.update_modes(runtime, state, shafts)
+    }
+    fn sensors(&self, runtime: &B::Runtime, state: &[f64], shafts: &Shafts) -> B::Sensors {
+        self.0.sensors(runtime, state, shafts)
+    }
+}
+
+fn maybe_wrap<B: Block>(wrap: bool, block: B, entity: &mut EntityWorldMut) {
+    if wrap {
+        entity.insert(Delegate(block));
+    } else {
+        entity.insert(block);
+    }
+}
+
+/// Clutch start, gear change and braking to a stop with a limited-slip differential; returns the
+/// state bits after every step. `wrap[i]` wraps block i in `Delegate`.
+fn trajectory(wrap: [bool; 6]) -> Vec<u64> {
+    let mut app = create_app(60.0);
+    app.register_block::<Delegate<Engine>>()
+        .register_block::<Delegate<Clutch>>()
+        .register_block::<Delegate<Gearbox>>()
+        .register_block::<Delegate<Differential>>()
+        .register_block::<Delegate<Wheel>>();
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let load = WheelLoad::Vehicle {
+        mass: 600.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.35,
+        air_density: 1.2,
+    };
+    let mut ids = Vec::new();
+    for (i, &wrapped) in wrap.iter().enumerate() {
+        let mut e = app.world_mut().spawn(BlockOf(car));
+        match i {
+            0 => maybe_wrap(
+                wrapped,
+                Engine {
+                    throttle: 0.7,
+                    ..default()
+                },
+                &mut e,
+            ),
+            1 => maybe_wrap(
+                wrapped,
+                Clutch {
+                    engagement: 0.0,
+                    ..default()
+                },
+                &mut e,
+            ),
+            2 => maybe_wrap(
+                wrapped,
+                Gearbox {
+                    gear: 1,
+                    ..default()
+                },
+                &mut e,
+            ),
+            3 => maybe_wrap(
+                wrapped,
+                Differential {
+                    lock_torque: 80.0,
+                    ..default()
+                },
+                &mut e,
+            ),
+            4 => maybe_wrap(wrapped, wheel(1.0, load.clone()), &mut e),
+            _ => maybe_wrap(wrapped, wheel(1.6, WheelLoad::Viscous(0.5)), &mut e),
+        }
+        ids.push(e.id());
+    }
+    for (i, up, port) in [
+        (1, 0, Port::OUT),
+        (2, 1, Port::OUT),
+        (3, 2, Port::OUT),
+        (4, 3, Port::LEFT),
+        (5, 3, Port::RIGHT),
+    ] {
+        app.world_mut()
+            .entity_mut(ids[i])
+            .insert(DrivenBy::port(ids[up], port));
+    }
+    let mut bits = Vec::new();
+    for step in 0..600 {
+        let t = step as f64 / 60.0;
+        let world = app.world_mut();
+        let engagement = (t / 1.0).min(1.0);
+        let lever = if t < 4.0 { 1 } else { 2 };
+        let brake = if t > 7.0 { 900.0 } else { 0.0 };
+        let throttle = if t > 7.0 { 0.0 } else { 0.7 };
+        if let Some(mut c) = world.get_mut::<Clutch>(ids[1]) {
+            c.engagement = engagement
+        }
+        if let Some(mut c) = world.get_mut::<Delegate<Clutch>>(ids[1]) {
+            c.0.engagement = engagement
+        }
+        if let Some(mut g) = world.get_mut::<Gearbox>(ids[2]) {
+            g.gear = lever
+        }
+        if let Some(mut g) = world.get_mut::<Delegate<Gearbox>>(ids[2]) {
+            g.0.gear = lever
+        }
+        if let Some(mut e) = world.get_mut::<Engine>(ids[0]) {
+            e.throttle = throttle
+        }
+        if let Some(mut e) = world.get_mut::<Delegate<Engine>>(ids[0]) {
+            e.0.throttle = throttle
+        }
+        for &w in &ids[4..] {
+            if let Some(mut wh) = world.get_mut::<Wheel>(w) {
+                wh.brake_torque = brake
+            }
+            if let Some(mut wh) = world.get_mut::<Delegate<Wheel>>(w) {
+                wh.0.brake_torque = brake
+            }
+        }
+        tick(&mut app, 1);
+        assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+        for &e in &ids {
+            bits.extend(state(&app, car, e).iter().map(|v| v.to_bits()));
+        }
+    }
+    bits
+}
+
+#[test]
+fn delegating_wrappers_reproduce_built_in_blocks_bit_for_bit() {
+    let baseline = trajectory([false; 6]);
+    // Something happened: the car moved and the brake stopped it.
+    let speeds: Vec<f64> = baseline.iter().map(|b| f64::from_bits(*b)).collect();
+    assert!(speeds.iter().any(|v| *v > 20.0));
+    for i in 0..6 {
+        let mut wrap = [false; 6];
+        wrap[i] = true;
+        assert!(
+            trajectory(wrap) == baseline,
+            "wrapping block {i} changed the trajectory"
+        );
+    }
+    assert!(
+        trajectory([true; 6]) == baseline,
+        "wrapping every block changed the trajectory"
+    );
+}

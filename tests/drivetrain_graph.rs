@@ -1,0 +1,290 @@
+//! Graph validation, determinism and spawn-order independence, through the public API.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+/// Spawns engine → clutch → gearbox → differential → two wheels; returns the block entities.
+fn spawn_chain(app: &mut App, car: Entity) -> [Entity; 6] {
+    let engine = spawn_block(app, car, "engine", Engine::default(), None);
+    let clutch = spawn_block(
+        app,
+        car,
+        "clutch",
+        Clutch::default(),
+        Some((engine, Port::OUT)),
+    );
+    let gearbox = spawn_block(
+        app,
+        car,
+        "gearbox",
+        Gearbox {
+            gear: 1,
+            ..default()
+        },
+        Some((clutch, Port::OUT)),
+    );
+    let diff = spawn_block(
+        app,
+        car,
+        "diff",
+        Differential::default(),
+        Some((gearbox, Port::OUT)),
+    );
+    let load = WheelLoad::Vehicle {
+        mass: 600.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.35,
+        air_density: 1.2,
+    };
+    let l = spawn_block(
+        app,
+        car,
+        "wheel_l",
+        wheel(1.2, load.clone()),
+        Some((diff, Port::LEFT)),
+    );
+    let r = spawn_block(
+        app,
+        car,
+        "wheel_r",
+        wheel(1.2, load),
+        Some((diff, Port::RIGHT)),
+    );
+    [engine, clutch, gearbox, diff, l, r]
+}
+
+fn error_text(app: &App, car: Entity) -> String {
+    match drivetrain(app, car).status() {
+        DrivetrainStatus::Invalid(e) => e.to_string(),
+        other => panic!("expected an invalid drivetrain, got {other:?}"),
+    }
+}
+
+#[test]
+fn valid_chain_compiles_in_pass_order() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let blocks = spawn_chain(&mut app, car);
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    assert_eq!(drivetrain(&app, car).blocks_in_order(), blocks.to_vec());
+}
+
+#[test]
+fn cycle_is_refused_and_named() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    spawn_chain(&mut app, car);
+    // Two gears driving each other, hanging from nothing.
+    let g1 = spawn_block(&mut app, car, "g1", gear(2.0), None);
+    let g2 = spawn_block(&mut app, car, "g2", gear(2.0), Some((g1, Port::OUT)));
+    app.world_mut().entity_mut(g1).insert(DrivenBy::new(g2));
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' has a cycle: 'g1' → 'g2' → 'g1'"
+    );
+}
+
+#[test]
+fn unconnected_required_port_is_refused() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [.., right] = spawn_chain(&mut app, car);
+    app.world_mut().entity_mut(right).despawn();
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' block 'diff': required output port 'right' is left unconnected"
+    );
+}
+
+#[test]
+fn connection_to_another_vehicle_is_refused() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let truck = spawn_vehicle(&mut app, "truck", 4);
+    let [_, _, gearbox, ..] = spawn_chain(&mut app, car);
+    let [_, truck_clutch, ..] = spawn_chain(&mut app, truck);
+    app.world_mut()
+        .entity_mut(gearbox)
+        .insert(DrivenBy::new(truck_clutch));
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' block 'gearbox' is connected to block 'clutch' of another vehicle, 'truck'"
+    );
+    // The truck lost nothing it needs, but one of its ports now drives a foreign block.
+    assert!(error_text(&app, truck).contains("another vehicle, 'car'"));
+}
+
+#[test]
+fn second_root_is_refused() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    spawn_chain(&mut app, car);
+    spawn_block(&mut app, car, "motor", Motor::default(), None);
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' has a second root: blocks 'engine', 'motor' have no input, but a drivetrain has exactly one root"
+    );
+}
+
+#[test]
+fn unknown_port_and_port_used_twice_are_refused() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [.., diff, _, right] = spawn_chain(&mut app, car);
+    app.world_mut()
+        .entity_mut(right)
+        .insert(DrivenBy::port(diff, Port("rear")));
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' block 'wheel_r' is driven by port 'rear' of 'diff', which has no such port (its ports: left, right)"
+    );
+    app.world_mut()
+        .entity_mut(right)
+        .insert(DrivenBy::port(diff, Port::LEFT));
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' block 'diff': output port 'left' is connected twice (to 'wheel_l' and 'wheel_r')"
+    );
+    // Fixing the connection brings the vehicle back.
+    app.world_mut()
+        .entity_mut(right)
+        .insert(DrivenBy::port(diff, Port::RIGHT));
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+}
+
+#[test]
+fn invalid_settings_are_refused_when_spawned_and_when_set() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, _, gearbox, ..] = spawn_chain(&mut app, car);
+    set::<Gearbox>(&mut app, gearbox, |g| g.forward_ratios[2] = f64::NAN);
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' block 'gearbox' (Gearbox): setting `forward_ratios[2]` must be greater than 0, got NaN"
+            .replace("must be greater than 0", "must be a finite number")
+    );
+    set::<Gearbox>(&mut app, gearbox, |g| g.forward_ratios[2] = 1.4);
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+
+    // Once running, a bad value is refused when set: the block keeps its last good settings.
+    tick(&mut app, 30);
+    let rpm_before = get::<EngineSensors>(&app, engine).rpm;
+    set::<Engine>(&mut app, engine, |e| e.inertia = f64::INFINITY);
+    tick(&mut app, 1);
+    let rejected = drivetrain(&app, car)
+        .rejected_change()
+        .expect("refused")
+        .to_string();
+    assert_eq!(
+        rejected,
+        "vehicle 'car' block 'engine' (Engine): setting `inertia` must be a finite number, got inf"
+    );
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    tick(&mut app, 60);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(s.rpm.is_finite() && (s.rpm - rpm_before).abs() < 2000.0);
+    set::<Engine>(&mut app, engine, |e| e.torque_curve.points[1].0 = 100.0);
+    tick(&mut app, 1);
+    assert!(
+        drivetrain(&app, car)
+            .rejected_change()
+            .unwrap()
+            .to_string()
+            .contains("setting `torque_curve[1].0` must be greater than the previous point's rpm")
+    );
+}
+
+/// Runs the chain for 3 s of full throttle with a clutch start and returns every block's state
+/// bits.
+fn run_chain(order: &[usize]) -> Vec<u64> {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    // Spawn in the given order; connections are made once every block exists.
+    let names = ["engine", "clutch", "gearbox", "diff", "wheel_l", "wheel_r"];
+    let mut ids = [Entity::PLACEHOLDER; 6];
+    let load = WheelLoad::Vehicle {
+        mass: 600.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.35,
+        air_density: 1.2,
+    };
+    for &i in order {
+        let world = app.world_mut();
+        let mut e = world.spawn((Name::new(names[i]), BlockOf(car)));
+        match i {
+            0 => e.insert(Engine {
+                throttle: 0.8,
+                ..default()
+            }),
+            1 => e.insert(Clutch {
+                engagement: 0.0,
+                ..default()
+            }),
+            2 => e.insert(Gearbox {
+                gear: 1,
+                ..default()
+            }),
+            3 => e.insert(Differential {
+                lock_torque: 50.0,
+                ..default()
+            }),
+            _ => e.insert(wheel(1.2, load.clone())),
+        };
+        ids[i] = e.id();
+    }
+    let links = [
+        (1, 0, Port::OUT),
+        (2, 1, Port::OUT),
+        (3, 2, Port::OUT),
+        (4, 3, Port::LEFT),
+        (5, 3, Port::RIGHT),
+    ];
+    for &i in order {
+        if let Some(&(_, up, port)) = links.iter().find(|l| l.0 == i) {
+            app.world_mut()
+                .entity_mut(ids[i])
+                .insert(DrivenBy::port(ids[up], port));
+        }
+    }
+    for step in 0..180 {
+        set::<Clutch>(&mut app, ids[1], |c| {
+            c.engagement = (step as f64 / 60.0).min(1.0)
+        });
+        tick(&mut app, 1);
+    }
+    ids.iter()
+        .flat_map(|&e| state(&app, car, e))
+        .map(f64::to_bits)
+        .collect()
+}
+
+#[test]
+fn identical_runs_are_bit_identical() {
+    let a = run_chain(&[0, 1, 2, 3, 4, 5]);
+    let b = run_chain(&[0, 1, 2, 3, 4, 5]);
+    assert_eq!(a, b);
+    assert!(
+        a.iter().any(|&bits| f64::from_bits(bits) > 10.0),
+        "something moved"
+    );
+}
+
+#[test]
+fn spawn_order_does_not_change_the_result() {
+    let a = run_chain(&[0, 1, 2, 3, 4, 5]);
+    let b = run_chain(&[5, 3, 1, 4, 0, 2]);
+    assert_eq!(a, b);
+}

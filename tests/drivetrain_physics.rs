@@ -1,0 +1,748 @@
+//! Drivetrain physics against closed-form results. Tolerances are stated per test; the
+//! drivetrain runs in f64, so exact relations hold to round-off.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+/// Gear 1:3.5: the gearbox input carries L/r, I/r², Tr/r of its output exactly, and the wheel
+/// turns at engine speed / r.
+#[test]
+fn gear_reflects_momentum_inertia_and_reaction_exactly() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        constant_torque_motor(50.0, 0.1),
+        None,
+    );
+    let gearbox = spawn_block(&mut app, car, "gear", gear(3.5), Some((motor, Port::OUT)));
+    let w = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        wheel(1.3, WheelLoad::Viscous(0.7)),
+        Some((gearbox, Port::OUT)),
+    );
+    tick(&mut app, 30);
+    let dt = drivetrain(&app, car);
+    let up_in = dt.input_shaft(gearbox).unwrap().up;
+    let up_out = dt.input_shaft(w).unwrap().up;
+    assert!(up_out.momentum > 0.0 && up_out.reaction < 0.0);
+    assert!(rel(up_in.momentum, up_out.momentum / 3.5) < 1e-12);
+    assert!(rel(up_in.inertia, up_out.inertia / (3.5 * 3.5)) < 1e-12);
+    assert!(rel(up_in.reaction, up_out.reaction / 3.5) < 1e-12);
+    let engine_speed = state(&app, car, motor)[0];
+    let wheel_speed = state(&app, car, w)[1];
+    assert!(wheel_speed > 1.0);
+    assert!(rel(wheel_speed, engine_speed / 3.5) < 1e-12);
+}
+
+/// A known torque at the wheel accelerates it with `J_eff = J_wheel + J_engine·r²`.
+#[test]
+fn reflected_inertia_sets_wheel_acceleration() {
+    let (j_engine, j_wheel, r, torque) = (0.25, 1.5, 3.5, 40.0);
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let engine = spawn_block(
+        &mut app,
+        car,
+        "engine",
+        Motor {
+            command: 0.0,
+            ..constant_torque_motor(1.0, j_engine)
+        },
+        None,
+    );
+    let gearbox = spawn_block(&mut app, car, "gear", gear(r), Some((engine, Port::OUT)));
+    let w = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        wheel(j_wheel, WheelLoad::Torque(torque)),
+        Some((gearbox, Port::OUT)),
+    );
+    tick(&mut app, 60);
+    let t = 60.0 * fixed_dt(&app);
+    let alpha = torque / (j_wheel + j_engine * r * r);
+    let wheel_speed = state(&app, car, w)[1];
+    assert!(
+        rel(wheel_speed, alpha * t) < 1e-9,
+        "{wheel_speed} vs {}",
+        alpha * t
+    );
+    assert!(rel(state(&app, car, engine)[0], r * wheel_speed) < 1e-12);
+}
+
+/// Solves the 2×2 system of a root of inertia `j` and torque `t` driving two wheels through an
+/// open differential of ratio `r` with an even split: returns the wheel accelerations.
+fn open_diff_accelerations(j: f64, t: f64, r: f64, i1: f64, i2: f64) -> (f64, f64) {
+    // KE = ½ j (r(ω1+ω2)/2)² + ½ i1 ω1² + ½ i2 ω2²; generalised forces t·r/2 on each wheel.
+    let c = j * r * r / 4.0;
+    let (m11, m12, m22) = (i1 + c, c, i2 + c);
+    let q = t * r / 2.0;
+    let det = m11 * m22 - m12 * m12;
+    ((m22 * q - m12 * q) / det, (m11 * q - m12 * q) / det)
+}
+
+#[test]
+fn open_differential_splits_torque_and_sees_harmonic_inertia() {
+    for (i1, i2) in [(1.2, 1.2), (1.0, 3.0)] {
+        let (j, t, r) = (0.2, 60.0, 3.0);
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "car", 4);
+        let motor = spawn_block(&mut app, car, "motor", constant_torque_motor(t, j), None);
+        let diff = spawn_block(
+            &mut app,
+            car,
+            "diff",
+            Differential {
+                ratio: r,
+                ..default()
+            },
+            Some((motor, Port::OUT)),
+        );
+        let left = spawn_block(
+            &mut app,
+            car,
+            "l",
+            wheel(i1, WheelLoad::None),
+            Some((diff, Port::LEFT)),
+        );
+        let right = spawn_block(
+            &mut app,
+            car,
+            "r",
+            wheel(i2, WheelLoad::None),
+            Some((diff, Port::RIGHT)),
+        );
+        tick(&mut app, 60);
+        let s = get::<DifferentialSensors>(&app, diff);
+        // Each output gets half of the input torque, times the ratio.
+        assert!(rel(s.left_torque, 0.5 * r * s.input_torque) < 1e-12);
+        assert!(rel(s.right_torque, 0.5 * r * s.input_torque) < 1e-12);
+        // Accelerations (constant: no speed-dependent torque) match the analytic solution.
+        let time = 60.0 * fixed_dt(&app);
+        let (a1, a2) = open_diff_accelerations(j, t, r, i1, i2);
+        assert!(rel(state(&app, car, left)[1], a1 * time) < 1e-9);
+        assert!(rel(state(&app, car, right)[1], a2 * time) < 1e-9);
+        // The input sees I_in = 4·I1·I2 / ((I1 + I2)·r²).
+        let up = drivetrain(&app, car).input_shaft(diff).unwrap().up;
+        assert!(rel(up.inertia, 4.0 * i1 * i2 / ((i1 + i2) * r * r)) < 1e-12);
+        if i1 != i2 {
+            assert!(rel(up.inertia, (i1 + i2) / (r * r)) > 0.1);
+        }
+    }
+}
+
+/// In a turn of radius 10 m with a 1.5 m track, wheels rolling on the road turn at
+/// v·(R ∓ t/2)/R / radius and the differential input at r × their mean.
+#[test]
+fn open_differential_follows_turn_kinematics() {
+    let (radius_turn, track, speed, r) = (10.0, 1.5, 10.0, 3.0);
+    let yaw_rate = speed / radius_turn;
+    let inner = yaw_rate * (radius_turn - track / 2.0);
+    let outer = yaw_rate * (radius_turn + track / 2.0);
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        Motor {
+            command: 0.0,
+            ..constant_torque_motor(1.0, 0.2)
+        },
+        None,
+    );
+    let diff = spawn_block(
+        &mut app,
+        car,
+        "diff",
+        Differential {
+            ratio: r,
+            ..default()
+        },
+        Some((motor, Port::OUT)),
+    );
+    let road = |v| WheelLoad::Road {
+        ground_speed: v,
+        stiffness: 50.0,
+    };
+    let left = spawn_block(
+        &mut app,
+        car,
+        "inner",
+        wheel(1.2, road(inner)),
+        Some((diff, Port::LEFT)),
+    );
+    let right = spawn_block(
+        &mut app,
+        car,
+        "outer",
+        wheel(1.2, road(outer)),
+        Some((diff, Port::RIGHT)),
+    );
+    tick(&mut app, 600);
+    let (wl, wr) = (state(&app, car, left)[1], state(&app, car, right)[1]);
+    assert!(rel(wl, inner / 0.3) < 1e-9, "{wl}");
+    assert!(rel(wr, outer / 0.3) < 1e-9, "{wr}");
+    assert!(
+        rel(
+            wr / wl,
+            (radius_turn + track / 2.0) / (radius_turn - track / 2.0)
+        ) < 1e-9
+    );
+    assert!(rel(state(&app, car, motor)[0], r * (wl + wr) / 2.0) < 1e-9);
+}
+
+/// A limited-slip differential with unequal output inertias carries exactly the lock torque
+/// needed to keep them together, λ = α·(I2 − I1)/2, and slips at its lock torque beyond that.
+#[test]
+fn limited_slip_holds_then_slips_at_lock_torque() {
+    let (j, t, r, i1, i2) = (0.2, 60.0, 3.0, 1.0, 3.0);
+    // Locked: the whole tree is one inertia.
+    let alpha = t * r / (i1 + i2 + j * r * r);
+    let lambda_needed = alpha * (i2 - i1) / 2.0;
+    for lock_torque in [1000.0, 20.0] {
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "car", 4);
+        let motor = spawn_block(&mut app, car, "motor", constant_torque_motor(t, j), None);
+        let diff = spawn_block(
+            &mut app,
+            car,
+            "diff",
+            Differential {
+                ratio: r,
+                lock_torque,
+                ..default()
+            },
+            Some((motor, Port::OUT)),
+        );
+        let left = spawn_block(
+            &mut app,
+            car,
+            "l",
+            wheel(i1, WheelLoad::None),
+            Some((diff, Port::LEFT)),
+        );
+        let right = spawn_block(
+            &mut app,
+            car,
+            "r",
+            wheel(i2, WheelLoad::None),
+            Some((diff, Port::RIGHT)),
+        );
+        tick(&mut app, 60);
+        let s = get::<DifferentialSensors>(&app, diff);
+        let (w1, w2) = (state(&app, car, left)[1], state(&app, car, right)[1]);
+        if lock_torque > lambda_needed {
+            assert!(s.locked);
+            assert!(
+                rel(s.lock_torque, lambda_needed) < 1e-9,
+                "{} vs {lambda_needed}",
+                s.lock_torque
+            );
+            assert!((w1 - w2).abs() < 1e-12 * w1.abs());
+            assert!(rel(w1, alpha * 60.0 * fixed_dt(&app)) < 1e-9);
+        } else {
+            assert!(!s.locked);
+            assert!(rel(s.lock_torque, lock_torque) < 1e-12);
+            assert!(w1 > w2 * 1.1, "the lighter wheel runs ahead: {w1} vs {w2}");
+        }
+    }
+}
+
+/// With one wheel dragged by a growing viscous load, the lock holds the speeds together until
+/// the torque it needs reaches the lock torque, then slips at exactly that torque.
+#[test]
+fn limited_slip_transition_under_growing_load() {
+    let lock_torque = 40.0;
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        constant_torque_motor(50.0, 0.2),
+        None,
+    );
+    let diff = spawn_block(
+        &mut app,
+        car,
+        "diff",
+        Differential {
+            ratio: 3.0,
+            lock_torque,
+            ..default()
+        },
+        Some((motor, Port::OUT)),
+    );
+    let left = spawn_block(
+        &mut app,
+        car,
+        "l",
+        wheel(1.0, WheelLoad::Viscous(2.0)),
+        Some((diff, Port::LEFT)),
+    );
+    let right = spawn_block(
+        &mut app,
+        car,
+        "r",
+        wheel(1.0, WheelLoad::None),
+        Some((diff, Port::RIGHT)),
+    );
+    let mut was_locked = true;
+    let mut slipped_at = None;
+    for step in 0..600 {
+        tick(&mut app, 1);
+        let s = get::<DifferentialSensors>(&app, diff);
+        let (w1, w2) = (state(&app, car, left)[1], state(&app, car, right)[1]);
+        if s.locked {
+            assert!(was_locked, "relocked at step {step}: no chatter expected");
+            assert!(s.lock_torque.abs() <= lock_torque * (1.0 + 1e-9));
+            assert!((w1 - w2).abs() < 1e-9 * w2.abs().max(1.0));
+        } else {
+            was_locked = false;
+            slipped_at.get_or_insert(step);
+            assert!(rel(s.lock_torque.abs(), lock_torque) < 1e-12);
+            assert!(w2 >= w1, "the unloaded wheel runs ahead");
+        }
+    }
+    let slipped_at = slipped_at.expect("the growing load must exceed the lock torque");
+    assert!(slipped_at > 10, "held at first ({slipped_at})");
+    let (w1, w2) = (state(&app, car, left)[1], state(&app, car, right)[1]);
+    assert!(w2 > 1.1 * w1, "{w1} {w2}");
+}
+
+#[test]
+fn locked_clutch_makes_one_inertia_and_slipping_clutch_transmits_capacity() {
+    let (t, j_motor, j_wheel) = (80.0, 0.3, 1.7);
+    for capacity in [1000.0, 30.0] {
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "car", 4);
+        let motor = spawn_block(
+            &mut app,
+            car,
+            "motor",
+            constant_torque_motor(t, j_motor),
+            None,
+        );
+        let clutch = spawn_block(
+            &mut app,
+            car,
+            "clutch",
+            Clutch {
+                max_torque: capacity,
+                engagement: 1.0,
+            },
+            Some((motor, Port::OUT)),
+        );
+        let w = spawn_block(
+            &mut app,
+            car,
+            "wheel",
+            wheel(j_wheel, WheelLoad::None),
+            Some((clutch, Port::OUT)),
+        );
+        tick(&mut app, 60);
+        let s = get::<ClutchSensors>(&app, clutch);
+        let (wm, ww) = (state(&app, car, motor)[0], state(&app, car, w)[1]);
+        let time = 60.0 * fixed_dt(&app);
+        if capacity > t {
+            let alpha = t / (j_motor + j_wheel);
+            assert!(s.locked);
+            assert!(rel(wm, alpha * time) < 1e-9 && rel(ww, alpha * time) < 1e-9);
+            assert!(rel(s.torque, j_wheel * alpha) < 1e-9);
+        } else {
+            assert!(!s.locked);
+            assert!(rel(s.torque, capacity) < 1e-12);
+            assert!(rel(ww, capacity / j_wheel * time) < 1e-9);
+            assert!(rel(wm, (t - capacity) / j_motor * time) < 1e-9);
+        }
+    }
+}
+
+/// Engine at 2000 rpm, car at rest, clutch engaged over 1 s: the clutch torque never changes
+/// sign across lock-up, and the clutch locks once and stays locked.
+#[test]
+fn clutch_engagement_from_rest_has_no_chatter() {
+    let hz = 60.0;
+    let mut app = create_app(hz);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let engine = spawn_block(
+        &mut app,
+        car,
+        "engine",
+        Engine {
+            throttle: 0.3,
+            ..default()
+        },
+        None,
+    );
+    let clutch = spawn_block(
+        &mut app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: 300.0,
+            engagement: 0.0,
+        },
+        Some((engine, Port::OUT)),
+    );
+    let gearbox = spawn_block(
+        &mut app,
+        car,
+        "gearbox",
+        Gearbox {
+            gear: 1,
+            ..default()
+        },
+        Some((clutch, Port::OUT)),
+    );
+    let diff = spawn_block(
+        &mut app,
+        car,
+        "diff",
+        Differential::default(),
+        Some((gearbox, Port::OUT)),
+    );
+    let load = WheelLoad::Vehicle {
+        mass: 650.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.35,
+        air_density: 1.2,
+    };
+    spawn_block(
+        &mut app,
+        car,
+        "wl",
+        wheel(1.2, load.clone()),
+        Some((diff, Port::LEFT)),
+    );
+    spawn_block(
+        &mut app,
+        car,
+        "wr",
+        wheel(1.2, load),
+        Some((diff, Port::RIGHT)),
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, engine, &[rpm_to_rad_s(2000.0)]);
+    let mut sign_changes = 0;
+    let mut last_sign = 0.0;
+    let mut lock_changes = 0;
+    let mut was_locked = false;
+    for step in 0..(3.0 * hz) as usize {
+        let engagement = (step as f64 / hz).min(1.0);
+        set::<Clutch>(&mut app, clutch, |c| c.engagement = engagement);
+        tick(&mut app, 1);
+        let s = get::<ClutchSensors>(&app, clutch);
+        let sign = if s.torque > 1e-9 {
+            1.0
+        } else if s.torque < -1e-9 {
+            -1.0
+        } else {
+            0.0
+        };
+        if sign != 0.0 {
+            if last_sign != 0.0 && sign != last_sign {
+                sign_changes += 1;
+            }
+            last_sign = sign;
+        }
+        if s.locked != was_locked {
+            lock_changes += 1;
+            was_locked = s.locked;
+        }
+        assert!(s.torque.abs() <= s.capacity * (1.0 + 1e-12) + 1e-9);
+    }
+    assert_eq!(sign_changes, 0, "clutch torque changed sign");
+    assert!(was_locked, "the clutch should have locked");
+    assert_eq!(lock_changes, 1, "locked once and stayed locked");
+    assert!(get::<EngineSensors>(&app, engine).running, "no stall");
+}
+
+/// Kinetic energy of a set of blocks: ½·I·ω² summed, with I from the caller.
+fn kinetic_energy(app: &App, car: Entity, parts: &[(Entity, f64, usize)]) -> f64 {
+    parts
+        .iter()
+        .map(|&(e, inertia, idx)| 0.5 * inertia * state(app, car, e)[idx].powi(2))
+        .sum()
+}
+
+/// An AWD tree (clutch, gearbox, biased centre differential, two axle differentials, four
+/// wheels of unequal inertia) with every loss at zero.
+fn spawn_awd(app: &mut App, motor: Motor) -> (Entity, Vec<(Entity, f64, usize)>) {
+    let car = spawn_vehicle(app, "awd", 4);
+    let j = motor.inertia;
+    let m = spawn_block(app, car, "motor", motor, None);
+    let c = spawn_block(app, car, "clutch", Clutch::default(), Some((m, Port::OUT)));
+    let g = spawn_block(app, car, "gear", gear(2.5), Some((c, Port::OUT)));
+    let centre = spawn_block(
+        app,
+        car,
+        "centre",
+        Differential {
+            ratio: 1.0,
+            torque_bias: 0.4,
+            ..default()
+        },
+        Some((g, Port::OUT)),
+    );
+    let front = spawn_block(
+        app,
+        car,
+        "front",
+        Differential {
+            ratio: 3.5,
+            ..default()
+        },
+        Some((centre, Port::LEFT)),
+    );
+    let rear = spawn_block(
+        app,
+        car,
+        "rear",
+        Differential {
+            ratio: 3.5,
+            ..default()
+        },
+        Some((centre, Port::RIGHT)),
+    );
+    let mut parts = vec![(m, j, 0)];
+    for (name, diff, port, inertia) in [
+        ("fl", front, Port::LEFT, 1.1),
+        ("fr", front, Port::RIGHT, 0.9),
+        ("rl", rear, Port::LEFT, 1.3),
+        ("rr", rear, Port::RIGHT, 1.6),
+    ] {
+        let w = spawn_block(
+            app,
+            car,
+            name,
+            wheel(inertia, WheelLoad::None),
+            Some((diff, port)),
+        );
+        parts.push((w, inertia, 1));
+    }
+    (car, parts)
+}
+
+/// With every loss at zero and no torque, kinetic energy stays constant (1e-9 relative over
+/// 60 s) through clutch, gearbox and three differentials with unequal inertias.
+#[test]
+fn energy_is_conserved_without_losses() {
+    let mut app = create_app(60.0);
+    let (car, parts) = spawn_awd(
+        &mut app,
+        Motor {
+            command: 0.0,
+            ..constant_torque_motor(1.0, 0.15)
+        },
+    );
+    tick(&mut app, 1);
+    // Different wheel speeds, as in a turn; the first step's momentum pass makes the root agree.
+    for (i, &(e, _, _)) in parts.iter().enumerate().skip(1) {
+        set_state(&mut app, car, e, &[0.0, 20.0 + 3.0 * i as f64]);
+    }
+    tick(&mut app, 1);
+    let e0 = kinetic_energy(&app, car, &parts);
+    tick(&mut app, 60 * 60);
+    let e1 = kinetic_energy(&app, car, &parts);
+    assert!(e0 > 100.0);
+    assert!(rel(e1, e0) < 1e-9, "{e0} -> {e1}");
+}
+
+/// With a constant input torque and no losses, the kinetic energy gained equals the work done
+/// by the root, T·Δθ (1e-9 relative over 10 s), so the passes neither make nor lose power.
+#[test]
+fn energy_balance_with_input_torque() {
+    let hz = 60.0;
+    let torque = 30.0;
+    let mut app = create_app(hz);
+    let (car, parts) = spawn_awd(&mut app, constant_torque_motor(torque, 0.15));
+    let motor = parts[0].0;
+    tick(&mut app, 1);
+    let e0 = kinetic_energy(&app, car, &parts);
+    let mut angle = 0.0;
+    let mut speed = state(&app, car, motor)[0];
+    for _ in 0..(10.0 * hz) as usize {
+        tick(&mut app, 1);
+        let new = state(&app, car, motor)[0];
+        angle += 0.5 * (speed + new) * fixed_dt(&app); // exact: the root speed is linear in time
+        speed = new;
+    }
+    let gained = kinetic_energy(&app, car, &parts) - e0;
+    let work = torque * angle;
+    assert!(work > 1000.0);
+    assert!(rel(gained, work) < 1e-9, "{gained} vs {work}");
+}
+
+/// Flywheel with viscous loss: halving the substep divides the error by 16 ± 2 (RK4 is fourth
+/// order).
+#[test]
+fn rk4_is_fourth_order() {
+    let (j, c_motor, i_wheel, c_wheel, w0) = (0.5, 0.6, 0.5, 1.4, 100.0);
+    let lambda = (c_motor + c_wheel) / (j + i_wheel);
+    let t_end = 2.0;
+    let error = |substeps: u32| {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, VehiclePhysicsPlugins))
+            .insert_resource(Time::<Fixed>::from_seconds(0.1))
+            .insert_resource(bevy::time::TimeUpdateStrategy::FixedTimesteps(1));
+        app.update();
+        let car = spawn_vehicle(&mut app, "flywheel", substeps);
+        let m = spawn_block(
+            &mut app,
+            car,
+            "motor",
+            Motor {
+                command: 0.0,
+                viscous_friction: c_motor,
+                ..constant_torque_motor(1.0, j)
+            },
+            None,
+        );
+        let w = spawn_block(
+            &mut app,
+            car,
+            "wheel",
+            wheel(i_wheel, WheelLoad::Viscous(c_wheel)),
+            Some((m, Port::OUT)),
+        );
+        // Compile, then set the initial speed (consistent: motor and wheel turn together).
+        app.world_mut().run_schedule(FixedUpdate);
+        set_state(&mut app, car, m, &[w0]);
+        set_state(&mut app, car, w, &[0.0, w0]);
+        // Steps of 0.1 s from t = 0 to t_end.
+        let dt = app
+            .world()
+            .resource::<Time<Fixed>>()
+            .timestep()
+            .as_secs_f64();
+        let steps = (t_end / dt).round() as usize;
+        for _ in 0..steps {
+            app.world_mut().get_mut::<Drivetrain>(car).unwrap().step(dt);
+        }
+        let exact = w0 * (-lambda * t_end).exp();
+        (state(&app, car, w)[1] - exact).abs()
+    };
+    let (e1, e2, e4) = (error(1), error(2), error(4));
+    assert!(e4 > 1e-12, "error must stay above round-off: {e4}");
+    let (r1, r2) = (e1 / e2, e2 / e4);
+    assert!((r1 - 16.0).abs() < 2.0, "{e1} / {e2} = {r1}");
+    assert!((r2 - 16.0).abs() < 2.0, "{e2} / {e4} = {r2}");
+}
+
+/// Spawns engine → clutch → gearbox → differential → two wheels carrying a 1300 kg car, and
+/// returns (car, engine, clutch, left wheel).
+fn spawn_car_drivetrain(
+    app: &mut App,
+    gear_lever: i32,
+    engagement: f64,
+) -> (Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "car", 4);
+    let engine = spawn_block(app, car, "engine", Engine::default(), None);
+    let clutch = spawn_block(
+        app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: 350.0,
+            engagement,
+        },
+        Some((engine, Port::OUT)),
+    );
+    let gearbox = spawn_block(
+        app,
+        car,
+        "gearbox",
+        Gearbox {
+            gear: gear_lever,
+            ..default()
+        },
+        Some((clutch, Port::OUT)),
+    );
+    let diff = spawn_block(
+        app,
+        car,
+        "diff",
+        Differential::default(),
+        Some((gearbox, Port::OUT)),
+    );
+    let load = WheelLoad::Vehicle {
+        mass: 650.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.35,
+        air_density: 1.2,
+    };
+    let left = spawn_block(
+        app,
+        car,
+        "wl",
+        wheel(1.2, load.clone()),
+        Some((diff, Port::LEFT)),
+    );
+    spawn_block(app, car, "wr", wheel(1.2, load), Some((diff, Port::RIGHT)));
+    (car, engine, clutch, left)
+}
+
+/// 30, 60 and 120 Hz give the same spin-up curves within 0.5 %: full throttle in second gear,
+/// and a clutch start from rest in first gear.
+#[test]
+fn spin_up_is_independent_of_the_fixed_rate() {
+    let run = |hz: f64, clutch_start: bool| -> Vec<f64> {
+        let mut app = create_app(hz);
+        let (car, engine, clutch, wheel_l) = spawn_car_drivetrain(
+            &mut app,
+            if clutch_start { 1 } else { 2 },
+            if clutch_start { 0.0 } else { 1.0 },
+        );
+        tick(&mut app, 1);
+        if !clutch_start {
+            // Rolling in second gear at 2000 rpm.
+            let w = rpm_to_rad_s(2000.0) / (2.1 * 4.1);
+            set_state(&mut app, car, engine, &[rpm_to_rad_s(2000.0)]);
+            for e in drivetrain(&app, car).blocks_in_order() {
+                if app.world().get::<Wheel>(e).is_some() {
+                    set_state(&mut app, car, e, &[0.0, w]);
+                }
+            }
+        }
+        set::<Engine>(&mut app, engine, |e| {
+            e.throttle = if clutch_start { 0.5 } else { 1.0 }
+        });
+        let mut samples = Vec::new();
+        let steps_per_s = hz as usize;
+        for step in 1..=5 * steps_per_s {
+            if clutch_start {
+                // Sampled at the middle of the step, so the ramp is the same at every rate.
+                let engagement = ((step as f64 - 0.5) / hz / 1.5).min(1.0);
+                set::<Clutch>(&mut app, clutch, |c| c.engagement = engagement);
+            }
+            tick(&mut app, 1);
+            if step % steps_per_s == 0 {
+                samples.push(state(&app, car, wheel_l)[1]);
+            }
+        }
+        samples
+    };
+    for clutch_start in [false, true] {
+        let reference = run(120.0, clutch_start);
+        for hz in [30.0, 60.0] {
+            let other = run(hz, clutch_start);
+            for (a, b) in other.iter().zip(&reference) {
+                assert!(*b > 1.0);
+                assert!(
+                    rel(*a, *b) < 0.005,
+                    "{hz} Hz (clutch start: {clutch_start}): {other:?} vs {reference:?}"
+                );
+            }
+        }
+    }
+}
