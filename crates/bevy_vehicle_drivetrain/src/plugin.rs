@@ -10,7 +10,10 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 use crate::block::{Block, Ports, SettingError};
-use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel};
+use crate::blocks::{
+    Clutch, ClutchSensors, Differential, DifferentialSensors, Engine, EngineSensors, Gearbox,
+    GearboxSensors, Motor, MotorSensors, Wheel, WheelSensors,
+};
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
 use crate::shaft::Shaft;
@@ -77,7 +80,7 @@ pub struct Drivetrain {
     pub substeps: u32,
     program: Option<Program>,
     status: DrivetrainStatus,
-    rejected: Option<VehicleError>,
+    rejected: Option<Box<VehicleError>>,
 }
 
 impl Default for Drivetrain {
@@ -113,7 +116,7 @@ impl Drivetrain {
 
     /// The last block change that was refused (the block kept its previous settings).
     pub fn rejected_change(&self) -> Option<&VehicleError> {
-        self.rejected.as_ref()
+        self.rejected.as_deref()
     }
 
     /// The block entities in pass order (root first), or an empty list when not compiled.
@@ -290,11 +293,18 @@ impl RegisterBlock for App {
                     .in_set(DrivetrainSystems::Rebuild)
                     .before(rebuild_drivetrains),
                 sync_block_in::<B>.in_set(DrivetrainSystems::SyncIn),
-                sync_block_out::<B>.in_set(DrivetrainSystems::SyncOut),
             ),
-        )
-        .add_observer(on_block_added::<B>)
-        .add_observer(on_block_removed::<B>)
+        );
+        // Built-in blocks' sensors are written by one pass over the vehicles
+        // (`write_builtin_sensors`), which keeps each program in cache while it is read.
+        if !Cell::is_builtin::<B>() {
+            self.add_systems(
+                schedule,
+                sync_block_out::<B>.in_set(DrivetrainSystems::SyncOut),
+            );
+        }
+        self.add_observer(on_block_added::<B>)
+            .add_observer(on_block_removed::<B>)
     }
 }
 
@@ -320,6 +330,7 @@ impl Plugin for DrivetrainPlugin {
                         .in_set(DrivetrainSystems::Rebuild)
                         .run_if(|d: Res<DirtyDrivetrains>| !d.0.is_empty()),
                     step_drivetrains.in_set(DrivetrainSystems::Step),
+                    write_builtin_sensors.in_set(DrivetrainSystems::SyncOut),
                 ),
             )
             .add_observer(on_drivetrain_added)
@@ -599,7 +610,7 @@ fn sync_block_in<B: Block>(
                     },
                 };
                 error!("{error}; keeping the previous settings");
-                drivetrain.rejected = Some(error);
+                drivetrain.rejected = Some(Box::new(error));
             }
         }
     }
@@ -612,6 +623,44 @@ fn step_drivetrains(time: Res<Time>, mut vehicles: Query<&mut Drivetrain>) {
     }
     for mut drivetrain in &mut vehicles {
         drivetrain.step(dt);
+    }
+}
+
+/// Writes the sensors of every built-in block, vehicle by vehicle.
+fn write_builtin_sensors(
+    vehicles: Query<&Drivetrain>,
+    mut engines: Query<&mut EngineSensors>,
+    mut motors: Query<&mut MotorSensors>,
+    mut clutches: Query<&mut ClutchSensors>,
+    mut gearboxes: Query<&mut GearboxSensors>,
+    mut differentials: Query<&mut DifferentialSensors>,
+    mut wheels: Query<&mut WheelSensors>,
+) {
+    fn write<B: Block>(
+        sensors: &mut Query<&mut B::Sensors>,
+        program: &Program,
+        cell: &BlockCell<B>,
+        i: usize,
+    ) {
+        if let Ok(mut s) = sensors.get_mut(program.nodes[i].entity) {
+            *s = program.sensors_of(cell, i);
+        }
+    }
+    for drivetrain in &vehicles {
+        let Some(p) = drivetrain.program.as_ref() else {
+            continue;
+        };
+        for i in 0..p.nodes.len() {
+            match &p.blocks[i] {
+                Cell::Engine(c) => write(&mut engines, p, c, i),
+                Cell::Motor(c) => write(&mut motors, p, c, i),
+                Cell::Clutch(c) => write(&mut clutches, p, c, i),
+                Cell::Gearbox(c) => write(&mut gearboxes, p, c, i),
+                Cell::Differential(c) => write(&mut differentials, p, c, i),
+                Cell::Wheel(c) => write(&mut wheels, p, c, i),
+                Cell::Custom(_) | Cell::OpenEnd => {}
+            }
+        }
     }
 }
 

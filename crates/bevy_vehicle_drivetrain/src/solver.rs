@@ -158,6 +158,20 @@ macro_rules! with_cell {
 }
 
 impl Cell {
+    /// Whether `B` is one of the built-in blocks stored inline.
+    pub fn is_builtin<B: Block>() -> bool {
+        let id = core::any::TypeId::of::<B>();
+        [
+            core::any::TypeId::of::<Engine>(),
+            core::any::TypeId::of::<Motor>(),
+            core::any::TypeId::of::<Clutch>(),
+            core::any::TypeId::of::<Gearbox>(),
+            core::any::TypeId::of::<Differential>(),
+            core::any::TypeId::of::<Wheel>(),
+        ]
+        .contains(&id)
+    }
+
     /// Wraps block `block` of any registered type, inline when it is a built-in.
     pub fn new<B: Block>(block: B) -> Cell {
         fn take<T: Block>(any: Box<dyn Any>) -> BlockCell<T> {
@@ -419,11 +433,14 @@ impl Program {
             return None;
         }
         let cell = self.blocks[i].as_any()?.downcast_ref::<BlockCell<B>>()?;
+        Some(self.sensors_of(cell, i))
+    }
+
+    /// Sensors of `cell`, the block at node `i`.
+    pub fn sensors_of<B: Block>(&self, cell: &BlockCell<B>, i: usize) -> B::Sensors {
         let shafts = shafts_of(&self.nodes, &self.shafts, i);
-        Some(
-            cell.block
-                .sensors(&cell.runtime, &self.x[self.nodes[i].state()], &shafts),
-        )
+        cell.block
+            .sensors(&cell.runtime, &self.x[self.nodes[i].state()], &shafts)
     }
 }
 
