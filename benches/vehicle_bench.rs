@@ -58,9 +58,6 @@ struct StepCount(u64);
 fn driver(mut count: ResMut<StepCount>, mut engines: Query<&mut Engine>) {
     count.0 += 1;
     let throttle = 0.6 + 0.4 * ((count.0 as f64) * 0.05).sin();
-    if std::env::var_os("NO_DRIVER").is_some() {
-        return;
-    }
     for mut e in &mut engines {
         e.throttle = throttle;
     }
@@ -208,8 +205,16 @@ fn main() {
         println!(
             "== drivetrain alone: engine → clutch → gearbox → LSD → 2 wheels, 4 RK4 substeps, one thread =="
         );
-        let figures: Vec<_> = [1, 100, 10_000].into_iter().map(bench_drivetrain).collect();
-        let at_100 = figures[1].us_per_vehicle_step;
+        // BENCH_VEHICLES=n runs one size only (for profiling).
+        let sizes: Vec<usize> = match std::env::var("BENCH_VEHICLES") {
+            Ok(n) => vec![n.parse().expect("BENCH_VEHICLES is a number")],
+            Err(_) => vec![1, 100, 10_000],
+        };
+        let figures: Vec<_> = sizes.into_iter().map(bench_drivetrain).collect();
+        let at_100 = figures
+            .iter()
+            .find(|f| f.vehicles == 100)
+            .map_or(figures[0].us_per_vehicle_step, |f| f.us_per_vehicle_step);
         println!(
             "{:>9} {:>17} {:>9} {:>15} {:>12} {:>10}",
             "vehicles", "µs/vehicle-step", "(best)", "vs 2 µs target", "vs 100 cars", "bytes/car"
@@ -225,6 +230,8 @@ fn main() {
                 f.bytes_per_vehicle
             );
         }
-        println!("(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage included)");
+        println!(
+            "(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage included)"
+        );
     }
 }

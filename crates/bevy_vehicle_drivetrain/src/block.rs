@@ -175,18 +175,22 @@ impl SettingError {
 }
 
 /// Checks that `value` is finite (not NaN, not ±∞).
+#[inline]
 pub fn check_finite(field: &str, value: f64) -> Result<(), SettingError> {
     if value.is_finite() {
         Ok(())
     } else {
-        Err(SettingError::new(
-            field,
-            format!("must be a finite number, got {value}"),
-        ))
+        Err(not_finite(field, value))
     }
 }
 
+#[cold]
+fn not_finite(field: &str, value: f64) -> SettingError {
+    SettingError::new(field, format!("must be a finite number, got {value}"))
+}
+
 /// Checks that `value` is finite and `> 0`.
+#[inline]
 pub fn check_positive(field: &str, value: f64) -> Result<(), SettingError> {
     check_finite(field, value)?;
     if value > 0.0 {
@@ -200,6 +204,7 @@ pub fn check_positive(field: &str, value: f64) -> Result<(), SettingError> {
 }
 
 /// Checks that `value` is finite and `>= 0`.
+#[inline]
 pub fn check_non_negative(field: &str, value: f64) -> Result<(), SettingError> {
     check_finite(field, value)?;
     if value >= 0.0 {
@@ -213,6 +218,7 @@ pub fn check_non_negative(field: &str, value: f64) -> Result<(), SettingError> {
 }
 
 /// Checks that `value` lies in `[min, max]`.
+#[inline]
 pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<(), SettingError> {
     check_finite(field, value)?;
     if (min..=max).contains(&value) {

@@ -76,6 +76,11 @@ pub enum DrivetrainError {
         /// The other block's vehicle, if it has one.
         other_vehicle: Option<String>,
     },
+    /// More blocks or continuous states than one drivetrain can index.
+    TooLarge {
+        /// Number of blocks.
+        blocks: usize,
+    },
     /// The shafts form a cycle.
     Cycle {
         /// The blocks on the cycle, in drive order.
@@ -154,6 +159,10 @@ impl fmt::Display for DrivetrainError {
                     "block '{block}' is connected to '{other}', which belongs to no vehicle"
                 ),
             },
+            DrivetrainError::TooLarge { blocks } => write!(
+                f,
+                "has {blocks} blocks; a drivetrain holds at most {MAX_BLOCKS} blocks and {MAX_BLOCKS} continuous states"
+            ),
             DrivetrainError::Cycle { blocks } => {
                 write!(f, "has a cycle: ")?;
                 for b in blocks {
@@ -230,11 +239,19 @@ pub struct Topology {
     pub nodes: Vec<TopoNode>,
 }
 
+/// Most blocks (and most continuous states) one drivetrain can hold.
+pub const MAX_BLOCKS: usize = 4096;
+
 /// Checks the graph and orders it. The order depends only on the graph, never on the order of
 /// `blocks`, so spawning blocks in another order gives the same program.
 pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> {
     if blocks.is_empty() {
         return Err(DrivetrainError::NoBlocks);
+    }
+    if blocks.len() > MAX_BLOCKS {
+        return Err(DrivetrainError::TooLarge {
+            blocks: blocks.len(),
+        });
     }
     let index_of = |e: Entity| blocks.iter().position(|b| b.entity == e);
 

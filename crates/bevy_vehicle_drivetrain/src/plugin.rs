@@ -70,7 +70,7 @@ pub enum DrivetrainStatus {
     /// Compiled and running.
     Ready,
     /// Refused; the vehicle's drivetrain does not run until the problem is fixed.
-    Invalid(VehicleError),
+    Invalid(Box<VehicleError>),
 }
 
 /// On a vehicle entity: its drivetrain. The blocks are entities with [`BlockOf`] this entity.
@@ -109,7 +109,7 @@ impl Drivetrain {
     /// The error that keeps this drivetrain from running, if any.
     pub fn error(&self) -> Option<&VehicleError> {
         match &self.status {
-            DrivetrainStatus::Invalid(e) => Some(e),
+            DrivetrainStatus::Invalid(e) => Some(&**e),
             _ => None,
         }
     }
@@ -166,8 +166,13 @@ impl Drivetrain {
 
     /// Advances by one fixed step of `dt` seconds. Does nothing unless compiled.
     pub fn step(&mut self, dt: f64) {
+        self.step_with(dt, &mut Vec::new());
+    }
+
+    /// [`Drivetrain::step`] with a caller-kept scratch buffer, to avoid an allocation per call.
+    pub fn step_with(&mut self, dt: f64, scratch: &mut Vec<f64>) {
         if let Some(p) = self.program.as_mut() {
-            p.step(dt, self.substeps);
+            p.step(dt, self.substeps, scratch);
         }
     }
 
@@ -458,7 +463,7 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
         Err(error) => {
             error!("{error}");
             drivetrain.program = None;
-            drivetrain.status = DrivetrainStatus::Invalid(error);
+            drivetrain.status = DrivetrainStatus::Invalid(Box::new(error));
         }
     }
     for (entity, node) in slots {
@@ -558,6 +563,12 @@ fn compile(
         cells.push(Some(extracted.cell));
     }
     let topology = order_blocks(&graph).map_err(fail)?;
+    let states: usize = cells.iter().flatten().map(Cell::state_len).sum();
+    if states > crate::graph::MAX_BLOCKS {
+        return Err(fail(DrivetrainError::TooLarge {
+            blocks: entities.len(),
+        }));
+    }
     Ok(Program::new(&topology, &entities, |i| {
         cells[i].take().expect("each block is placed once")
     }))
@@ -616,13 +627,17 @@ fn sync_block_in<B: Block>(
     }
 }
 
-fn step_drivetrains(time: Res<Time>, mut vehicles: Query<&mut Drivetrain>) {
+fn step_drivetrains(
+    time: Res<Time>,
+    mut vehicles: Query<&mut Drivetrain>,
+    mut scratch: Local<Vec<f64>>,
+) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
         return;
     }
     for mut drivetrain in &mut vehicles {
-        drivetrain.step(dt);
+        drivetrain.step_with(dt, &mut scratch);
     }
 }
 

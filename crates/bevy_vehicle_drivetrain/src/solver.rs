@@ -198,7 +198,7 @@ impl Cell {
     }
 
     #[inline]
-    fn state_len(&self) -> usize {
+    pub fn state_len(&self) -> usize {
         with_cell!(self, c => c.state_len(), open => 0)
     }
 
@@ -225,6 +225,11 @@ impl Cell {
         outputs: &mut [Shaft],
         derivative: &mut [f64],
     ) {
+        if let Cell::Custom(_) = self {
+            // The derivative buffers are shared between vehicles: never let a user block that
+            // forgets a state read another vehicle's numbers.
+            derivative.fill(0.0);
+        }
         with_cell!(
             self,
             c => c.downstream(state, stage, input, outputs, derivative),
@@ -260,24 +265,20 @@ impl Cell {
 pub(crate) struct Node {
     /// The block entity (`Entity::PLACEHOLDER` for an open port).
     pub entity: Entity,
-    /// First child node; children are consecutive.
-    pub first_child: u32,
-    /// Number of children.
-    pub children: u32,
-    /// Offset of the node's continuous state in the state vector.
-    pub state: u32,
-    /// Length of the node's continuous state.
-    pub state_len: u32,
+    /// The node's children (consecutive nodes, in port order): start and end index.
+    pub children: [u16; 2],
+    /// The node's continuous state in the state vector: start and end index.
+    pub state: [u16; 2],
 }
 
 impl Node {
     #[inline]
     fn children(&self) -> core::ops::Range<usize> {
-        self.first_child as usize..(self.first_child + self.children) as usize
+        self.children[0] as usize..self.children[1] as usize
     }
     #[inline]
     fn state(&self) -> core::ops::Range<usize> {
-        self.state as usize..(self.state + self.state_len) as usize
+        self.state[0] as usize..self.state[1] as usize
     }
 }
 
@@ -296,10 +297,6 @@ pub(crate) struct Program {
     pub shafts: SmallVec<[Shaft; INLINE_NODES]>,
     /// Committed continuous state.
     pub x: SmallVec<[f64; INLINE_STATES]>,
-    /// RK4 work buffers: k1, k2, k3, k4 and the stage state, each `x.len()` long.
-    work: SmallVec<[f64; 5 * INLINE_STATES]>,
-    /// Speed changes of a momentum pass.
-    delta: SmallVec<[f64; INLINE_STATES]>,
     /// A momentum pass is due before the next stage (after a rebuild).
     pub pending_projection: bool,
 }
@@ -314,31 +311,27 @@ impl Program {
     ) -> Program {
         let mut nodes = SmallVec::new();
         let mut blocks = SmallVec::new();
-        let mut offset = 0u32;
+        let mut offset = 0u16;
         for t in &topology.nodes {
             let (entity, block) = match t.block {
                 Some(i) => (entities[i], take_block(i)),
                 None => (Entity::PLACEHOLDER, Cell::OpenEnd),
             };
-            let len = block.state_len() as u32;
+            let len = block.state_len() as u16;
             nodes.push(Node {
                 entity,
-                first_child: t.first_child as u32,
-                children: t.children as u32,
-                state: offset,
-                state_len: len,
+                children: [t.first_child as u16, (t.first_child + t.children) as u16],
+                state: [offset, offset + len],
             });
             offset += len;
             blocks.push(block);
         }
-        let n = offset as usize;
+        let n = usize::from(offset);
         let mut program = Program {
             shafts: SmallVec::from_elem(Shaft::default(), nodes.len()),
             nodes,
             blocks,
             x: SmallVec::from_elem(0.0, n),
-            work: SmallVec::from_elem(0.0, 5 * n),
-            delta: SmallVec::from_elem(0.0, n),
             pending_projection: true,
         };
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
@@ -364,25 +357,29 @@ impl Program {
     }
 
     /// Advances the drivetrain by one fixed step of `dt` seconds in `substeps` RK4 substeps.
-    pub fn step(&mut self, dt: f64, substeps: u32) {
+    ///
+    /// `scratch` holds the RK4 stage buffers; they live outside the program because they need
+    /// not survive the step, and one buffer shared by every vehicle stays in cache.
+    pub fn step(&mut self, dt: f64, substeps: u32, scratch: &mut Vec<f64>) {
         let substeps = substeps.max(1);
         let Program {
             nodes,
             blocks,
             shafts,
             x,
-            work,
-            delta,
             pending_projection,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
-        let (x, work, delta): (&mut [f64], &mut [f64], &mut [f64]) = (x, work, delta);
+        let x: &mut [f64] = x;
+        let n = x.len();
+        scratch.resize(6 * n, 0.0);
+        // scratch = [k1 | k2 | k3 | k4 | xs | delta]
+        let (work, delta) = scratch.split_at_mut(5 * n);
         let mut passes = Passes {
             nodes,
             blocks,
             shafts,
         };
-        let n = x.len();
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
         for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
@@ -397,7 +394,6 @@ impl Program {
             pass: Pass::Torque,
             substep: h,
         };
-        // work = [k1 | k2 | k3 | k4 | xs]
         let (k1, rest) = work.split_at_mut(n);
         let (k2, rest) = rest.split_at_mut(n);
         let (k3, rest) = rest.split_at_mut(n);
@@ -499,25 +495,26 @@ impl Passes<'_> {
     /// One stage at `state`: upstream pass, root, downstream pass. Writes the derivative (or, in
     /// a momentum pass, the speed change).
     fn evaluate(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
+        // Indices come from the compiled topology: children follow their parent, and every
+        // range lies inside its buffer.
         let count = self.nodes.len();
-        // Upstream: leaves first. Children of node i come after i, so split after i.
+        // Upstream: leaves first.
         for i in (1..count).rev() {
-            let node = self.nodes[i];
-            let (left, right) = self.shafts.split_at_mut(i + 1);
-            let first = node.first_child as usize - (i + 1);
-            let outputs = &right[first..first + node.children as usize];
-            left[i].up = self.blocks[i].upstream(&state[node.state()], stage, outputs);
+            let node = &self.nodes[i];
+            let up =
+                self.blocks[i].upstream(&state[node.state()], stage, &self.shafts[node.children()]);
+            self.shafts[i].up = up;
         }
-        // Downstream: root first.
+        // Downstream: root first. The input shaft lies before the children's.
         for i in 0..count {
-            let node = self.nodes[i];
-            let (left, right) = self.shafts.split_at_mut(i + 1);
-            let first = node.first_child as usize - (i + 1);
+            let node = &self.nodes[i];
+            let children = node.children();
+            let (head, tail) = self.shafts.split_at_mut(children.start);
             self.blocks[i].downstream(
                 &state[node.state()],
                 stage,
-                (i > 0).then(|| &left[i]),
-                &mut right[first..first + node.children as usize],
+                (i > 0).then(|| &head[i]),
+                &mut tail[..children.len()],
                 &mut derivative[node.state()],
             );
         }
