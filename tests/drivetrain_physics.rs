@@ -746,3 +746,102 @@ fn spin_up_is_independent_of_the_fixed_rate() {
         }
     }
 }
+
+/// The idle controller holds idle; closing the throttle at high rpm brakes the engine; a
+/// loaded engine pulled below its stall speed stalls, and turning the key restarts it.
+#[test]
+fn engine_idles_brakes_stalls_and_restarts() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let engine = spawn_block(&mut app, car, "engine", Engine::default(), None);
+    let clutch = spawn_block(
+        &mut app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: 400.0,
+            engagement: 0.0,
+        },
+        Some((engine, Port::OUT)),
+    );
+    let w = spawn_block(
+        &mut app,
+        car,
+        "load",
+        wheel(5.0, WheelLoad::Viscous(0.0)),
+        Some((clutch, Port::OUT)),
+    );
+    // Idle: within 2 % of 800 rpm (a proportional controller droops a little).
+    tick(&mut app, 120);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(
+        s.running && (s.rpm - 800.0).abs() < 16.0,
+        "idle at {} rpm",
+        s.rpm
+    );
+    // Peak torque and power sensors come from the table: 200 N·m at 4000 rpm; the power peak
+    // lies between 4000 and 6000 rpm.
+    assert_eq!(s.max_torque.value, 200.0);
+    assert_eq!(s.max_torque.rpm, 4000.0);
+    assert!(s.max_power.rpm > 4000.0 && s.max_power.rpm < 6800.0);
+    assert!(
+        rel(
+            s.max_power.value,
+            Engine::default().torque_curve.torque_at(s.max_power.rpm)
+                * rpm_to_rad_s(s.max_power.rpm)
+        ) < 1e-12
+    );
+
+    // Rev up, then close the throttle: the engine brakes (negative net torque).
+    set::<Engine>(&mut app, engine, |e| e.throttle = 1.0);
+    tick(&mut app, 60);
+    assert!(get::<EngineSensors>(&app, engine).rpm > 5000.0);
+    set::<Engine>(&mut app, engine, |e| e.throttle = 0.0);
+    tick(&mut app, 1);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(s.torque < -10.0, "engine braking: {} N·m", s.torque);
+
+    // Dump the clutch onto a heavy load at rest at idle: the engine stalls.
+    tick(&mut app, 300);
+    set_state(&mut app, car, w, &[0.0, 0.0]);
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 1.0);
+    set::<Wheel>(&mut app, w, |w| w.brake_torque = 5000.0);
+    tick(&mut app, 120);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(!s.running && s.rpm < 1.0, "stalled: {s:?}");
+    // Turning the key off and on again with the clutch open restarts it.
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 0.0);
+    set::<Engine>(&mut app, engine, |e| e.running = false);
+    tick(&mut app, 1);
+    set::<Engine>(&mut app, engine, |e| e.running = true);
+    tick(&mut app, 1);
+    assert!(get::<EngineSensors>(&app, engine).cranking);
+    tick(&mut app, 180);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(
+        s.running && (s.rpm - 800.0).abs() < 16.0,
+        "restarted: {s:?}"
+    );
+}
+
+/// A direct-drive motor delivers its peak torque below base speed and its peak power above,
+/// in both directions.
+#[test]
+fn motor_follows_torque_and_power_limits_both_ways() {
+    let m = Motor {
+        peak_torque: 300.0,
+        max_power: 150_000.0,
+        command: 1.0,
+        ..default()
+    };
+    assert_eq!(m.net_torque(100.0), 300.0);
+    assert!(rel(m.net_torque(1000.0), 150.0) < 1e-12);
+    let reverse = Motor {
+        command: -1.0,
+        ..m.clone()
+    };
+    assert_eq!(reverse.net_torque(-100.0), -300.0);
+    assert!(rel(reverse.net_torque(-1000.0), -150.0) < 1e-12);
+    // Regenerating (torque against the rotation) is limited by power too.
+    assert!(rel(reverse.net_torque(1000.0), -150.0) < 1e-12);
+}
