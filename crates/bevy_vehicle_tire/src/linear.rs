@@ -1,0 +1,61 @@
+//! The linear tire: constant slip stiffnesses with a friction-circle clamp.
+//!
+//! ```text
+//! (fx, fy) = (Cₓ·κ, C_y·tan α),   Cₓ = longitudinal_stiffness·fz,   C_y = cornering_stiffness·fz
+//! ```
+//!
+//! scaled down uniformly (direction kept) when its magnitude exceeds `μ·fz`, with `μ = mu`
+//! as passed to [`TireModel::at_load`](crate::TireModel::at_load). It has no peak and no
+//! fall-off after it, which makes it cheap and very forgiving: meant for background
+//! traffic and other vehicles whose handling nobody studies, not for a player's car.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Checker, TireError};
+use crate::loaded::LoadedTire;
+
+/// Linear tire with a friction-circle clamp; see the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinearTire {
+    /// Longitudinal slip stiffness per unit load, N per unit slip per N of load (`≥ 0`).
+    pub longitudinal_stiffness: f64,
+    /// Cornering stiffness per unit load, N per unit `tan α` per N of load (`≥ 0`).
+    pub cornering_stiffness: f64,
+}
+
+impl Default for LinearTire {
+    /// The same passenger-car stiffnesses as [`BrushTire::default`](crate::BrushTire):
+    /// 16 and 12 per unit load.
+    fn default() -> Self {
+        Self {
+            longitudinal_stiffness: 16.0,
+            cornering_stiffness: 12.0,
+        }
+    }
+}
+
+impl LinearTire {
+    /// Checks that every field can be used; see [`TireModel::validate`](crate::TireModel::validate).
+    pub fn validate(&self) -> Result<(), TireError> {
+        let c = Checker {
+            prefix: "linear_tire",
+        };
+        c.non_negative("longitudinal_stiffness", self.longitudinal_stiffness)?;
+        c.non_negative("cornering_stiffness", self.cornering_stiffness)
+    }
+
+    /// Precomputes the tire at load `fz` (N) and friction `mu`; see
+    /// [`TireModel::at_load`](crate::TireModel::at_load).
+    pub fn at_load(&self, fz: f64, mu: f64) -> LoadedTire {
+        if let Some(trivial) = LoadedTire::without_force(fz, mu) {
+            return trivial;
+        }
+        LoadedTire::linear(
+            fz,
+            self.longitudinal_stiffness * fz,
+            self.cornering_stiffness * fz,
+            mu * fz,
+        )
+    }
+}

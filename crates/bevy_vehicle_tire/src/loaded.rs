@@ -1,0 +1,466 @@
+//! [`LoadedTire`]: a tire model evaluated at one load and surface friction.
+
+use crate::fastmath;
+use crate::magic_formula::{MIN_WEIGHT_DENOMINATOR, peak_phi, peak_x, phi, solve_phi, start_guess};
+
+/// Slips are scaled down together so that neither exceeds this magnitude.
+pub(crate) const SLIP_LIMIT: f64 = 1e12;
+/// Below this `ρ²` the normalised combined-slip forces are the linear terms.
+const RHO2_LINEAR: f64 = 1e-20;
+/// Loads below this (N) produce no force.
+const MIN_LOAD: f64 = 1e-9;
+/// Friction coefficients (or ratios) below this count as a frictionless surface.
+const MIN_FRICTION: f64 = 1e-9;
+/// Lower limit of `1 + κ` in the brush model's theoretical slips.
+pub(crate) const BRUSH_MIN_DENOMINATOR: f64 = 1e-6;
+
+/// A tire model evaluated at one load and one surface friction: every load- and
+/// friction-dependent coefficient is precomputed, so [`LoadedTire::forces`] is cheap.
+///
+/// Build one per wheel per fixed step with [`TireModel::at_load`](crate::TireModel::at_load)
+/// and call [`LoadedTire::forces`] at every stage of the wheel's integrator. `forces` does
+/// not allocate and calls no `std` transcendental function (only [`fastmath`] and
+/// `f64::sqrt`), so results are bit-identical on every platform.
+///
+/// Slip inputs of magnitude above `1e12` are scaled down together (keeping their ratio)
+/// until the larger is `1e12`; every model is in full sliding long before. Infinite slips
+/// count as `±f64::MAX`; a `NaN` slip gives `NaN` forces.
+///
+/// The default value is a tire under zero load: every force, stiffness and slip is zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadedTire {
+    load: f64,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Kind {
+    /// No load, or no friction: every force is zero.
+    #[default]
+    Zero,
+    Linear {
+        cx: f64,
+        cy: f64,
+        fmax: f64,
+    },
+    Brush {
+        cx: f64,
+        cy: f64,
+        fmax: f64,
+        inv_3fmax: f64,
+    },
+    MagicNormalized {
+        x: MfAxis,
+        y: MfAxis,
+        px: MfPeaks,
+        py: MfPeaks,
+    },
+    MagicWeighting {
+        x: MfAxis,
+        y: MfAxis,
+        w: Weights,
+    },
+}
+
+/// Magic Formula coefficients of one axis at one load (this crate's slip sign).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MfAxis {
+    pub b: f64,
+    pub c: f64,
+    pub d: f64,
+    /// Curvature for positive shifted slip.
+    pub e_pos: f64,
+    /// Curvature for negative shifted slip.
+    pub e_neg: f64,
+    pub sh: f64,
+    pub sv: f64,
+}
+
+impl MfAxis {
+    /// `sin(C·atan(φ_E(x)))`, odd in `x`.
+    #[inline(always)]
+    fn shape(&self, x: f64, e: f64) -> f64 {
+        fastmath::sin(self.c * fastmath::atan(phi(x, e)))
+    }
+
+    /// Pure-slip force at shifted slip `u`.
+    #[inline(always)]
+    fn pure(&self, u: f64) -> f64 {
+        let e = if u < 0.0 { self.e_neg } else { self.e_pos };
+        self.d * self.shape(self.b * u, e) + self.sv
+    }
+
+    /// `dF/du` at `u = 0`: `B·C·D`.
+    #[inline(always)]
+    fn stiffness(&self) -> f64 {
+        self.b * self.c * self.d
+    }
+}
+
+/// Dimensionless peak locations `x* = B·abs(u_peak)` on both sides, and their inverses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MfPeaks {
+    pos: f64,
+    neg: f64,
+    inv_pos: f64,
+    inv_neg: f64,
+}
+
+impl MfPeaks {
+    pub(crate) fn new(c: f64, e_pos: f64, e_neg: f64) -> Self {
+        let pos = peak_x(c, e_pos);
+        let neg = if e_neg == e_pos {
+            pos
+        } else if (e_neg < 1.0) == (e_pos < 1.0) {
+            // Same target φ on both sides (it depends on E only through E = 1).
+            let e_neg = e_neg.min(1.0);
+            let target = peak_phi(c, e_pos);
+            let start = start_guess(e_neg, target);
+            solve_phi(e_neg, target, start)
+        } else {
+            peak_x(c, e_neg)
+        };
+        Self {
+            pos,
+            neg,
+            inv_pos: 1.0 / pos,
+            inv_neg: 1.0 / neg,
+        }
+    }
+}
+
+/// Combined-slip weighting coefficients (slip shifts already in this crate's sign).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Weights {
+    pub r_bx1: f64,
+    pub r_bx2: f64,
+    pub r_cx1: f64,
+    pub r_ex1: f64,
+    pub r_hx1: f64,
+    pub r_by1: f64,
+    pub r_by2: f64,
+    pub r_by3: f64,
+    pub r_cy1: f64,
+    pub r_ey1: f64,
+    pub r_hy1: f64,
+}
+
+/// `G = cos(C·atan(φ(B·slip)))/cos(C·atan(φ(B·shift)))`, numerator clamped at 0.
+#[inline(always)]
+fn weighting(b: f64, c: f64, e: f64, shifted_slip: f64, shift: f64) -> f64 {
+    let num = fastmath::cos(c * fastmath::atan(phi(b * shifted_slip, e))).max(0.0);
+    if shift == 0.0 {
+        num
+    } else {
+        let den = fastmath::cos(c * fastmath::atan(phi(b * shift, e)));
+        num / den.max(MIN_WEIGHT_DENOMINATOR)
+    }
+}
+
+/// Scales both slips down together so neither exceeds [`SLIP_LIMIT`].
+#[inline(always)]
+fn saturate(kappa: f64, tan_alpha: f64) -> (f64, f64) {
+    let k = kappa.clamp(-f64::MAX, f64::MAX);
+    let t = tan_alpha.clamp(-f64::MAX, f64::MAX);
+    let m = k.abs().max(t.abs());
+    if m > SLIP_LIMIT {
+        let s = SLIP_LIMIT / m;
+        (k * s, t * s)
+    } else {
+        (k, t)
+    }
+}
+
+impl LoadedTire {
+    /// The force-free tire for a load `≤ 0`, below `1e-9` N or not finite, or a friction
+    /// `friction` below `1e-9` or not finite; `None` when the model must be evaluated.
+    pub(crate) fn without_force(fz: f64, friction: f64) -> Option<Self> {
+        let zero = |load| {
+            Some(Self {
+                load,
+                kind: Kind::Zero,
+            })
+        };
+        if !(fz > 0.0 && fz.is_finite()) {
+            zero(0.0)
+        } else if fz < MIN_LOAD || !(friction >= MIN_FRICTION && friction.is_finite()) {
+            zero(fz)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn linear(load: f64, cx: f64, cy: f64, fmax: f64) -> Self {
+        Self {
+            load,
+            kind: Kind::Linear { cx, cy, fmax },
+        }
+    }
+
+    pub(crate) fn brush(load: f64, cx: f64, cy: f64, fmax: f64) -> Self {
+        Self {
+            load,
+            kind: Kind::Brush {
+                cx,
+                cy,
+                fmax,
+                inv_3fmax: 1.0 / (3.0 * fmax),
+            },
+        }
+    }
+
+    pub(crate) fn magic_normalized(
+        load: f64,
+        x: MfAxis,
+        y: MfAxis,
+        px: MfPeaks,
+        py: MfPeaks,
+    ) -> Self {
+        Self {
+            load,
+            kind: Kind::MagicNormalized { x, y, px, py },
+        }
+    }
+
+    pub(crate) fn magic_weighting(load: f64, x: MfAxis, y: MfAxis, w: Weights) -> Self {
+        Self {
+            load,
+            kind: Kind::MagicWeighting { x, y, w },
+        }
+    }
+
+    /// The vertical load this tire was evaluated at, N (`0` for a load `≤ 0` or not
+    /// finite).
+    #[inline]
+    pub fn load(&self) -> f64 {
+        self.load
+    }
+
+    /// Combined-slip tire forces `[fx, fy]`, N, at longitudinal slip ratio `kappa` and
+    /// slip-angle tangent `tan_alpha` (both dimensionless, this crate's signs: see the
+    /// [crate docs](crate)). Positive `fx` propels forward, positive `fy` points left.
+    #[inline]
+    pub fn forces(&self, kappa: f64, tan_alpha: f64) -> [f64; 2] {
+        let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
+        match &self.kind {
+            Kind::Zero => [0.0, 0.0],
+            Kind::Linear { cx, cy, fmax } => {
+                let fx = cx * kappa;
+                let fy = cy * tan_alpha;
+                let m2 = fx * fx + fy * fy;
+                if m2 > fmax * fmax {
+                    let s = fmax / m2.sqrt();
+                    [fx * s, fy * s]
+                } else {
+                    [fx, fy]
+                }
+            }
+            Kind::Brush {
+                cx,
+                cy,
+                fmax,
+                inv_3fmax,
+            } => brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, tan_alpha),
+            Kind::MagicNormalized { x, y, px, py } => {
+                normalized_forces(x, y, px, py, kappa, tan_alpha)
+            }
+            Kind::MagicWeighting { x, y, w } => weighting_forces(x, y, w, kappa, tan_alpha),
+        }
+    }
+
+    /// Pure-slip forces `[fx0(kappa), fy0(tan_alpha)]`, N: each axis's force when the other
+    /// slip is zero, with no combined-slip interaction (for the Magic Formula: the pure-slip
+    /// curves `Fx0`, `Fy0` including their shifts; for the linear tire: each component
+    /// clamped to `±mu·fz` on its own).
+    pub fn pure_forces(&self, kappa: f64, tan_alpha: f64) -> [f64; 2] {
+        let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
+        match &self.kind {
+            Kind::Zero => [0.0, 0.0],
+            Kind::Linear { cx, cy, fmax } => [
+                (cx * kappa).clamp(-fmax, *fmax),
+                (cy * tan_alpha).clamp(-fmax, *fmax),
+            ],
+            Kind::Brush {
+                cx,
+                cy,
+                fmax,
+                inv_3fmax,
+            } => [
+                brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, 0.0)[0],
+                brush_forces(*cx, *cy, *fmax, *inv_3fmax, 0.0, tan_alpha)[1],
+            ],
+            Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => {
+                [x.pure(kappa + x.sh), y.pure(tan_alpha + y.sh)]
+            }
+        }
+    }
+
+    /// Small-slip stiffnesses `[dFx/dκ, dFy/d tanα]` at zero slip, N per unit slip. For the
+    /// Magic Formula these are `Kₓ` and `K_y`, the slopes at zero *shifted* slip
+    /// (`κ = −S_Hx`, `tan α = −S_Hy`); for the brush and linear tires `C·fz`.
+    pub fn stiffness(&self) -> [f64; 2] {
+        match &self.kind {
+            Kind::Zero => [0.0, 0.0],
+            Kind::Linear { cx, cy, .. } | Kind::Brush { cx, cy, .. } => [*cx, *cy],
+            Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => {
+                [x.stiffness(), y.stiffness()]
+            }
+        }
+    }
+
+    /// Slips `[κ, tan α]` (both positive-side) at which the pure-slip curves peak. For the
+    /// Magic Formula, if a curve has no finite maximum the slip where it reaches 99 % of its
+    /// supremum; for the brush and linear tires the slip where full sliding starts, or
+    /// `+∞` if it never does (zero stiffness, or a brush too soft to slide while driving).
+    /// `[0, 0]` when unloaded or frictionless.
+    pub fn peak_slip(&self) -> [f64; 2] {
+        match &self.kind {
+            Kind::Zero => [0.0, 0.0],
+            Kind::Linear { cx, cy, fmax } => [fmax / cx, fmax / cy],
+            Kind::Brush { cx, cy, fmax, .. } => {
+                // Full sliding at λ = 1: σ = 3·μ·fz/C, with σ_x = κ/(1 + κ) and σ_y = tan α.
+                let sigma_x = 3.0 * fmax / cx;
+                let kappa = if sigma_x < 1.0 {
+                    sigma_x / (1.0 - sigma_x)
+                } else {
+                    f64::INFINITY
+                };
+                [kappa, 3.0 * fmax / cy]
+            }
+            Kind::MagicNormalized { x, y, px, py } => [px.pos / x.b - x.sh, py.pos / y.b - y.sh],
+            Kind::MagicWeighting { x, y, .. } => [
+                peak_x(x.c, x.e_pos) / x.b - x.sh,
+                peak_x(y.c, y.e_pos) / y.b - y.sh,
+            ],
+        }
+    }
+
+    /// Peak forces `[Dx, Dy]`, N: the maxima of the shift-free pure-slip curves, which are
+    /// the half-axes of the friction ellipse (`mu·fz` for the brush and linear tires). With
+    /// vertical shifts a Magic Formula pure-slip curve peaks at `D + S_V`.
+    pub fn peak_force(&self) -> [f64; 2] {
+        match &self.kind {
+            Kind::Zero => [0.0, 0.0],
+            Kind::Linear { fmax, .. } | Kind::Brush { fmax, .. } => [*fmax, *fmax],
+            Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => [x.d, y.d],
+        }
+    }
+}
+
+#[inline(always)]
+fn brush_forces(
+    cx: f64,
+    cy: f64,
+    fmax: f64,
+    inv_3fmax: f64,
+    kappa: f64,
+    tan_alpha: f64,
+) -> [f64; 2] {
+    let inv = 1.0 / (1.0 + kappa).max(BRUSH_MIN_DENOMINATOR);
+    // (Cx·σx, Cy·σy): the force direction, and the force itself at small slip.
+    let ax = cx * kappa * inv;
+    let ay = cy * tan_alpha * inv;
+    let m = (ax * ax + ay * ay).sqrt();
+    let lambda = m * inv_3fmax;
+    if lambda < 1.0 {
+        // μ·fz·(3λ − 3λ² + λ³)/m with m = 3λ·μ·fz.
+        let f = 1.0 - lambda + lambda * lambda * (1.0 / 3.0);
+        [ax * f, ay * f]
+    } else {
+        let s = fmax / m;
+        [ax * s, ay * s]
+    }
+}
+
+#[inline(always)]
+fn normalized_forces(
+    x: &MfAxis,
+    y: &MfAxis,
+    px: &MfPeaks,
+    py: &MfPeaks,
+    kappa: f64,
+    tan_alpha: f64,
+) -> [f64; 2] {
+    let ux = kappa + x.sh;
+    let uy = tan_alpha + y.sh;
+    if uy == 0.0 {
+        return [x.pure(ux), y.sv];
+    }
+    if ux == 0.0 {
+        return [x.sv, y.pure(uy)];
+    }
+    let (peak_x, inv_peak_x, e_x) = if ux > 0.0 {
+        (px.pos, px.inv_pos, x.e_pos)
+    } else {
+        (px.neg, px.inv_neg, x.e_neg)
+    };
+    let (peak_y, inv_peak_y, e_y) = if uy > 0.0 {
+        (py.pos, py.inv_pos, y.e_pos)
+    } else {
+        (py.neg, py.inv_neg, y.e_neg)
+    };
+    // Slips normalised by their peak slips: |u|/|u_peak| = B·|u|/x*.
+    let ax = ux.abs() * x.b * inv_peak_x;
+    let ay = uy.abs() * y.b * inv_peak_y;
+    let rho2 = ax * ax + ay * ay;
+    if rho2 < RHO2_LINEAR {
+        return [x.stiffness() * ux + x.sv, y.stiffness() * uy + y.sv];
+    }
+    let rho = rho2.sqrt();
+    let inv_rho = 1.0 / rho;
+    let fx = x.d * x.shape(rho * peak_x, e_x) * (ax * inv_rho);
+    let fy = y.d * y.shape(rho * peak_y, e_y) * (ay * inv_rho);
+    [fx.copysign(ux) + x.sv, fy.copysign(uy) + y.sv]
+}
+
+#[inline(always)]
+fn weighting_forces(x: &MfAxis, y: &MfAxis, w: &Weights, kappa: f64, tan_alpha: f64) -> [f64; 2] {
+    let fx0 = x.pure(kappa + x.sh);
+    let fy0 = y.pure(tan_alpha + y.sh);
+    // cos(atan(v)) = 1/√(1 + v²).
+    let rx = w.r_bx2 * kappa;
+    let b_xa = w.r_bx1 / (1.0 + rx * rx).sqrt();
+    let g_xa = weighting(b_xa, w.r_cx1, w.r_ex1, tan_alpha + w.r_hx1, w.r_hx1);
+    let ry = w.r_by2 * (tan_alpha - w.r_by3);
+    let b_yk = w.r_by1 / (1.0 + ry * ry).sqrt();
+    let g_yk = weighting(b_yk, w.r_cy1, w.r_ey1, kappa + w.r_hy1, w.r_hy1);
+    let fx = g_xa * fx0;
+    let fy = g_yk * fy0;
+    // Keep the resultant inside the friction ellipse.
+    let qx = fx / (x.d + x.sv.abs());
+    let qy = fy / (y.d + y.sv.abs());
+    let q = qx * qx + qy * qy;
+    if q > 1.0 {
+        let s = 1.0 / q.sqrt();
+        [fx * s, fy * s]
+    } else {
+        [fx, fy]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_keeps_direction_and_handles_infinities() {
+        assert_eq!(saturate(0.3, -0.2), (0.3, -0.2));
+        let (k, t) = saturate(2e12, -1e12);
+        assert_eq!((k, t), (1e12, -0.5e12));
+        let (k, t) = saturate(f64::INFINITY, 1.0);
+        assert_eq!(k, SLIP_LIMIT);
+        assert!(t > 0.0 && t < 1e-290);
+        let (k, t) = saturate(f64::NEG_INFINITY, f64::INFINITY);
+        assert_eq!((k, t), (-SLIP_LIMIT, SLIP_LIMIT));
+        assert!(saturate(f64::NAN, 0.0).0.is_nan());
+    }
+
+    #[test]
+    fn weighting_is_one_at_its_own_shift() {
+        for shift in [0.0, 0.007, -0.02] {
+            for b in [0.0, 3.0, 12.35] {
+                assert_eq!(weighting(b, 1.092, 0.3, shift, shift), 1.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,683 @@
+//! The Pacejka Magic Formula (MF 5.2-style pure slip with load sensitivity, no camber, no
+//! turn slip) and its combined-slip methods.
+//!
+//! # Equations
+//!
+//! With `dfz = (fz − fz0)/fz0` and `λμ = mu/mu_reference`, per axis the pure-slip force is
+//!
+//! ```text
+//! F0(u) = D·sin(C·atan(B·u − E·(B·u − atan(B·u)))) + S_V,   u = slip + S_H
+//! ```
+//!
+//! | | longitudinal (`u = κ + S_Hx`) | lateral (`u = tan α + S_Hy`) |
+//! |---|---|---|
+//! | `C` | `p_cx1` | `p_cy1` |
+//! | `μ` | `sₓ·(p_dx1 + p_dx2·dfz)·λμ` | `s_y·(p_dy1 + p_dy2·dfz)·λμ` |
+//! | `D` | `μₓ·fz` | `μ_y·fz` |
+//! | `K` | `fz·sₓ·(p_kx1 + p_kx2·dfz)·exp(p_kx3·dfz)` | `abs(p_ky1)·fz0·sin(2·atan(fz/(abs(p_ky2)·fz0)))` |
+//! | `B` | `Kₓ/(Cₓ·Dₓ)` | `K_y/(C_y·D_y)` |
+//! | `E` | `(p_ex1 + p_ex2·dfz + p_ex3·dfz²)·(1 − sₓ·p_ex4·sgn u)`, `≤ 1` | `(p_ey1 + p_ey2·dfz)·(1 − s_y·p_ey3·sgn u)`, `≤ 1` |
+//! | `S_H` | `sₓ·(p_hx1 + p_hx2·dfz)` | `s_y·(p_hy1 + p_hy2·dfz)` |
+//! | `S_V` | `fz·(p_vx1 + p_vx2·dfz)·λμ` | `fz·(p_vy1 + p_vy2·dfz)·λμ` |
+//!
+//! The lateral slip variable is `tan α` itself, the usual small-angle practice of MF
+//! implementations (`tan α ≈ α` to 1 % below 10°).
+//!
+//! # Sign conventions of published coefficient sets
+//!
+//! Coefficient sets are entered **as published**. Sets in the ISO 8855 / TNO `.tir` axis
+//! system (x forward, y left — the force axes of this crate) measure the slip angle
+//! `α = atan(V_cy/|V_cx|)`, the opposite of this crate's `tan_alpha = −V_cy/|V_cx|`, so
+//! their lateral stiffness and peak factor are negative (`p_ky1 < 0`, `p_dy1 < 0`). This
+//! crate reads the orientation of each axis's slip from the sign of its stiffness factor,
+//! `sₓ = sgn(p_kx1)` and `s_y = sgn(p_ky1)`, and evaluates
+//! `F(slip) = F_published(s·slip)`. Because the Magic Formula is odd in the shifted slip
+//! this means exactly:
+//!
+//! * `D` and `K` use the magnitudes, `D = s·(p_d1 + p_d2·dfz)·λμ·fz` (so the *load
+//!   dependence* keeps its published meaning: with `p_dy1 = −0.990, p_dy2 = +0.145`, `μ_y`
+//!   falls with load as the data says; `abs(p_dy1) + p_dy2·dfz` would be wrong);
+//! * the horizontal shifts that act on the slip (`p_hx*`, `p_hy*`, and the combined-slip
+//!   `r_hx1` and `r_by3`, which shift `tan α`) are multiplied by `s`;
+//! * the sign-dependent curvature terms become `1 − s·p_ex4·sgn u` and `1 − s·p_ey3·sgn u`;
+//! * vertical shifts `S_V` are force offsets along this crate's own axes and are used as
+//!   published.
+//!
+//! [`MagicFormula::validate`] requires `p_dx1` to have the sign of `p_kx1` and `p_dy1` the
+//! sign of `p_ky1`. Sets published in other axis systems (SAE: y to the right, z down) must
+//! first be converted to the ISO / `.tir` form.
+//!
+//! Zero slip with zero shifts gives exactly zero force; positive `κ` gives positive `fx`
+//! and positive `tan_alpha` positive `fy`.
+//!
+//! # Clamps (documented deviations from raw MF extrapolation)
+//!
+//! * `dfz` is limited to `≤ 10`: loads above `11·fz0` use the coefficients of `11·fz0`
+//!   (including the `fz` inside `K_y`), still multiplied by the actual `fz`, so the
+//!   polynomials cannot run away.
+//! * `s·(p_d1 + p_d2·dfz)` is floored at `1 %` of `abs(p_d1)` and
+//!   `sₓ·(p_kx1 + p_kx2·dfz)` at `1 %` of `abs(p_kx1)`: `D` and `K` stay positive for every
+//!   load (with the published set the floors are far from active on `[0, 3·fz0]`).
+//! * `E` is clamped to `≤ 1`; `B` to `≤ 1e15`.
+//! * `λμ < 1e-9` (or non-finite) counts as a frictionless surface: every force is zero.
+//!
+//! # Combined slip
+//!
+//! See [`CombinedSlip`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Checker, TireError};
+use crate::fastmath;
+use crate::loaded::{LoadedTire, MfAxis, MfPeaks, Weights};
+
+/// Upper limit of the normalised load increment `dfz`.
+const DFZ_MAX: f64 = 10.0;
+/// Floor of the peak-friction and slip-stiffness factors, as a fraction of their value at
+/// the nominal load.
+const FACTOR_FLOOR: f64 = 0.01;
+/// Upper limit of the stiffness factor `B`.
+const B_MAX: f64 = 1e15;
+/// Floor of the denominators of the combined-slip weighting functions.
+pub(crate) const MIN_WEIGHT_DENOMINATOR: f64 = 1e-6;
+/// Worst-case denominator of a weighting function that [`MagicFormula::validate`] accepts.
+const VALID_WEIGHT_DENOMINATOR: f64 = 0.1;
+
+/// How longitudinal and lateral slip combine in the [`MagicFormula`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum CombinedSlip {
+    /// Normalised slip (cheap, the default). Each shifted slip is divided by the slip at
+    /// which its pure-slip curve peaks (`u_peak`, solved for in
+    /// [`TireModel::at_load`](crate::TireModel::at_load) on each side of zero):
+    /// `sₓ = uₓ/uₓ,peak`, `s_y = u_y/u_y,peak`, `ρ = √(sₓ² + s_y²)`, and
+    ///
+    /// ```text
+    /// Fx = (sₓ/ρ)·(Fx0(ρ·uₓ,peak) − S_Vx) + S_Vx,   Fy = (s_y/ρ)·(Fy0(ρ·u_y,peak) − S_Vy) + S_Vy
+    /// ```
+    ///
+    /// When one shifted slip is zero this is exactly the pure-slip force of the other
+    /// (bit-exact, a separate branch). With zero vertical shifts the resultant obeys
+    /// `(Fx/Dx)² + (Fy/Dy)² ≤ 1`: it never leaves the friction ellipse. As `ρ → 0`
+    /// (`ρ < 1e-10`) the forces are the linear terms `K·u + S_V`, the exact limit, so no
+    /// division by zero occurs. If a pure-slip curve has no finite maximum (`C ≤ 1`, or
+    /// `E = 1` with `C` too small), `u_peak` is the slip at which it reaches 99 % of its
+    /// supremum.
+    #[default]
+    Normalized,
+    /// The MF 5.2 combined-slip weighting functions `G_xα` and `G_yκ` (`κ` and `tan α` are
+    /// the inputs, not the shifted slips):
+    ///
+    /// ```text
+    /// B_xα = r_bx1·cos(atan(r_bx2·κ)),  α_S = tan α + S_Hxα,  S_Hxα = s_y·r_hx1
+    /// G_xα = cos(r_cx1·atan(B_xα·α_S − r_ex1·(B_xα·α_S − atan(B_xα·α_S))))
+    ///      / cos(r_cx1·atan(B_xα·S_Hxα − r_ex1·(B_xα·S_Hxα − atan(B_xα·S_Hxα))))
+    /// B_yκ = r_by1·cos(atan(r_by2·(tan α − s_y·r_by3))),  κ_S = κ + r_hy1
+    /// G_yκ = (the same form with r_cy1, r_ey1, κ_S and S_Hyκ = r_hy1)
+    /// Fx = G_xα·Fx0,   Fy = G_yκ·Fy0
+    /// ```
+    ///
+    /// Differences from MF 5.2: no load dependence of the curvature factors
+    /// (`r_ex2`, `r_ey2`), no camber terms, and **no `κ`-induced side force `S_Vyκ`**
+    /// (the `r_vy*` coefficients). Numerators below zero are clamped to zero (a weighting
+    /// function never reverses a force), denominators are floored at `1e-6`, and the
+    /// resultant is scaled down, if needed, onto the ellipse with half-axes
+    /// `(Dx + abs(S_Vx), Dy + abs(S_Vy))`: the MF 5.2 weighting functions alone overshoot the
+    /// friction ellipse by up to about 2 % near the combined peak with the published
+    /// 205/60R15 set. A zero input slip gives a weighting of exactly 1, so with zero shifts
+    /// the pure-slip curves are reproduced exactly.
+    Weighting {
+        /// `r_bx1`: slope factor of `G_xα` (dimensionless, `≥ 0`).
+        r_bx1: f64,
+        /// `r_bx2`: variation of that slope with `κ` (dimensionless).
+        r_bx2: f64,
+        /// `r_cx1`: shape factor of `G_xα` (dimensionless, `(0, 2]`).
+        r_cx1: f64,
+        /// `r_ex1`: curvature factor of `G_xα` (dimensionless, `≤ 1`).
+        r_ex1: f64,
+        /// `r_hx1`: shift of `tan α` in `G_xα` (unit of `tan α`, in the data's slip sign).
+        r_hx1: f64,
+        /// `r_by1`: slope factor of `G_yκ` (dimensionless, `≥ 0`).
+        r_by1: f64,
+        /// `r_by2`: variation of that slope with `tan α` (dimensionless).
+        r_by2: f64,
+        /// `r_by3`: shift of `tan α` in that slope (unit of `tan α`, in the data's slip
+        /// sign).
+        r_by3: f64,
+        /// `r_cy1`: shape factor of `G_yκ` (dimensionless, `(0, 2]`).
+        r_cy1: f64,
+        /// `r_ey1`: curvature factor of `G_yκ` (dimensionless, `≤ 1`).
+        r_ey1: f64,
+        /// `r_hy1`: shift of `κ` in `G_yκ` (unit of `κ`).
+        r_hy1: f64,
+    },
+}
+
+impl CombinedSlip {
+    /// The combined-slip coefficients of the 205/60R15 91V passenger tire of
+    /// [`MagicFormula::passenger_205_60_r15`] (same source, Table A3.1). `r_ex1` and
+    /// `r_ey1` are not part of that table and are set to 0.
+    pub fn weighting_205_60_r15() -> Self {
+        Self::Weighting {
+            r_bx1: 12.35,
+            r_bx2: -10.77,
+            r_cx1: 1.092,
+            r_ex1: 0.0,
+            r_hx1: 0.007,
+            r_by1: 6.461,
+            r_by2: 4.196,
+            r_by3: -0.015,
+            r_cy1: 1.081,
+            r_ey1: 0.0,
+            r_hy1: 0.009,
+        }
+    }
+}
+
+/// Pacejka Magic Formula tire (MF 5.2-style pure slip with load sensitivity).
+///
+/// See the [module docs](self) for the equations, the sign conventions and the clamps.
+/// Coefficients are dimensionless unless stated otherwise; "at `fz0`" means at the nominal
+/// load, and "per `dfz`" the change per unit of `dfz = (fz − fz0)/fz0`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MagicFormula {
+    /// Nominal load `fz0`, N (`> 0`).
+    pub fz0: f64,
+    /// Friction of the surface the coefficients were measured on (dimensionless, `> 0`): the
+    /// friction-limited part of the force (`D` and `S_V`) scales by `mu / mu_reference`.
+    ///
+    /// A surface's friction coefficient is the peak longitudinal friction a tire reaches on it
+    /// at its nominal load: that is what road friction figures (dry asphalt about 0.9, ice about
+    /// 0.1) measure. So for a measured coefficient set, `mu_reference` is the set's own peak
+    /// friction at `fz0`, `p_dx1`: on a surface of friction `mu` the tire then peaks at `mu`.
+    pub mu_reference: f64,
+    /// `p_cx1`: shape factor `Cₓ` (dimensionless, `(0, 2]`).
+    pub p_cx1: f64,
+    /// `p_dx1`: longitudinal peak friction `μₓ` at `fz0` (dimensionless).
+    pub p_dx1: f64,
+    /// `p_dx2`: variation of `μₓ` per `dfz` (dimensionless).
+    pub p_dx2: f64,
+    /// `p_ex1`: curvature `Eₓ` at `fz0` (dimensionless, `≤ 1`).
+    pub p_ex1: f64,
+    /// `p_ex2`: variation of `Eₓ` per `dfz` (dimensionless).
+    pub p_ex2: f64,
+    /// `p_ex3`: variation of `Eₓ` per `dfz²` (dimensionless).
+    pub p_ex3: f64,
+    /// `p_ex4`: factor of `Eₓ` while driving versus braking (dimensionless).
+    pub p_ex4: f64,
+    /// `p_kx1`: slip stiffness `Kₓ/fz` at `fz0` (N per unit slip per N of load).
+    pub p_kx1: f64,
+    /// `p_kx2`: variation of `Kₓ/fz` per `dfz` (N per unit slip per N of load).
+    pub p_kx2: f64,
+    /// `p_kx3`: exponent of the load variation of `Kₓ/fz` (dimensionless).
+    pub p_kx3: f64,
+    /// `p_hx1`: horizontal shift `S_Hx` at `fz0` (unit of `κ`).
+    pub p_hx1: f64,
+    /// `p_hx2`: variation of `S_Hx` per `dfz` (unit of `κ`).
+    pub p_hx2: f64,
+    /// `p_vx1`: vertical shift `S_Vx/fz` at `fz0` (N per N of load).
+    pub p_vx1: f64,
+    /// `p_vx2`: variation of `S_Vx/fz` per `dfz` (N per N of load).
+    pub p_vx2: f64,
+    /// `p_cy1`: shape factor `C_y` (dimensionless, `(0, 2]`).
+    pub p_cy1: f64,
+    /// `p_dy1`: lateral peak friction `μ_y` at `fz0` (dimensionless; negative in ISO sets).
+    pub p_dy1: f64,
+    /// `p_dy2`: variation of `μ_y` per `dfz` (dimensionless).
+    pub p_dy2: f64,
+    /// `p_ey1`: curvature `E_y` at `fz0` (dimensionless, `≤ 1`).
+    pub p_ey1: f64,
+    /// `p_ey2`: variation of `E_y` per `dfz` (dimensionless).
+    pub p_ey2: f64,
+    /// `p_ey3`: asymmetry of `E_y` between positive and negative slip (dimensionless).
+    /// Not in the field list of a bare MF 5.2 pure-slip core, but part of MF 5.2 and of the
+    /// published set; `0` for a symmetric curve.
+    pub p_ey3: f64,
+    /// `p_ky1`: maximum of the cornering stiffness `K_y/fz0` (N per unit `tan α` per N of
+    /// nominal load; negative in ISO sets).
+    pub p_ky1: f64,
+    /// `p_ky2`: load, in units of `fz0`, at which `K_y` peaks (dimensionless, `> 0`).
+    pub p_ky2: f64,
+    /// `p_hy1`: horizontal shift `S_Hy` at `fz0` (unit of `tan α`, in the data's slip sign).
+    pub p_hy1: f64,
+    /// `p_hy2`: variation of `S_Hy` per `dfz` (unit of `tan α`, in the data's slip sign).
+    pub p_hy2: f64,
+    /// `p_vy1`: vertical shift `S_Vy/fz` at `fz0` (N per N of load, along +y).
+    pub p_vy1: f64,
+    /// `p_vy2`: variation of `S_Vy/fz` per `dfz` (N per N of load).
+    pub p_vy2: f64,
+    /// How longitudinal and lateral slip combine; [`CombinedSlip::Normalized`] when
+    /// omitted from serialized data.
+    #[serde(default)]
+    pub combined: CombinedSlip,
+}
+
+impl Default for MagicFormula {
+    /// The published passenger-car set, [`MagicFormula::passenger_205_60_r15`], with
+    /// [`CombinedSlip::Normalized`].
+    fn default() -> Self {
+        Self::passenger_205_60_r15()
+    }
+}
+
+impl MagicFormula {
+    /// A 205/60R15 91V passenger-car tire at 2.2 bar, nominal load 4000 N.
+    ///
+    /// Source: H. B. Pacejka, *Tyre and Vehicle Dynamics*, 2nd ed., Butterworth-Heinemann
+    /// (2006), Appendix 3, Table A3.1 (the book's worked-example car tire; ISO sign
+    /// convention, hence negative `p_dy1` and `p_ky1`), as transcribed in the public data
+    /// file `data/tires/pacejka_2006_205_60r15/car.tyr.yaml` of the GitHub repository
+    /// `KMoula30/outlap` (commit `331f0b5f`). Only the numbers are taken. Scaling factors
+    /// (`λ`) are 1; camber terms are not modelled; `mu_reference` is the set's peak
+    /// longitudinal friction at `fz0` (`p_dx1`, see [`MagicFormula::mu_reference`]), so on a
+    /// surface of friction μ this tire brakes at μ at its nominal load. Combined slip is
+    /// [`CombinedSlip::Normalized`]; see [`MagicFormula::passenger_205_60_r15_weighting`]
+    /// for the table's own combined-slip coefficients.
+    pub fn passenger_205_60_r15() -> Self {
+        Self {
+            fz0: 4000.0,
+            mu_reference: 1.210,
+            p_cx1: 1.685,
+            p_dx1: 1.210,
+            p_dx2: -0.037,
+            p_ex1: 0.344,
+            p_ex2: 0.095,
+            p_ex3: -0.020,
+            p_ex4: 0.0,
+            p_kx1: 21.51,
+            p_kx2: -0.163,
+            p_kx3: 0.245,
+            p_hx1: -0.002,
+            p_hx2: 0.002,
+            p_vx1: 0.0,
+            p_vx2: 0.0,
+            p_cy1: 1.193,
+            p_dy1: -0.990,
+            p_dy2: 0.145,
+            p_ey1: -1.003,
+            p_ey2: -0.537,
+            p_ey3: -0.083,
+            p_ky1: -14.95,
+            p_ky2: 2.130,
+            p_hy1: 0.003,
+            p_hy2: -0.001,
+            p_vy1: 0.045,
+            p_vy2: -0.024,
+            combined: CombinedSlip::Normalized,
+        }
+    }
+
+    /// The same tire without its shift terms (`p_h*`, `p_v*`: ply steer, conicity and rolling
+    /// resistance offsets of a rolling tire), so its force is zero at zero slip and odd in each
+    /// slip. Four identical shifted tires would push a symmetric car sideways and make a parked
+    /// one creep; use this unless left and right tires are modelled separately.
+    pub fn without_shifts(self) -> Self {
+        Self {
+            p_hx1: 0.0,
+            p_hx2: 0.0,
+            p_vx1: 0.0,
+            p_vx2: 0.0,
+            p_hy1: 0.0,
+            p_hy2: 0.0,
+            p_vy1: 0.0,
+            p_vy2: 0.0,
+            ..self
+        }
+    }
+
+    /// [`MagicFormula::passenger_205_60_r15`] with the table's MF combined-slip weighting
+    /// functions, [`CombinedSlip::weighting_205_60_r15`].
+    pub fn passenger_205_60_r15_weighting() -> Self {
+        Self {
+            combined: CombinedSlip::weighting_205_60_r15(),
+            ..Self::passenger_205_60_r15()
+        }
+    }
+
+    /// Checks that every coefficient can be used; see [`TireModel::validate`](crate::TireModel::validate).
+    pub fn validate(&self) -> Result<(), TireError> {
+        let c = Checker {
+            prefix: "magic_formula",
+        };
+        let all = [
+            ("fz0", self.fz0),
+            ("mu_reference", self.mu_reference),
+            ("p_cx1", self.p_cx1),
+            ("p_dx1", self.p_dx1),
+            ("p_dx2", self.p_dx2),
+            ("p_ex1", self.p_ex1),
+            ("p_ex2", self.p_ex2),
+            ("p_ex3", self.p_ex3),
+            ("p_ex4", self.p_ex4),
+            ("p_kx1", self.p_kx1),
+            ("p_kx2", self.p_kx2),
+            ("p_kx3", self.p_kx3),
+            ("p_hx1", self.p_hx1),
+            ("p_hx2", self.p_hx2),
+            ("p_vx1", self.p_vx1),
+            ("p_vx2", self.p_vx2),
+            ("p_cy1", self.p_cy1),
+            ("p_dy1", self.p_dy1),
+            ("p_dy2", self.p_dy2),
+            ("p_ey1", self.p_ey1),
+            ("p_ey2", self.p_ey2),
+            ("p_ey3", self.p_ey3),
+            ("p_ky1", self.p_ky1),
+            ("p_ky2", self.p_ky2),
+            ("p_hy1", self.p_hy1),
+            ("p_hy2", self.p_hy2),
+            ("p_vy1", self.p_vy1),
+            ("p_vy2", self.p_vy2),
+        ];
+        for (name, value) in all {
+            c.finite(name, value)?;
+        }
+        c.positive("fz0", self.fz0)?;
+        c.positive("mu_reference", self.mu_reference)?;
+        c.shape_factor("p_cx1", self.p_cx1)?;
+        c.shape_factor("p_cy1", self.p_cy1)?;
+        c.at_most_one("p_ex1", self.p_ex1)?;
+        c.at_most_one("p_ey1", self.p_ey1)?;
+        c.positive("p_ky2", self.p_ky2)?;
+        for (d_name, d, k_name, k) in [
+            ("p_dx1", self.p_dx1, "p_kx1", self.p_kx1),
+            ("p_dy1", self.p_dy1, "p_ky1", self.p_ky1),
+        ] {
+            if k == 0.0 {
+                return Err(c.fail(k_name, "slip stiffness factor must not be 0"));
+            }
+            if d == 0.0 {
+                return Err(c.fail(d_name, "peak friction factor must not be 0"));
+            }
+            if (d > 0.0) != (k > 0.0) {
+                return Err(c.fail(
+                    d_name,
+                    format!("must have the sign of {k_name} ({k}), got {d}"),
+                ));
+            }
+        }
+        if let CombinedSlip::Weighting {
+            r_bx1,
+            r_bx2,
+            r_cx1,
+            r_ex1,
+            r_hx1,
+            r_by1,
+            r_by2,
+            r_by3,
+            r_cy1,
+            r_ey1,
+            r_hy1,
+        } = self.combined
+        {
+            let c = Checker {
+                prefix: "magic_formula.combined",
+            };
+            for (name, value) in [
+                ("r_bx2", r_bx2),
+                ("r_hx1", r_hx1),
+                ("r_by2", r_by2),
+                ("r_by3", r_by3),
+                ("r_hy1", r_hy1),
+            ] {
+                c.finite(name, value)?;
+            }
+            c.non_negative("r_bx1", r_bx1)?;
+            c.non_negative("r_by1", r_by1)?;
+            c.shape_factor("r_cx1", r_cx1)?;
+            c.shape_factor("r_cy1", r_cy1)?;
+            c.at_most_one("r_ex1", r_ex1)?;
+            c.at_most_one("r_ey1", r_ey1)?;
+            // The slope factor never exceeds r_b1, so this is the smallest denominator.
+            for (name, b, cc, e, shift) in [
+                ("r_hx1", r_bx1, r_cx1, r_ex1, r_hx1),
+                ("r_hy1", r_by1, r_cy1, r_ey1, r_hy1),
+            ] {
+                let den = weight_denominator(b, cc, e, shift.abs());
+                if den < VALID_WEIGHT_DENOMINATOR {
+                    return Err(c.fail(
+                        name,
+                        format!(
+                            "shift too large: the weighting function's denominator falls to {den:.3e} (must stay ≥ {VALID_WEIGHT_DENOMINATOR})"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Precomputes every load- and friction-dependent coefficient for load `fz` (N) on a
+    /// surface of friction `mu`; see [`TireModel::at_load`](crate::TireModel::at_load).
+    /// Assumes coefficients that pass [`MagicFormula::validate`].
+    pub fn at_load(&self, fz: f64, mu: f64) -> LoadedTire {
+        let lambda_mu = mu / self.mu_reference;
+        if let Some(trivial) = LoadedTire::without_force(fz, lambda_mu) {
+            return trivial;
+        }
+        let dfz = ((fz - self.fz0) / self.fz0).min(DFZ_MAX);
+
+        // Longitudinal.
+        let sx = sign(self.p_kx1);
+        let mu_x = (sx * (self.p_dx1 + self.p_dx2 * dfz)).max(FACTOR_FLOOR * self.p_dx1.abs());
+        let dx = mu_x * lambda_mu * fz;
+        let kx_per_load = (sx * (self.p_kx1 + self.p_kx2 * dfz))
+            .max(FACTOR_FLOOR * self.p_kx1.abs())
+            * fastmath::exp(self.p_kx3 * dfz);
+        let kx = kx_per_load * fz;
+        let ex = self.p_ex1 + self.p_ex2 * dfz + self.p_ex3 * dfz * dfz;
+        let x = MfAxis {
+            b: (kx / (self.p_cx1 * dx)).min(B_MAX),
+            c: self.p_cx1,
+            d: dx,
+            e_pos: (ex * (1.0 - sx * self.p_ex4)).min(1.0),
+            e_neg: (ex * (1.0 + sx * self.p_ex4)).min(1.0),
+            sh: sx * (self.p_hx1 + self.p_hx2 * dfz),
+            sv: fz * (self.p_vx1 + self.p_vx2 * dfz) * lambda_mu,
+        };
+
+        // Lateral.
+        let sy = sign(self.p_ky1);
+        let mu_y = (sy * (self.p_dy1 + self.p_dy2 * dfz)).max(FACTOR_FLOOR * self.p_dy1.abs());
+        let dy = mu_y * lambda_mu * fz;
+        let fz_k = self.fz0 * (1.0 + dfz);
+        let ky = self.p_ky1.abs()
+            * self.fz0
+            * fastmath::sin(2.0 * fastmath::atan(fz_k / (self.p_ky2.abs() * self.fz0)));
+        let ey = self.p_ey1 + self.p_ey2 * dfz;
+        let y = MfAxis {
+            b: (ky / (self.p_cy1 * dy)).min(B_MAX),
+            c: self.p_cy1,
+            d: dy,
+            e_pos: (ey * (1.0 - sy * self.p_ey3)).min(1.0),
+            e_neg: (ey * (1.0 + sy * self.p_ey3)).min(1.0),
+            sh: sy * (self.p_hy1 + self.p_hy2 * dfz),
+            sv: fz * (self.p_vy1 + self.p_vy2 * dfz) * lambda_mu,
+        };
+
+        match self.combined {
+            CombinedSlip::Normalized => LoadedTire::magic_normalized(
+                fz,
+                x,
+                y,
+                MfPeaks::new(x.c, x.e_pos, x.e_neg),
+                MfPeaks::new(y.c, y.e_pos, y.e_neg),
+            ),
+            CombinedSlip::Weighting {
+                r_bx1,
+                r_bx2,
+                r_cx1,
+                r_ex1,
+                r_hx1,
+                r_by1,
+                r_by2,
+                r_by3,
+                r_cy1,
+                r_ey1,
+                r_hy1,
+            } => LoadedTire::magic_weighting(
+                fz,
+                x,
+                y,
+                Weights {
+                    r_bx1,
+                    r_bx2,
+                    r_cx1,
+                    r_ex1: r_ex1.min(1.0),
+                    r_hx1: sy * r_hx1,
+                    r_by1,
+                    r_by2,
+                    r_by3: sy * r_by3,
+                    r_cy1,
+                    r_ey1: r_ey1.min(1.0),
+                    r_hy1,
+                },
+            ),
+        }
+    }
+}
+
+/// `+1` for positive or zero values, `−1` for negative ones.
+fn sign(v: f64) -> f64 {
+    if v < 0.0 { -1.0 } else { 1.0 }
+}
+
+/// `(1 − E)·x + E·atan(x)`, i.e. `x − E·(x − atan x)`.
+#[inline(always)]
+pub(crate) fn phi(x: f64, e: f64) -> f64 {
+    if e == 0.0 {
+        x
+    } else {
+        (1.0 - e) * x + e * fastmath::atan(x)
+    }
+}
+
+/// `cos(C·atan(φ(B·shift)))`, the denominator of a weighting function.
+pub(crate) fn weight_denominator(b: f64, c: f64, e: f64, shift: f64) -> f64 {
+    fastmath::cos(c * fastmath::atan(phi(b * shift, e)))
+}
+
+/// Dimensionless peak location `x* = B·u_peak > 0` of `sin(C·atan(φ(x)))` for `x > 0`
+/// (`E ≤ 1`): where `C·atan(φ) = π/2` if that is reachable, otherwise where the curve
+/// reaches 99 % of its supremum.
+pub(crate) fn peak_x(c: f64, e: f64) -> f64 {
+    let e = e.min(1.0);
+    let target = peak_phi(c, e);
+    solve_phi(e, target, start_guess(e, target))
+}
+
+/// A starting point for [`solve_phi`]: the root of `φ(x) = target` with
+/// `atan(x) ≈ π/2 − 1/x` (a quadratic), within a few percent for `x ≳ 1`, which is where
+/// peaks lie (`target ≥ 1`).
+pub(crate) fn start_guess(e: f64, target: f64) -> f64 {
+    let q = target - e * std::f64::consts::FRAC_PI_2;
+    let disc = q * q + 4.0 * (1.0 - e) * e;
+    if e < 1.0 && disc >= 0.0 {
+        (q + disc.sqrt()) / (2.0 * (1.0 - e))
+    } else {
+        target
+    }
+}
+
+/// The value of `φ` at the peak (see [`peak_x`]); depends on `E` only through `E = 1`.
+pub(crate) fn peak_phi(c: f64, e: f64) -> f64 {
+    use std::f64::consts::FRAC_PI_2;
+    let phi_sup = if e < 1.0 { f64::INFINITY } else { FRAC_PI_2 };
+    let theta_sup = c * fastmath::atan(phi_sup);
+    if theta_sup > FRAC_PI_2 {
+        fastmath::tan(FRAC_PI_2 / c)
+    } else {
+        fastmath::tan(fastmath::asin(0.99 * fastmath::sin(theta_sup)) / c)
+    }
+}
+
+/// Solves `φ(x) = (1 − E)·x + E·atan(x) = target` for `x ≥ 0` (`E ≤ 1`, `target > 0`;
+/// with `E = 1`, `target < π/2`). `φ` is increasing with `φ'` between `min(1, 1 − E)` and
+/// `max(1, 1 − E)`, so Halley's method (cubic convergence, with a bisection safeguard)
+/// from a good `start` needs two or three steps. Once a step is below `1e-6·x` the next
+/// iterate is exact to rounding (cubic convergence), and is returned.
+pub(crate) fn solve_phi(e: f64, target: f64, start: f64) -> f64 {
+    if e >= 1.0 {
+        return fastmath::tan(target);
+    }
+    let mut lo = 0.0_f64;
+    let mut hi = if e <= 0.0 { target } else { target / (1.0 - e) };
+    let mut x = if start > lo && start < hi {
+        start
+    } else {
+        target.min(hi)
+    };
+    for _ in 0..100 {
+        let h = phi(x, e) - target;
+        if h == 0.0 {
+            break;
+        } else if h > 0.0 {
+            hi = x;
+        } else {
+            lo = x;
+        }
+        let w = 1.0 / (1.0 + x * x);
+        let d1 = (1.0 - e) + e * w;
+        let d2 = -2.0 * e * x * w * w;
+        let step = 2.0 * h * d1 / (2.0 * d1 * d1 - h * d2);
+        let mut next = x - step;
+        if !(next > lo && next < hi) {
+            next = 0.5 * (lo + hi);
+        }
+        let done = (next - x).abs() <= 1e-6 * next;
+        x = next;
+        if done {
+            break;
+        }
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_x_closed_form_when_e_is_zero() {
+        // E = 0: φ = x, so x* = tan(π/(2C)).
+        for c in [1.1, 1.3, 1.5, 1.685, 1.9, 2.0] {
+            let expected = (std::f64::consts::FRAC_PI_2 / c).tan();
+            let got = peak_x(c, 0.0);
+            assert!(
+                (got - expected).abs() <= 1e-13 * expected,
+                "C={c}: {got} vs {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn peak_x_solves_the_curvature_equation() {
+        for c in [1.05, 1.193, 1.685, 2.0] {
+            for e in [-5.0, -1.0, -0.3, 0.0, 0.3, 0.9, 0.999, 1.0] {
+                let x = peak_x(c, e);
+                let theta = c * (x - e * (x - x.atan())).atan();
+                if e < 1.0 || c * std::f64::consts::FRAC_PI_2.atan() > std::f64::consts::FRAC_PI_2 {
+                    assert!(
+                        (theta - std::f64::consts::FRAC_PI_2).abs() < 1e-12,
+                        "C={c} E={e}: θ={theta}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn peak_x_without_finite_maximum_is_the_99_percent_point() {
+        for (c, e) in [(1.0, 0.0), (0.8, 0.5), (0.5, -2.0), (1.2, 1.0)] {
+            let x = peak_x(c, e);
+            let sup = if e < 1.0 {
+                (c * std::f64::consts::FRAC_PI_2).sin()
+            } else {
+                (c * std::f64::consts::FRAC_PI_2.atan()).sin()
+            };
+            let value = (c * (x - e * (x - x.atan())).atan()).sin();
+            assert!((value - 0.99 * sup).abs() < 1e-12, "C={c} E={e}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The brush and linear tires against their closed forms.
+
+use bevy_vehicle_tire::{BrushTire, LinearTire, TireModel};
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(f64::MIN_POSITIVE)
+}
+
+/// The brush model written directly from its documented equations (std math).
+fn brush_reference(b: &BrushTire, fz: f64, mu: f64, kappa: f64, tan_alpha: f64) -> [f64; 2] {
+    let (cx, cy) = (b.longitudinal_stiffness * fz, b.cornering_stiffness * fz);
+    let den = (1.0 + kappa).max(1e-6);
+    let (sx, sy) = (kappa / den, tan_alpha / den);
+    let (vx, vy) = (cx * sx, cy * sy);
+    let m = vx.hypot(vy);
+    if m == 0.0 {
+        return [0.0, 0.0];
+    }
+    let lambda = m / (3.0 * mu * fz);
+    let f = if lambda < 1.0 {
+        mu * fz * (3.0 * lambda - 3.0 * lambda * lambda + lambda.powi(3))
+    } else {
+        mu * fz
+    };
+    [f * vx / m, f * vy / m]
+}
+
+const SLIPS: [(f64, f64); 14] = [
+    (0.001, 0.0),
+    (0.0, 0.002),
+    (0.01, 0.0),
+    (0.0, -0.01),
+    (0.05, 0.03),
+    (-0.1, 0.02),
+    (0.2, -0.1),
+    (1.0, 0.5),
+    (-0.5, 0.3),
+    (-0.9, -0.05),
+    (-1.0, 0.1),
+    (-3.0, 0.2),
+    (0.03, 0.2),
+    (4.0, 4.0),
+];
+
+/// Requirement 6: closed-form values to 1e-12 relative.
+#[test]
+fn brush_matches_closed_form() {
+    for b in [
+        BrushTire::default(),
+        BrushTire {
+            longitudinal_stiffness: 25.0,
+            cornering_stiffness: 8.0,
+        },
+    ] {
+        for fz in [500.0, 4000.0] {
+            for mu in [0.3, 1.0, 1.4] {
+                let tire = TireModel::BrushTire(b).at_load(fz, mu);
+                for (k, t) in SLIPS {
+                    let [fx, fy] = tire.forces(k, t);
+                    let [rx, ry] = brush_reference(&b, fz, mu, k, t);
+                    let scale = rx.hypot(ry);
+                    assert!(
+                        (fx - rx).abs() <= 1e-12 * scale && (fy - ry).abs() <= 1e-12 * scale,
+                        "{b:?} fz={fz} mu={mu} ({k}, {t}): [{fx}, {fy}] vs [{rx}, {ry}]"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Exact values at λ = 1/2: F = μ·fz·(3/2 − 3/4 + 1/8) = 0.875·μ·fz.
+#[test]
+fn brush_half_way_to_sliding_is_seven_eighths_of_the_peak() {
+    let b = BrushTire::default(); // 16 and 12 per unit load
+    let tire = TireModel::BrushTire(b).at_load(4000.0, 1.0);
+    // Lateral: λ = 12·tanα/3 = 0.5 at tanα = 0.125.
+    assert!(rel(tire.forces(0.0, 0.125)[1], 3500.0) < 1e-12);
+    // Longitudinal: λ = 16·σ/3 = 0.5 at σ = 0.09375, κ = σ/(1 − σ).
+    let kappa = 0.09375 / (1.0 - 0.09375);
+    assert!(rel(tire.forces(kappa, 0.0)[0], 3500.0) < 1e-12);
+    // Braking: σ = −0.09375 at κ = σ/(1 − σ) = −0.09375/1.09375.
+    assert!(rel(tire.forces(-0.09375 / 1.09375, 0.0)[0], -3500.0) < 1e-12);
+}
+
+#[test]
+fn brush_full_sliding_gives_exactly_mu_fz() {
+    let b = BrushTire::default();
+    for (fz, mu) in [(1000.0, 1.0), (4000.0, 0.7), (7000.0, 1.2)] {
+        let tire = TireModel::BrushTire(b).at_load(fz, mu);
+        for (k, t) in [
+            (0.5, 0.0),
+            (0.0, 0.5),
+            (0.0, -2.0),
+            (0.3, 0.3),
+            (-1.0, 0.0),
+            (-5.0, 1.0),
+            (1e6, -1e6),
+        ] {
+            let [fx, fy] = tire.forces(k, t);
+            assert!(
+                rel(fx.hypot(fy), mu * fz) <= 4.5e-16,
+                "({k}, {t}): |F| = {}",
+                fx.hypot(fy)
+            );
+        }
+        // Pure slip in full sliding: the component is μ·fz itself (to an ulp).
+        assert!(rel(tire.forces(0.0, 0.5)[1], mu * fz) <= 2.3e-16);
+        assert!(rel(tire.forces(-1.0, 0.0)[0], -mu * fz) <= 2.3e-16);
+        // Below λ = 1 the force is strictly less.
+        let [_, py] = tire.peak_slip();
+        assert!(tire.forces(0.0, 0.999 * py)[1] < mu * fz);
+        assert!(rel(tire.forces(0.0, py)[1], mu * fz) < 1e-12);
+        let [px, _] = tire.peak_slip();
+        assert!(rel(tire.forces(px, 0.0)[0], mu * fz) < 1e-12, "κ peak {px}");
+        assert!(tire.forces(0.999 * px, 0.0)[0] < mu * fz);
+    }
+}
+
+/// Locked and reversing wheels brake at full sliding with the direction of (Cx·κ, Cy·tanα).
+#[test]
+fn brush_locked_wheel_is_full_sliding() {
+    let b = BrushTire::default();
+    let tire = TireModel::BrushTire(b).at_load(4000.0, 1.0);
+    for k in [-1.0, -1.5, -10.0, -1e6] {
+        let [fx, fy] = tire.forces(k, 0.05);
+        assert!(fx < 0.0 && fy > 0.0, "κ={k}");
+        assert!(rel(fx.hypot(fy), 4000.0) < 1e-12);
+        let dir = (16.0 * k) / (12.0 * 0.05);
+        assert!(rel(fx / fy, dir) < 1e-12, "κ={k}: direction");
+    }
+}
+
+#[test]
+fn brush_small_slip_stiffness_is_c() {
+    let b = BrushTire::default();
+    for fz in [1000.0, 4000.0, 9000.0] {
+        let tire = TireModel::BrushTire(b).at_load(fz, 0.9);
+        assert_eq!(tire.stiffness(), [16.0 * fz, 12.0 * fz]);
+        let h = 1e-7;
+        let dfx = (tire.forces(h, 0.0)[0] - tire.forces(-h, 0.0)[0]) / (2.0 * h);
+        let dfy = (tire.forces(0.0, h)[1] - tire.forces(0.0, -h)[1]) / (2.0 * h);
+        // Truncation O(h²·C/(μ·fz)²) ≈ 1e-11 plus rounding ≈ 1e-9: 1e-6 is safe.
+        assert!(rel(dfx, 16.0 * fz) < 1e-6, "{dfx}");
+        assert!(rel(dfy, 12.0 * fz) < 1e-6, "{dfy}");
+        // Slips of 1e-12: the forces are C·slip.
+        let [fx, fy] = tire.forces(1e-12, -2e-12);
+        assert!(rel(fx, 16.0 * fz * 1e-12) < 1e-9 && rel(fy, -24.0 * fz * 1e-12) < 1e-9);
+    }
+}
+
+/// Requirement 7.
+#[test]
+fn linear_is_stiffness_times_slip_clamped_to_the_friction_circle() {
+    let l = LinearTire::default();
+    for (fz, mu) in [(1000.0, 1.0), (4000.0, 0.8), (6000.0, 1.3)] {
+        let tire = TireModel::LinearTire(l).at_load(fz, mu);
+        let (cx, cy) = (16.0 * fz, 12.0 * fz);
+        assert_eq!(tire.stiffness(), [cx, cy]);
+        assert_eq!(tire.peak_force(), [mu * fz, mu * fz]);
+        for (k, t) in [(0.01, 0.02), (-0.03, 0.01), (0.0, 0.05), (0.04, 0.0)] {
+            // Inside the circle: exactly linear.
+            assert!((cx * k).hypot(cy * t) < mu * fz);
+            assert_eq!(tire.forces(k, t), [cx * k, cy * t]);
+        }
+        for (k, t) in [
+            (0.2, 0.3),
+            (-1.0, 0.01),
+            (0.1, -0.12),
+            (0.0, 3.0),
+            (1e6, 1e6),
+        ] {
+            assert!((cx * k).hypot(cy * t) > mu * fz);
+            let [fx, fy] = tire.forces(k, t);
+            assert!(rel(fx.hypot(fy), mu * fz) < 1e-12, "({k}, {t})");
+            // Direction kept.
+            assert!((fx * cy * t - fy * cx * k).abs() <= 1e-12 * (fx * cy * t).abs().max(1e-300));
+        }
+        // Exactly on the limit: the circle starts at peak_slip.
+        let [px, py] = tire.peak_slip();
+        assert!(rel(tire.forces(px, 0.0)[0], mu * fz) < 1e-15);
+        assert!(rel(tire.forces(0.0, py)[1], mu * fz) < 1e-15);
+        // Pure forces clamp each axis on its own.
+        assert_eq!(tire.pure_forces(1.0, -1.0), [mu * fz, -mu * fz]);
+    }
+}
+
+#[test]
+fn brush_and_linear_defaults_are_passenger_car_values() {
+    assert_eq!(
+        (
+            BrushTire::default().longitudinal_stiffness,
+            BrushTire::default().cornering_stiffness
+        ),
+        (16.0, 12.0)
+    );
+    assert_eq!(
+        (
+            LinearTire::default().longitudinal_stiffness,
+            LinearTire::default().cornering_stiffness
+        ),
+        (16.0, 12.0)
+    );
+    // Brush default slides fully at κ ≈ 0.23 and tanα = 0.25.
+    let [kp, tp] = TireModel::BrushTire(BrushTire::default())
+        .at_load(4000.0, 1.0)
+        .peak_slip();
+    assert!(rel(kp, 0.1875 / 0.8125) < 1e-12 && rel(tp, 0.25) < 1e-12);
+}
