@@ -35,7 +35,14 @@ impl Block for SimpleGear {
     }
 
     // Upstream: L/r, I/r², Tr/r.
-    fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[Shaft]) -> ShaftUp {
+    fn upstream(
+        &self,
+        _: &(),
+        _: &[f64],
+        _: &StageContext,
+        outputs: &[Shaft],
+        _: &mut [f64],
+    ) -> ShaftUp {
         let out = outputs[0].up;
         ShaftUp {
             momentum: out.momentum / self.ratio,
@@ -81,7 +88,14 @@ impl Block for SimpleOpenDifferential {
         Ports::SPLIT
     }
 
-    fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[Shaft]) -> ShaftUp {
+    fn upstream(
+        &self,
+        _: &(),
+        _: &[f64],
+        _: &StageContext,
+        outputs: &[Shaft],
+        _: &mut [f64],
+    ) -> ShaftUp {
         let (a, b) = (outputs[0].up, outputs[1].up);
         ShaftUp {
             momentum: a.momentum + b.momentum,

@@ -35,6 +35,7 @@ fn main() {
             Clutch {
                 max_torque: 350.0,
                 engagement: 0.0,
+                automatic: None,
             },
             DrivenBy::new(engine),
         ))

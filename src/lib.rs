@@ -34,22 +34,34 @@
 //! | plugin | what it does |
 //! |---|---|
 //! | [`DrivetrainPlugin`](drivetrain::DrivetrainPlugin) | compiles, validates and steps every vehicle's blocks |
+//! | [`RapierSetupPlugin`](chassis::RapierSetupPlugin) | Rapier in `FixedUpdate`, its time step kept equal to `Time<Fixed>` |
+//! | [`ChassisPlugin`](chassis::ChassisPlugin) | wheel contact, suspension, brakes, steering, forces into Rapier, telemetry |
+//!
+//! Disable [`RapierSetupPlugin`](chassis::RapierSetupPlugin) (or add Rapier yourself first) to
+//! configure Rapier differently; it must run in `FixedUpdate`.
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 
+pub use bevy_vehicle_chassis as chassis;
 pub use bevy_vehicle_drivetrain as drivetrain;
+pub use bevy_vehicle_tire as tire;
 
 /// All of the vehicle physics plugins. See the crate docs for the table.
 pub struct VehiclePhysicsPlugins;
 
 impl PluginGroup for VehiclePhysicsPlugins {
     fn build(self) -> PluginGroupBuilder {
-        PluginGroupBuilder::start::<Self>().add(drivetrain::DrivetrainPlugin::default())
+        PluginGroupBuilder::start::<Self>()
+            .add(drivetrain::DrivetrainPlugin::default())
+            .add(chassis::RapierSetupPlugin)
+            .add(chassis::ChassisPlugin)
     }
 }
 
 /// Everything a vehicle author needs.
 pub mod prelude {
     pub use crate::VehiclePhysicsPlugins;
+    pub use bevy_vehicle_chassis::prelude::*;
     pub use bevy_vehicle_drivetrain::prelude::*;
+    pub use bevy_vehicle_tire::{LoadedTire, TireModel};
 }

@@ -31,10 +31,13 @@ impl<B: Block> Block for Delegate<B> {
     fn init(&self, runtime: &mut B::Runtime, state: &mut [f64]) {
         self.0.init(runtime, state)
     }
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        self.0.apply_controls(controls)
+    }
     fn begin_step(
         &self,
         runtime: &mut B::Runtime,
-        state: &[f64],
+        state: &mut [f64],
         step: &StepContext,
     ) -> ModeChange {
         self.0.begin_step(runtime, state, step)
@@ -45,8 +48,9 @@ impl<B: Block> Block for Delegate<B> {
         state: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
+        derivative: &mut [f64],
     ) -> ShaftUp {
-        self.0.upstream(runtime, state, stage, outputs)
+        self.0.upstream(runtime, state, stage, outputs, derivative)
     }
     fn downstream(
         &self,

@@ -339,6 +339,7 @@ fn locked_clutch_makes_one_inertia_and_slipping_clutch_transmits_capacity() {
             Clutch {
                 max_torque: capacity,
                 engagement: 1.0,
+                automatic: None,
             },
             Some((motor, Port::OUT)),
         );
@@ -391,6 +392,7 @@ fn clutch_engagement_from_rest_has_no_chatter() {
         Clutch {
             max_torque: 300.0,
             engagement: 0.0,
+            automatic: None,
         },
         Some((engine, Port::OUT)),
     );
@@ -597,6 +599,8 @@ fn rk4_is_fourth_order() {
             .insert_resource(bevy::time::TimeUpdateStrategy::FixedTimesteps(1));
         app.update();
         let car = spawn_vehicle(&mut app, "flywheel", substeps);
+        // Exactly `substeps` substeps per step, however long the step.
+        set::<Drivetrain>(&mut app, car, |d| d.max_substep = 0.0);
         let m = spawn_block(
             &mut app,
             car,
@@ -655,6 +659,7 @@ fn spawn_car_drivetrain(
         Clutch {
             max_torque: 350.0,
             engagement,
+            automatic: None,
         },
         Some((engine, Port::OUT)),
     );
@@ -761,6 +766,7 @@ fn engine_idles_brakes_stalls_and_restarts() {
         Clutch {
             max_torque: 400.0,
             engagement: 0.0,
+            automatic: None,
         },
         Some((engine, Port::OUT)),
     );
@@ -844,4 +850,23 @@ fn motor_follows_torque_and_power_limits_both_ways() {
     assert!(rel(reverse.net_torque(-1000.0), -150.0) < 1e-12);
     // Regenerating (torque against the rotation) is limited by power too.
     assert!(rel(reverse.net_torque(1000.0), -150.0) < 1e-12);
+}
+
+/// A step longer than `substeps × max_substep` is split into more substeps, so the substep
+/// length (and with it the integration error of stiff blocks) does not depend on the fixed
+/// rate.
+#[test]
+fn long_steps_get_more_substeps() {
+    use bevy_vehicle_physics::drivetrain::{DEFAULT_MAX_SUBSTEP, MAX_SUBSTEPS};
+    let d = Drivetrain::new(4);
+    assert_eq!(d.max_substep, DEFAULT_MAX_SUBSTEP);
+    assert_eq!(d.substeps_for(1.0 / 60.0), 4);
+    assert_eq!(d.substeps_for(1.0 / 120.0), 4);
+    assert_eq!(d.substeps_for(1.0 / 30.0), 8);
+    assert_eq!(d.substeps_for(0.25), 60);
+    assert_eq!(d.substeps_for(1e6), MAX_SUBSTEPS);
+    let mut fixed = Drivetrain::new(4);
+    fixed.max_substep = 0.0;
+    assert_eq!(fixed.substeps_for(0.25), 4);
+    assert_eq!(Drivetrain::new(0).substeps_for(f64::NAN), 1);
 }

@@ -141,3 +141,78 @@ pub fn fixed_dt(app: &App) -> f64 {
         .timestep()
         .as_secs_f64()
 }
+
+// ---- Chassis helpers ------------------------------------------------------------------------
+
+use bevy_rapier3d::prelude::{Collider, Friction, RigidBody, Velocity};
+
+/// Standard gravity used by Rapier's default configuration (m/s²).
+pub const G: f64 = 9.81;
+
+/// Spawns a flat, infinite road (a half-space at y = 0) with friction `mu`.
+pub fn spawn_flat_ground(app: &mut App, mu: f32) -> Entity {
+    app.world_mut()
+        .spawn((
+            Name::new("ground"),
+            RigidBody::Fixed,
+            Collider::halfspace(Vec3::Y).expect("unit normal"),
+            Friction::coefficient(mu),
+            Transform::default(),
+        ))
+        .id()
+}
+
+/// Spawns a slab of road 200 m square whose top surface rises along −Z with `grade` (rise over
+/// run, e.g. 0.3 for 30 %), its top passing through the origin; returns its rotation.
+pub fn spawn_slope(app: &mut App, grade: f32, mu: f32) -> Quat {
+    let angle = grade.atan();
+    // Rotating about +X by +angle lifts the −Z side.
+    let rotation = Quat::from_rotation_x(angle);
+    let half = Vec3::new(100.0, 1.0, 100.0);
+    app.world_mut().spawn((
+        Name::new("slope"),
+        RigidBody::Fixed,
+        Collider::cuboid(half.x, half.y, half.z),
+        Friction::coefficient(mu),
+        Transform::from_translation(rotation * Vec3::new(0.0, -half.y, 0.0))
+            .with_rotation(rotation),
+    ));
+    rotation
+}
+
+/// Spawns `car` at `transform` and returns the vehicle entity.
+pub fn spawn_car(app: &mut App, car: &CarBuilder, transform: Transform) -> Entity {
+    let world = app.world_mut();
+    let mut commands = world.commands();
+    let e = car.spawn(&mut commands, transform);
+    world.flush();
+    e
+}
+
+/// The vehicle's controls.
+pub fn controls(app: &mut App, car: Entity, f: impl FnOnce(&mut VehicleControls)) {
+    set::<VehicleControls>(app, car, f);
+}
+
+/// Position of the vehicle's origin (m).
+pub fn position(app: &App, car: Entity) -> Vec3 {
+    get::<Transform>(app, car).translation
+}
+
+/// Linear velocity of the vehicle (m/s).
+pub fn velocity(app: &App, car: Entity) -> Vec3 {
+    get::<Velocity>(app, car).linear
+}
+
+/// The vehicle's wheel block entities with their mounts.
+pub fn wheels(app: &mut App, car: Entity) -> Vec<Entity> {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &BlockOf, &WheelMount)>();
+    let mut v: Vec<(Entity, u8, bool)> = q
+        .iter(world)
+        .filter(|(_, b, _)| b.0 == car)
+        .map(|(e, _, m)| (e, m.axle, m.side == Side::Right))
+        .collect();
+    v.sort_by_key(|&(_, axle, right)| (axle, right));
+    v.into_iter().map(|(e, ..)| e).collect()
+}

@@ -34,6 +34,7 @@
 
 use bevy::ecs::component::{Component, Mutable};
 
+use crate::controls::VehicleControls;
 use crate::shaft::{Pass, Shaft, ShaftUp};
 
 /// One output port of a block type.
@@ -63,11 +64,24 @@ impl PortSpec {
     }
 }
 
-/// The ports of a block: whether it has an input, and its outputs in a fixed order.
+/// Whether a block has an input port, and whether it must be driven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    /// No input: the block is the drivetrain's root (an engine or motor). A vehicle has at most
+    /// one.
+    None,
+    /// An input that must be driven by another block.
+    Required,
+    /// An input that may be left undriven: the block then turns freely on its own (a wheel on a
+    /// trailer or on an undriven axle), with nothing upstream of it.
+    Optional,
+}
+
+/// The ports of a block: its input, and its outputs in a fixed order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ports {
-    /// `false` for a root block (engine, motor), `true` for every other block.
-    pub input: bool,
+    /// The block's input port.
+    pub input: Input,
     /// The block's output ports. The order is the order of the `outputs` slices handed to the
     /// stage functions.
     pub outputs: &'static [PortSpec],
@@ -76,22 +90,23 @@ pub struct Ports {
 impl Ports {
     /// A root with a single required output called `"out"`.
     pub const ROOT: Ports = Ports {
-        input: false,
+        input: Input::None,
         outputs: &[PortSpec::required("out")],
     };
-    /// One input and one required output called `"out"` (shafts, gears, clutches, gearboxes).
+    /// One required input and one required output called `"out"` (shafts, gears, clutches,
+    /// gearboxes).
     pub const INLINE: Ports = Ports {
-        input: true,
+        input: Input::Required,
         outputs: &[PortSpec::required("out")],
     };
-    /// One input and no outputs (wheels).
+    /// An optional input and no outputs (wheels, which may be driven or free).
     pub const LEAF: Ports = Ports {
-        input: true,
+        input: Input::Optional,
         outputs: &[],
     };
-    /// One input and two required outputs, `"left"` and `"right"` (differentials).
+    /// One required input and two required outputs, `"left"` and `"right"` (differentials).
     pub const SPLIT: Ports = Ports {
-        input: true,
+        input: Input::Required,
         outputs: &[PortSpec::required("left"), PortSpec::required("right")],
     };
 
@@ -282,7 +297,7 @@ pub struct NoSensors;
 ///         }
 ///         Ok(())
 ///     }
-///     fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[Shaft]) -> ShaftUp {
+///     fn upstream(&self, _: &(), _: &[f64], _: &StageContext, outputs: &[Shaft], _: &mut [f64]) -> ShaftUp {
 ///         outputs[0].up.reflect(self.ratio, self.ratio)
 ///     }
 ///     fn downstream(
@@ -326,6 +341,14 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         Ok(())
     }
 
+    /// Takes the inputs this block cares about from the driver's controls, when they change.
+    /// Returns whether anything changed (so that unchanged blocks are not copied into the
+    /// solver again). An engine takes the throttle, a gearbox the selected gear, and so on.
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        let _ = controls;
+        false
+    }
+
     /// Derives cached values in `runtime` from the settings. Called when the block enters a
     /// drivetrain (before [`Block::init`]) and whenever its component changes.
     fn settings_changed(&self, runtime: &mut Self::Runtime) {
@@ -339,11 +362,12 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     }
 
     /// Per-step logic, called once per fixed step before any stage: throttle lag, shift timers,
-    /// anything that must not run several times per step.
+    /// anything that must not run several times per step. May reset continuous states that
+    /// accumulate over a step (force impulses, for instance); speeds should be left alone.
     fn begin_step(
         &self,
         runtime: &mut Self::Runtime,
-        state: &[f64],
+        state: &mut [f64],
         step: &StepContext,
     ) -> ModeChange {
         let _ = (runtime, state, step);
@@ -353,21 +377,27 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     /// Upstream pass: combine what the outputs sent up (`outputs[i].up`) into what the input
     /// sends up.
     ///
-    /// Leaves (no outputs) describe themselves; roots are never asked. Must be pure.
+    /// Leaves (no outputs) describe themselves; blocks without an input shaft (the root, free
+    /// blocks) are never asked. A block may write here the derivatives of those of its states
+    /// that do not depend on the drive torque (a wheel writes its tire's slip and force
+    /// derivatives, which come out of the same tire evaluation as its reaction torque);
+    /// [`Block::downstream`] writes the rest. Must be pure.
     fn upstream(
         &self,
         runtime: &Self::Runtime,
         state: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
+        derivative: &mut [f64],
     ) -> ShaftUp {
-        let _ = (runtime, state, stage, outputs);
+        let _ = (runtime, state, stage, outputs, derivative);
         ShaftUp::FREE
     }
 
-    /// Downstream pass: from the input shaft (`None` for a root), write what goes down each
-    /// output (`outputs[i].down`) and the derivative of every one of this block's continuous
-    /// states (in a [`Pass::Momentum`] pass: the *change* of each speed, 0 for other states).
+    /// Downstream pass: from the input shaft (`None` for the root and free blocks), write what
+    /// goes down each output (`outputs[i].down`) and the derivative of every one of this block's
+    /// continuous states not written by [`Block::upstream`] (in a [`Pass::Momentum`] pass: the
+    /// *change* of each speed, 0 for other states).
     /// `input.up` is what this block's own [`Block::upstream`] returned in this stage;
     /// `input.down` is what arrived from upstream; `outputs[i].up` is what the outputs sent up.
     /// Must be pure.

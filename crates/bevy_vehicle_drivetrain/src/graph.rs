@@ -8,7 +8,7 @@ use core::fmt;
 
 use bevy::prelude::Entity;
 
-use crate::block::{Ports, SettingError};
+use crate::block::{Input, Ports, SettingError};
 use crate::relations::Port;
 
 /// Why a vehicle's drivetrain was refused. Names are the blocks' `Name`s (or entity ids).
@@ -21,7 +21,7 @@ pub enum DrivetrainError {
         /// The entity's name.
         entity: String,
     },
-    /// No block without an input (no engine or motor).
+    /// Nothing to start the drivetrain from: neither a root (engine, motor) nor a free block.
     NoRoot,
     /// More than one block without an input.
     MultipleRoots {
@@ -107,11 +107,11 @@ impl fmt::Display for DrivetrainError {
             ),
             DrivetrainError::NoRoot => write!(
                 f,
-                "has no root block (a block without an input, such as an engine or motor)"
+                "has no root block (a block without an input, such as an engine or motor) and no free block"
             ),
             DrivetrainError::MultipleRoots { roots } => write!(
                 f,
-                "has a second root: blocks {} have no input, but a drivetrain has exactly one root",
+                "has a second root: blocks {} have no input, but a drivetrain has at most one root",
                 quoted(roots)
             ),
             DrivetrainError::UnconnectedInput { block } => write!(
@@ -223,6 +223,8 @@ pub struct GraphBlock {
 pub struct TopoNode {
     /// Index into the input blocks, or `None` for an optional output port left open.
     pub block: Option<usize>,
+    /// Whether a shaft drives this node (false for the root and for free blocks).
+    pub input: bool,
     /// Index of the node's first child; its children are `first_child..first_child + children`,
     /// in port order.
     pub first_child: usize,
@@ -230,9 +232,9 @@ pub struct TopoNode {
     pub children: usize,
 }
 
-/// A validated drivetrain in pass order: node 0 is the root, every node comes after its parent,
-/// and the children of a node are consecutive and in port order. The shaft into node `i` is
-/// shaft `i`.
+/// A validated drivetrain in pass order: a forest whose first tree starts at the root (if there
+/// is one), followed by the trees of free blocks. Every node comes after its parent, and the
+/// children of a node are consecutive and in port order. The shaft into node `i` is shaft `i`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topology {
     /// The nodes in pass order.
@@ -255,12 +257,13 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
     }
     let index_of = |e: Entity| blocks.iter().position(|b| b.entity == e);
 
-    // Roots, and blocks with an input that nothing drives.
+    // The root, free blocks (optional input, undriven), and blocks that nothing drives.
     let mut roots: Vec<usize> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         match (b.ports.input, b.driven_by) {
-            (false, None) => roots.push(i),
-            (false, Some((up, _))) => {
+            (Input::None, None) => roots.push(i),
+            (Input::None, Some((up, _))) => {
                 let upstream =
                     index_of(up).map_or_else(|| format!("{up}"), |j| blocks[j].name.clone());
                 return Err(DrivetrainError::RootHasInput {
@@ -268,24 +271,23 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
                     upstream,
                 });
             }
-            (true, None) => {
+            (Input::Required, None) => {
                 return Err(DrivetrainError::UnconnectedInput {
                     block: b.name.clone(),
                 });
             }
-            (true, Some(_)) => {}
+            (Input::Optional, None) => free.push(i),
+            (_, Some(_)) => {}
         }
     }
     roots.sort_by(|&a, &b| blocks[a].name.cmp(&blocks[b].name));
-    match roots.len() {
-        0 => {}
-        1 => {}
-        _ => {
-            return Err(DrivetrainError::MultipleRoots {
-                roots: roots.iter().map(|&i| blocks[i].name.clone()).collect(),
-            });
-        }
+    if roots.len() > 1 {
+        return Err(DrivetrainError::MultipleRoots {
+            roots: roots.iter().map(|&i| blocks[i].name.clone()).collect(),
+        });
     }
+    // Free trees in name order (their order does not change any result: trees are independent).
+    free.sort_by(|&a, &b| blocks[a].name.cmp(&blocks[b].name));
 
     // children[parent][port] = child
     let mut children: Vec<Vec<Option<usize>>> = blocks
@@ -324,24 +326,23 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
         children[j][p] = Some(i);
     }
 
-    // Cycles: with one upstream per block, a block not reachable from the root lies on, or
+    // Cycles: with one upstream per block, a block not reachable from a tree's top lies on, or
     // below, a cycle. Walk upstream from it until a block repeats.
+    let tops: Vec<usize> = roots.iter().chain(&free).copied().collect();
     let mut reached = vec![false; blocks.len()];
-    if let Some(&root) = roots.first() {
-        let mut stack = vec![root];
-        while let Some(i) = stack.pop() {
-            if reached[i] {
-                continue;
-            }
-            reached[i] = true;
-            stack.extend(children[i].iter().flatten().copied());
+    let mut stack = tops.clone();
+    while let Some(i) = stack.pop() {
+        if reached[i] {
+            continue;
         }
+        reached[i] = true;
+        stack.extend(children[i].iter().flatten().copied());
     }
     if let Some(start) = (0..blocks.len()).find(|&i| !reached[i]) {
         let mut path = vec![start];
         let mut i = start;
         loop {
-            let (up, _) = blocks[i].driven_by.expect("non-roots are driven");
+            let (up, _) = blocks[i].driven_by.expect("undriven blocks are tops");
             i = index_of(up).expect("checked above");
             if let Some(pos) = path.iter().position(|&p| p == i) {
                 let mut cycle: Vec<usize> = path[pos..].to_vec();
@@ -358,9 +359,9 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
             path.push(i);
         }
     }
-    let Some(&root) = roots.first() else {
+    if tops.is_empty() {
         return Err(DrivetrainError::NoRoot);
-    };
+    }
 
     // Required ports.
     for (i, b) in blocks.iter().enumerate() {
@@ -374,31 +375,38 @@ pub fn order_blocks(blocks: &[GraphBlock]) -> Result<Topology, DrivetrainError> 
         }
     }
 
-    // Breadth-first order; children of a node become consecutive nodes, in port order.
-    let mut nodes = vec![TopoNode {
-        block: Some(root),
-        first_child: 0,
-        children: 0,
-    }];
-    let mut next = 0;
-    while next < nodes.len() {
-        let first_child = nodes.len();
-        let count = match nodes[next].block {
-            Some(i) => {
-                for child in &children[i] {
-                    nodes.push(TopoNode {
-                        block: *child,
-                        first_child: 0,
-                        children: 0,
-                    });
+    // Each tree breadth-first, the root's first; children of a node become consecutive nodes,
+    // in port order.
+    let mut nodes = Vec::with_capacity(blocks.len());
+    for &top in &tops {
+        let start = nodes.len();
+        nodes.push(TopoNode {
+            block: Some(top),
+            input: false,
+            first_child: 0,
+            children: 0,
+        });
+        let mut next = start;
+        while next < nodes.len() {
+            let first_child = nodes.len();
+            let count = match nodes[next].block {
+                Some(i) => {
+                    for child in &children[i] {
+                        nodes.push(TopoNode {
+                            block: *child,
+                            input: true,
+                            first_child: 0,
+                            children: 0,
+                        });
+                    }
+                    children[i].len()
                 }
-                children[i].len()
-            }
-            None => 0,
-        };
-        nodes[next].first_child = first_child;
-        nodes[next].children = count;
-        next += 1;
+                None => 0,
+            };
+            nodes[next].first_child = first_child;
+            nodes[next].children = count;
+            next += 1;
+        }
     }
     Ok(Topology { nodes })
 }
@@ -482,7 +490,7 @@ mod tests {
     #[test]
     fn optional_port_becomes_open_end() {
         const PTO: Ports = Ports {
-            input: false,
+            input: Input::None,
             outputs: &[PortSpec::required("out"), PortSpec::optional("pto")],
         };
         let mut blocks = chain();
@@ -490,6 +498,32 @@ mod tests {
         let t = order_blocks(&blocks).unwrap();
         assert_eq!(t.nodes[0].children, 2);
         assert_eq!(t.nodes[2].block, None);
+    }
+
+    #[test]
+    fn free_wheels_form_their_own_trees() {
+        let mut blocks = chain();
+        blocks.push(block(7, "rear_r", Ports::LEAF, None));
+        blocks.push(block(6, "rear_l", Ports::LEAF, None));
+        let t = order_blocks(&blocks).unwrap();
+        let names: Vec<String> = t
+            .nodes
+            .iter()
+            .map(|n| blocks[n.block.unwrap()].name.clone())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "engine", "clutch", "diff", "wheel_l", "wheel_r", "rear_l", "rear_r"
+            ]
+        );
+        assert_eq!(t.nodes.iter().filter(|n| !n.input).count(), 3);
+        // A trailer: free wheels only.
+        let trailer = vec![
+            block(1, "l", Ports::LEAF, None),
+            block(2, "r", Ports::LEAF, None),
+        ];
+        assert_eq!(order_blocks(&trailer).unwrap().nodes.len(), 2);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! |---|---|
 //! | [`shaft`] | what a shaft carries, and the lumped-inertia algebra |
 //! | [`block`] | the [`Block`] trait, ports, contexts, setting checks |
+//! | [`controls`] | [`VehicleControls`], the driver's inputs every block reads from |
 //! | [`relations`] | [`BlockOf`]/[`Blocks`] and [`DrivenBy`]/[`Drives`] |
 //! | [`blocks`] | the built-in blocks |
 //! | [`graph`] | graph validation and pass order, [`DrivetrainError`] |
@@ -29,6 +30,7 @@
 
 pub mod block;
 pub mod blocks;
+pub mod controls;
 pub mod curve;
 pub mod graph;
 pub mod plugin;
@@ -39,20 +41,22 @@ mod solver;
 pub use block::{
     Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext, StepContext,
 };
+pub use controls::VehicleControls;
 pub use graph::{DrivetrainError, VehicleError};
 pub use plugin::{
-    BlockRegistry, BlockSlot, Drivetrain, DrivetrainPlugin, DrivetrainSchedule, DrivetrainStatus,
-    DrivetrainSystems, RegisterBlock,
+    BlockRegistry, BlockSlot, DEFAULT_MAX_SUBSTEP, Drivetrain, DrivetrainPlugin,
+    DrivetrainSchedule, DrivetrainStatus, DrivetrainSystems, MAX_SUBSTEPS, RegisterBlock,
 };
 pub use relations::{BlockOf, Blocks, DrivenBy, Drives, Port};
 
 /// Everything needed to build and run drivetrains.
 pub mod prelude {
     pub use crate::block::{
-        Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
+        Block, Input, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
         StepContext, check_finite, check_non_negative, check_positive, check_range, clamp_input,
     };
     pub use crate::blocks::*;
+    pub use crate::controls::VehicleControls;
     pub use crate::curve::{TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
     pub use crate::graph::{DrivetrainError, VehicleError};
     pub use crate::plugin::{

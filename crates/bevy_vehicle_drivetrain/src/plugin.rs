@@ -14,6 +14,7 @@ use crate::blocks::{
     Clutch, ClutchSensors, Differential, DifferentialSensors, Engine, EngineSensors, Gearbox,
     GearboxSensors, Motor, MotorSensors, Wheel, WheelSensors,
 };
+use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
 use crate::shaft::Shaft;
@@ -46,6 +47,9 @@ impl DrivetrainPlugin {
 /// The drivetrain's system sets, run in this order (chained) once per fixed step.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DrivetrainSystems {
+    /// Hands changed [`VehicleControls`] to each block ([`Block::apply_controls`]). Systems
+    /// that set controls belong before this set.
+    Controls,
     /// Compiles the drivetrains whose blocks or connections changed, and refuses invalid ones.
     Rebuild,
     /// Copies changed block components (settings and inputs) into the solver. Systems that set
@@ -73,28 +77,41 @@ pub enum DrivetrainStatus {
     Invalid(Box<VehicleError>),
 }
 
+/// The default longest substep of a [`Drivetrain`] (s).
+pub const DEFAULT_MAX_SUBSTEP: f64 = 1.0 / 240.0;
+
+/// The most substeps one fixed step is split into, whatever its length.
+pub const MAX_SUBSTEPS: u32 = 256;
+
 /// On a vehicle entity: its drivetrain. The blocks are entities with [`BlockOf`] this entity.
 #[derive(Component)]
 pub struct Drivetrain {
-    /// RK4 substeps per fixed step (≥ 1; 0 counts as 1).
+    /// RK4 substeps per fixed step (≥ 1; 0 counts as 1): the fewest the step is split into.
     pub substeps: u32,
+    /// Longest substep allowed (s). A fixed step longer than `substeps × max_substep` is split
+    /// into more substeps, so the stiff parts (tires, shaft compliance) see the same substep
+    /// length at any fixed-step rate and the result does not depend on it. Zero, negative or
+    /// not finite: no limit. Default 1/240 s (four substeps at 60 Hz, eight at 30 Hz).
+    pub max_substep: f64,
     program: Option<Program>,
     status: DrivetrainStatus,
     rejected: Option<Box<VehicleError>>,
 }
 
 impl Default for Drivetrain {
-    /// Four substeps per fixed step.
+    /// Four substeps per fixed step, each at most 1/240 s.
     fn default() -> Self {
         Drivetrain::new(4)
     }
 }
 
 impl Drivetrain {
-    /// A drivetrain integrated with `substeps` RK4 substeps per fixed step.
+    /// A drivetrain integrated with at least `substeps` RK4 substeps per fixed step, each at
+    /// most [`DEFAULT_MAX_SUBSTEP`] long.
     pub fn new(substeps: u32) -> Self {
         Drivetrain {
             substeps,
+            max_substep: DEFAULT_MAX_SUBSTEP,
             program: None,
             status: DrivetrainStatus::Pending,
             rejected: None,
@@ -164,6 +181,20 @@ impl Drivetrain {
         (i > 0).then(|| p.shafts[i])
     }
 
+    /// How many substeps a fixed step of `dt` seconds is split into: [`Drivetrain::substeps`],
+    /// or more if a substep would be longer than [`Drivetrain::max_substep`] (at most
+    /// [`MAX_SUBSTEPS`]).
+    pub fn substeps_for(&self, dt: f64) -> u32 {
+        let fewest = self.substeps.max(1);
+        if !(self.max_substep > 0.0 && self.max_substep.is_finite() && dt.is_finite()) {
+            return fewest;
+        }
+        let needed = (dt / self.max_substep - 1e-9)
+            .ceil()
+            .clamp(1.0, f64::from(MAX_SUBSTEPS));
+        fewest.max(needed as u32).min(MAX_SUBSTEPS)
+    }
+
     /// Advances by one fixed step of `dt` seconds. Does nothing unless compiled.
     pub fn step(&mut self, dt: f64) {
         self.step_with(dt, &mut Vec::new());
@@ -171,9 +202,30 @@ impl Drivetrain {
 
     /// [`Drivetrain::step`] with a caller-kept scratch buffer, to avoid an allocation per call.
     pub fn step_with(&mut self, dt: f64, scratch: &mut Vec<f64>) {
+        let substeps = self.substeps_for(dt);
         if let Some(p) = self.program.as_mut() {
-            p.step(dt, self.substeps, scratch);
+            p.step(dt, substeps, scratch);
         }
+    }
+
+    /// The runtime state of block `block` of type `B` at pass-order position `node` (see
+    /// [`BlockSlot`]), for feeding it states from the vehicle (the chassis writes each wheel's
+    /// ground contact this way). `None` if that node does not hold `block` of type `B`.
+    pub fn runtime_mut<B: Block>(&mut self, block: Entity, node: u32) -> Option<&mut B::Runtime> {
+        self.block_cell_mut::<B>(node, block)
+            .map(|c| &mut c.runtime)
+    }
+
+    /// The runtime state of block `block` of type `B` at pass-order position `node`.
+    pub fn runtime<B: Block>(&self, block: Entity, node: u32) -> Option<&B::Runtime> {
+        let p = self.program.as_ref()?;
+        if p.nodes.get(node as usize)?.entity != block {
+            return None;
+        }
+        p.blocks[node as usize]
+            .as_any()?
+            .downcast_ref::<BlockCell<B>>()
+            .map(|c| &c.runtime)
     }
 
     pub(crate) fn block_cell_mut<B: Block>(
@@ -294,6 +346,7 @@ impl RegisterBlock for App {
         self.add_systems(
             schedule,
             (
+                apply_controls::<B>.in_set(DrivetrainSystems::Controls),
                 retry_refused_vehicles::<B>
                     .in_set(DrivetrainSystems::Rebuild)
                     .before(rebuild_drivetrains),
@@ -321,6 +374,7 @@ impl Plugin for DrivetrainPlugin {
             .configure_sets(
                 self.schedule,
                 (
+                    DrivetrainSystems::Controls,
                     DrivetrainSystems::Rebuild,
                     DrivetrainSystems::SyncIn,
                     DrivetrainSystems::Step,
@@ -572,6 +626,21 @@ fn compile(
     Ok(Program::new(&topology, &entities, |i| {
         cells[i].take().expect("each block is placed once")
     }))
+}
+
+/// Hands changed driver controls to every block of type `B`.
+fn apply_controls<B: Block>(
+    controls: Query<Ref<VehicleControls>>,
+    mut blocks: Query<(&BlockOf, &mut B)>,
+) {
+    for (block_of, mut block) in &mut blocks {
+        let Ok(controls) = controls.get(block_of.0) else {
+            continue;
+        };
+        if controls.is_changed() && block.bypass_change_detection().apply_controls(&controls) {
+            block.set_changed();
+        }
+    }
 }
 
 /// A vehicle that was refused (or not yet compiled) is retried when one of its blocks changes,

@@ -35,8 +35,14 @@ const MAX_MODE_ROUNDS: usize = 4;
 pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn state_len(&self) -> usize;
     fn init(&mut self, state: &mut [f64]);
-    fn begin_step(&mut self, state: &[f64], step: &StepContext) -> ModeChange;
-    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp;
+    fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange;
+    fn upstream(
+        &self,
+        state: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+        derivative: &mut [f64],
+    ) -> ShaftUp;
     fn downstream(
         &self,
         state: &[f64],
@@ -84,12 +90,19 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
         self.block.init(&mut self.runtime, state);
     }
     #[inline]
-    fn begin_step(&mut self, state: &[f64], step: &StepContext) -> ModeChange {
+    fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange {
         self.block.begin_step(&mut self.runtime, state, step)
     }
     #[inline]
-    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp {
-        self.block.upstream(&self.runtime, state, stage, outputs)
+    fn upstream(
+        &self,
+        state: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+        derivative: &mut [f64],
+    ) -> ShaftUp {
+        self.block
+            .upstream(&self.runtime, state, stage, outputs, derivative)
     }
     #[inline]
     fn downstream(
@@ -126,6 +139,10 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
 
 /// A block in a compiled program. Built-in blocks are stored inline and dispatched by `match`,
 /// so their stage functions inline into the passes; user blocks go through a vtable.
+///
+/// Wheels, the largest cells (their runtime holds the tire at this step's load), stay inline:
+/// they are the most common block, so boxing them would save little memory and scatter them.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Cell {
     // Boxed: the engine's cell is twice the size of any other, and there is one per vehicle.
     Engine(Box<BlockCell<Engine>>),
@@ -207,13 +224,28 @@ impl Cell {
     }
 
     #[inline]
-    fn begin_step(&mut self, state: &[f64], step: &StepContext) -> ModeChange {
+    fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange {
         with_cell!(self, c => c.begin_step(state, step), open => ModeChange::Unchanged)
     }
 
     #[inline]
-    fn upstream(&self, state: &[f64], stage: &StageContext, outputs: &[Shaft]) -> ShaftUp {
-        with_cell!(self, c => c.upstream(state, stage, outputs), open => ShaftUp::FREE)
+    fn upstream(
+        &self,
+        state: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+        derivative: &mut [f64],
+    ) -> ShaftUp {
+        if let Cell::Custom(_) = self {
+            // The derivative buffers are shared between vehicles: never let a user block that
+            // forgets a state read another vehicle's numbers.
+            derivative.fill(0.0);
+        }
+        with_cell!(
+            self,
+            c => c.upstream(state, stage, outputs, derivative),
+            open => ShaftUp::FREE
+        )
     }
 
     #[inline]
@@ -225,11 +257,6 @@ impl Cell {
         outputs: &mut [Shaft],
         derivative: &mut [f64],
     ) {
-        if let Cell::Custom(_) = self {
-            // The derivative buffers are shared between vehicles: never let a user block that
-            // forgets a state read another vehicle's numbers.
-            derivative.fill(0.0);
-        }
         with_cell!(
             self,
             c => c.downstream(state, stage, input, outputs, derivative),
@@ -269,6 +296,8 @@ pub(crate) struct Node {
     pub children: [u16; 2],
     /// The node's continuous state in the state vector: start and end index.
     pub state: [u16; 2],
+    /// Whether a shaft drives this node (false for the root and for free blocks).
+    pub input: bool,
 }
 
 impl Node {
@@ -322,6 +351,7 @@ impl Program {
                 entity,
                 children: [t.first_child as u16, (t.first_child + t.children) as u16],
                 state: [offset, offset + len],
+                input: t.input,
             });
             offset += len;
             blocks.push(block);
@@ -383,7 +413,7 @@ impl Program {
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
         for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
-            change = change.max(block.begin_step(&x[node.state()], &step));
+            change = change.max(block.begin_step(&mut x[node.state()], &step));
         }
         if change == ModeChange::Impulsive || *pending_projection {
             passes.project(x, delta);
@@ -498,14 +528,21 @@ impl Passes<'_> {
         // Indices come from the compiled topology: children follow their parent, and every
         // range lies inside its buffer.
         let count = self.nodes.len();
-        // Upstream: leaves first.
-        for i in (1..count).rev() {
+        // Upstream: leaves first; nodes without an input shaft send nothing up.
+        for i in (0..count).rev() {
             let node = &self.nodes[i];
-            let up =
-                self.blocks[i].upstream(&state[node.state()], stage, &self.shafts[node.children()]);
+            if !node.input {
+                continue;
+            }
+            let up = self.blocks[i].upstream(
+                &state[node.state()],
+                stage,
+                &self.shafts[node.children()],
+                &mut derivative[node.state()],
+            );
             self.shafts[i].up = up;
         }
-        // Downstream: root first. The input shaft lies before the children's.
+        // Downstream: roots first. The input shaft lies before the children's.
         for i in 0..count {
             let node = &self.nodes[i];
             let children = node.children();
@@ -513,7 +550,7 @@ impl Passes<'_> {
             self.blocks[i].downstream(
                 &state[node.state()],
                 stage,
-                (i > 0).then(|| &head[i]),
+                node.input.then(|| &head[i]),
                 &mut tail[..children.len()],
                 &mut derivative[node.state()],
             );
@@ -525,7 +562,7 @@ impl Passes<'_> {
 #[inline]
 fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize) -> Shafts<'a> {
     Shafts {
-        input: (i > 0).then(|| &shafts[i]),
+        input: nodes[i].input.then(|| &shafts[i]),
         outputs: &shafts[nodes[i].children()],
     }
 }

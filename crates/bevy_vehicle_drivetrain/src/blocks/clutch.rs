@@ -4,9 +4,11 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
-    clamp_input,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
+    check_non_negative, clamp_input,
 };
+use crate::controls::{VehicleControls, set_if_changed};
+use crate::curve::rad_s_to_rpm;
 use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 
 /// A dry friction clutch between its input (engine side, `A`) and output (load side, `B`).
@@ -25,20 +27,57 @@ use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 /// common speed. The slip direction is kept for the whole substep, so the transmitted torque
 /// cannot chatter between signs.
 ///
+/// With `automatic` set, the capacity also follows the engine speed the way a centrifugal
+/// clutch does, so a car pulls away and stops in gear without a clutch pedal: nothing below
+/// `engage_rpm`, full capacity from `lock_rpm`, a smooth step between.
+///
+/// The capacity is latched once per substep (from the engine speed at the substep's start).
+///
 /// No state; no inertia (lump the disc's inertia into the engine's). Ports: `out`.
 #[derive(Component, Clone, Debug, PartialEq)]
 pub struct Clutch {
     /// Torque capacity when fully engaged (N·m, ≥ 0).
     pub max_torque: f64,
+    /// Engine-speed-dependent engagement, for vehicles without a clutch pedal.
+    pub automatic: Option<AutomaticClutch>,
     /// Input: engagement, 0 (pedal down, open) to 1 (pedal up, closed). Clamped.
     pub engagement: f64,
 }
 
+/// Engagement of an automatic clutch against the speed of its input (engine) side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutomaticClutch {
+    /// Input speed where the clutch starts to bite (rpm, ≥ 0).
+    pub engage_rpm: f64,
+    /// Input speed of full engagement (rpm, > `engage_rpm`).
+    pub lock_rpm: f64,
+}
+
+impl Default for AutomaticClutch {
+    /// Bites from 1000 rpm, fully engaged from 2500 rpm.
+    fn default() -> Self {
+        AutomaticClutch {
+            engage_rpm: 1000.0,
+            lock_rpm: 2500.0,
+        }
+    }
+}
+
+impl AutomaticClutch {
+    /// Engagement (0..1) at input speed `speed` (rad/s).
+    pub fn engagement(&self, speed: f64) -> f64 {
+        let t = ((rad_s_to_rpm(speed) - self.engage_rpm) / (self.lock_rpm - self.engage_rpm))
+            .clamp(0.0, 1.0);
+        t * t * (3.0 - 2.0 * t)
+    }
+}
+
 impl Default for Clutch {
-    /// A car clutch with 400 N·m capacity, engaged.
+    /// A car clutch with 400 N·m capacity, engaged, no automatic engagement.
     fn default() -> Self {
         Clutch {
             max_torque: 400.0,
+            automatic: None,
             engagement: 1.0,
         }
     }
@@ -63,12 +102,21 @@ impl Default for ClutchMode {
     }
 }
 
+/// Runtime state of a [`Clutch`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClutchRuntime {
+    /// Lock mode.
+    pub mode: ClutchMode,
+    /// Capacity latched for the substep (N·m).
+    pub capacity: f64,
+}
+
 /// What a [`Clutch`] reports after each step.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct ClutchSensors {
     /// Torque transmitted from the engine side to the load side (N·m).
     pub torque: f64,
-    /// Current capacity, `max_torque × engagement` (N·m).
+    /// Current capacity (N·m).
     pub capacity: f64,
     /// Slip speed `ω_A − ω_B` (rad/s); 0 when locked.
     pub slip_speed: f64,
@@ -77,40 +125,69 @@ pub struct ClutchSensors {
 }
 
 impl Clutch {
-    /// Current torque capacity (N·m).
+    /// Torque capacity (N·m) with the input side turning at `input_speed` (rad/s).
     #[inline]
-    pub fn capacity(&self) -> f64 {
-        self.max_torque * clamp_input(self.engagement, 0.0, 1.0, 0.0)
+    pub fn capacity(&self, input_speed: f64) -> f64 {
+        let automatic = self.automatic.map_or(1.0, |a| a.engagement(input_speed));
+        self.max_torque * clamp_input(self.engagement, 0.0, 1.0, 0.0) * automatic
     }
 }
 
 impl Block for Clutch {
     const TYPE_NAME: &'static str = "Clutch";
-    type Runtime = ClutchMode;
+    type Runtime = ClutchRuntime;
     type Sensors = ClutchSensors;
 
     fn ports(&self) -> Ports {
         Ports::INLINE
     }
 
+    /// Engagement is the clutch pedal's complement.
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        set_if_changed(&mut self.engagement, 1.0 - controls.clutch())
+    }
+
     fn validate(&self) -> Result<(), SettingError> {
         check_non_negative("max_torque", self.max_torque)?;
         check_finite("engagement", self.engagement)?;
+        if let Some(a) = self.automatic {
+            check_non_negative("automatic.engage_rpm", a.engage_rpm)?;
+            check_finite("automatic.lock_rpm", a.lock_rpm)?;
+            if a.lock_rpm <= a.engage_rpm {
+                return Err(SettingError::new(
+                    "automatic.lock_rpm",
+                    format!(
+                        "must be above engage_rpm ({} rpm), got {} rpm",
+                        a.engage_rpm, a.lock_rpm
+                    ),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    fn begin_step(&self, rt: &mut ClutchRuntime, _: &mut [f64], _: &StepContext) -> ModeChange {
+        // Without an automatic part the capacity depends only on the pedal; with one, it is
+        // latched again from the engine speed at every substep (`update_modes`).
+        if self.automatic.is_none() {
+            rt.capacity = self.capacity(0.0);
+        }
+        ModeChange::Unchanged
     }
 
     #[inline]
     fn upstream(
         &self,
-        mode: &ClutchMode,
+        rt: &ClutchRuntime,
         _: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
+        _derivative: &mut [f64],
     ) -> ShaftUp {
-        match (*mode, stage.pass) {
+        match (rt.mode, stage.pass) {
             (ClutchMode::Locked, _) => outputs[0].up,
             (ClutchMode::Slipping { direction }, Pass::Torque) => ShaftUp {
-                reaction: -direction * self.capacity(),
+                reaction: -direction * rt.capacity,
                 ..ShaftUp::FREE
             },
             (ClutchMode::Slipping { .. }, Pass::Momentum) => ShaftUp::FREE,
@@ -120,7 +197,7 @@ impl Block for Clutch {
     #[inline]
     fn downstream(
         &self,
-        mode: &ClutchMode,
+        rt: &ClutchRuntime,
         _: &[f64],
         stage: &StageContext,
         input: Option<&Shaft>,
@@ -128,11 +205,11 @@ impl Block for Clutch {
         _: &mut [f64],
     ) {
         let input = input.map(|s| s.down).unwrap_or_default();
-        outputs[0].down = match (*mode, stage.pass) {
+        outputs[0].down = match (rt.mode, stage.pass) {
             (ClutchMode::Locked, _) => input,
             (ClutchMode::Slipping { direction }, pass) => ShaftDown {
                 torque: if pass == Pass::Torque {
-                    direction * self.capacity()
+                    direction * rt.capacity
                 } else {
                     0.0
                 },
@@ -142,13 +219,22 @@ impl Block for Clutch {
     }
 
     #[inline]
-    fn update_modes(&self, mode: &mut ClutchMode, _: &[f64], shafts: &Shafts) -> ModeChange {
+    fn update_modes(&self, rt: &mut ClutchRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
         let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
         let load = shafts.outputs[0].up;
-        let capacity = self.capacity();
-        match *mode {
+        let mut capacity_change = ModeChange::Unchanged;
+        if self.automatic.is_some() {
+            let capacity = self.capacity(input.speed);
+            if capacity != rt.capacity {
+                rt.capacity = capacity;
+                capacity_change = ModeChange::Smooth;
+            }
+        }
+        let capacity = rt.capacity;
+        let mode = &mut rt.mode;
+        let change = match *mode {
             ClutchMode::Locked => {
                 // The torque a locked clutch must carry is what flows through it.
                 if input.torque.abs() > capacity {
@@ -187,15 +273,16 @@ impl Block for Clutch {
                     ModeChange::Unchanged
                 }
             }
-        }
+        };
+        change.max(capacity_change)
     }
 
-    fn sensors(&self, mode: &ClutchMode, _: &[f64], shafts: &Shafts) -> ClutchSensors {
+    fn sensors(&self, rt: &ClutchRuntime, _: &[f64], shafts: &Shafts) -> ClutchSensors {
         let input = shafts.input.map(|s| s.down).unwrap_or_default();
-        let locked = *mode == ClutchMode::Locked;
+        let locked = rt.mode == ClutchMode::Locked;
         ClutchSensors {
             torque: shafts.outputs[0].down.torque,
-            capacity: self.capacity(),
+            capacity: rt.capacity,
             slip_speed: if locked {
                 0.0
             } else {

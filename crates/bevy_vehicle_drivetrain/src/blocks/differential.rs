@@ -228,6 +228,7 @@ impl Block for Differential {
         _: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
+        _derivative: &mut [f64],
     ) -> ShaftUp {
         let (o1, o2) = (&outputs[0].up, &outputs[1].up);
         let r = self.ratio;

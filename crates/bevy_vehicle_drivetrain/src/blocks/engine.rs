@@ -7,6 +7,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
 };
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Shaft, ShaftDown, lump};
 
@@ -276,6 +277,12 @@ impl Block for Engine {
         Ok(())
     }
 
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        let a = set_if_changed(&mut self.throttle, controls.throttle());
+        let b = set_if_changed(&mut self.running, controls.engine_running);
+        a || b
+    }
+
     fn settings_changed(&self, runtime: &mut EngineRuntime) {
         runtime.inv_idle_span = 1.0 / (self.idle_band * self.idle_speed());
         runtime.inv_max_rpm = 1.0 / self.max_rpm;
@@ -300,7 +307,12 @@ impl Block for Engine {
         }
     }
 
-    fn begin_step(&self, rt: &mut EngineRuntime, state: &[f64], step: &StepContext) -> ModeChange {
+    fn begin_step(
+        &self,
+        rt: &mut EngineRuntime,
+        state: &mut [f64],
+        step: &StepContext,
+    ) -> ModeChange {
         let target = clamp_input(self.throttle, 0.0, 1.0, 0.0);
         let start = rt.lagged_throttle;
         if self.throttle_delay > 0.0 && target > start {

@@ -7,6 +7,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
     check_positive,
 };
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Shaft, ShaftDown, ShaftUp};
 
 /// Power flowing through a lossy gear, latched once per substep (the torque gain depends on it).
@@ -195,6 +196,10 @@ impl Block for Gearbox {
         Ports::INLINE
     }
 
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        set_if_changed(&mut self.gear, controls.gear)
+    }
+
     fn validate(&self) -> Result<(), SettingError> {
         if self.forward_ratios.is_empty() {
             return Err(SettingError::new(
@@ -236,7 +241,7 @@ impl Block for Gearbox {
         rt.resolve(self);
     }
 
-    fn begin_step(&self, rt: &mut GearboxRuntime, _: &[f64], step: &StepContext) -> ModeChange {
+    fn begin_step(&self, rt: &mut GearboxRuntime, _: &mut [f64], step: &StepContext) -> ModeChange {
         let selected = self.clamped_gear(self.gear);
         let mut change = ModeChange::Unchanged;
         if selected != rt.target {
@@ -270,6 +275,7 @@ impl Block for Gearbox {
         _: &[f64],
         _: &StageContext,
         outputs: &[Shaft],
+        _derivative: &mut [f64],
     ) -> ShaftUp {
         if rt.engaged == 0 {
             return ShaftUp::FREE;

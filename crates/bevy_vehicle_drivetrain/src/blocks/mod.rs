@@ -16,9 +16,9 @@ pub(crate) mod gearbox;
 mod motor;
 mod wheel;
 
-pub use clutch::{Clutch, ClutchMode, ClutchSensors};
+pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use motor::{Motor, MotorSensors};
-pub use wheel::{BrakeMode, Wheel, WheelLoad, WheelSensors};
+pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

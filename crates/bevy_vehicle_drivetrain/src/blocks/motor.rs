@@ -7,6 +7,7 @@ use crate::block::{
     Block, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
     check_positive, clamp_input,
 };
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Shaft, ShaftDown, lump};
 
@@ -105,6 +106,15 @@ impl Block for Motor {
 
     fn state_len(&self) -> usize {
         1
+    }
+
+    /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
+    /// neutral).
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        set_if_changed(
+            &mut self.command,
+            controls.throttle() * controls.direction(),
+        )
     }
 
     fn validate(&self) -> Result<(), SettingError> {

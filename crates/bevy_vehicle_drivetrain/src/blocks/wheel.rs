@@ -1,11 +1,14 @@
 //! Wheel: the inertial leaf of a drivetrain, with a brake that always opposes spin and grips
-//! without chatter at standstill.
+//! without chatter at standstill, and a tire with relaxation-length slip dynamics.
+
+use std::sync::Arc;
 
 use bevy::prelude::*;
+use bevy_vehicle_tire::{LoadedTire, MagicFormula, TireModel};
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
-    check_positive, clamp_input,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
+    check_non_negative, check_positive, clamp_input,
 };
 use crate::shaft::{Pass, Shaft, ShaftUp, sign};
 
@@ -13,9 +16,80 @@ use crate::shaft::{Pass, Shaft, ShaftUp, sign};
 const GRAVITY: f64 = 9.80665;
 /// Ground speed below which rolling resistance fades linearly to zero (m/s).
 const ROLLING_BLEND_SPEED: f64 = 0.01;
+/// Spin below which a tire's rolling-resistance torque fades linearly to zero (rad/s).
+const TIRE_ROLLING_BLEND_SPIN: f64 = 0.5;
+/// Largest transient longitudinal slip the tire state may reach (dimensionless). Beyond it the
+/// tire slides on regardless; the bound keeps a wheel spinning on the spot from winding the
+/// slip state up without limit.
+const SLIP_LIMIT: f64 = 2.0;
+/// Largest transient lateral slip, as tan α (dimensionless; about 79°).
+const TAN_SLIP_LIMIT: f64 = 5.0;
 
-/// What the road does to a wheel when no tire model drives it: a simple, known load for tests
-/// and headless drivetrain studies. (The chassis replaces this with real tire forces.)
+/// A tire on the ground: the road load of a wheel that is part of a chassis.
+///
+/// Slip is transient, with relaxation lengths `σ`: the longitudinal slip `κ` and lateral slip
+/// `s = tan α` follow
+///
+/// ```text
+/// σx·dκ/dt + |vx|·κ = R·ω − vx        σy·ds/dt + |vx|·s = −vy
+/// ```
+///
+/// which tend to the steady-state slips `(Rω − vx)/|vx|` and `−vy/|vx|` at speed without ever
+/// dividing by the speed. At standstill they integrate the contact patch's deflection, so the
+/// tire acts as a spring in the patch: that is what holds a parked car on a slope. The contact
+/// patch adds a damping force `damping·Fz·σ·dκ/dt` (and laterally) on the deflection rate,
+/// which damps that spring at low speed and vanishes in steady rolling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tire {
+    /// Steady-state force law.
+    pub model: TireModel,
+    /// Relaxation lengths `[longitudinal, lateral]` (m, > 0).
+    pub relaxation_length: [f64; 2],
+    /// Contact-patch damping per unit load `[longitudinal, lateral]` (s/m, ≥ 0): the damping
+    /// force is this × load × deflection rate.
+    pub damping: [f64; 2],
+    /// Rolling-resistance coefficient: resisting torque = coefficient × load × radius
+    /// (dimensionless, ≥ 0).
+    pub rolling_resistance: f64,
+}
+
+impl Default for Tire {
+    /// A passenger-car tire: the published 205/60R15 Magic Formula set without its shift terms
+    /// (so four of them do not push a symmetric car), relaxation lengths of 0.15 m
+    /// longitudinally and 0.5 m laterally (patch stiffnesses `C/σ` of about 570 kN/m fore-aft
+    /// and 90 kN/m sideways at the nominal 4 kN load, in the range measured on passenger
+    /// tires, which are stiffer fore-aft than sideways), light patch damping, and 1.2 % rolling
+    /// resistance.
+    fn default() -> Self {
+        Tire {
+            model: TireModel::MagicFormula(MagicFormula::passenger_205_60_r15().without_shifts()),
+            relaxation_length: [0.15, 0.5],
+            damping: [0.35, 0.2],
+            rolling_resistance: 0.012,
+        }
+    }
+}
+
+/// What the ground does under a wheel with a [`Tire`] this step: a state fed by the vehicle, which
+/// the chassis writes into [`WheelRuntime::contact`] before every fixed step (the drivetrain holds
+/// it constant over the step).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WheelContact {
+    /// Normal load on the tire (N, ≥ 0; 0 when the wheel is in the air).
+    pub load: f64,
+    /// Velocity of the wheel centre relative to the ground under it at the start of the step,
+    /// in the tire frame: `[forward along the wheel's heading, left]` (m/s).
+    pub velocity: [f64; 2],
+    /// Rate of change of [`WheelContact::velocity`] (m/s², same frame): the wheel extrapolates
+    /// the velocity linearly across the step, so that the slip it integrates matches a chassis
+    /// that accelerates during the step (with a constant velocity, an accelerating car's wheels
+    /// would run ahead of the ground by half a step's velocity change, and push too hard).
+    pub acceleration: [f64; 2],
+    /// Friction coefficient of the surface under the tire (dimensionless, ≥ 0).
+    pub friction: f64,
+}
+
+/// What the road does to a wheel.
 ///
 /// Torques are about the axle, positive when they turn the wheel forward (positive spin).
 #[derive(Clone, Debug, PartialEq)]
@@ -24,7 +98,7 @@ pub enum WheelLoad {
     None,
     /// A constant torque (N·m).
     Torque(f64),
-    /// Viscous drag `−coefficient × ω` (coefficient in N·m·s/rad, ≥ 0).
+    /// Viscous drag `−coefficient × ω` (coefficient in N·s·m/rad, ≥ 0).
     Viscous(f64),
     /// A road moving at `ground_speed` (m/s) that drags the wheel toward rolling without slip,
     /// `T = −stiffness × (ω − ground_speed / radius)` (stiffness in N·m·s/rad, ≥ 0): a linear
@@ -37,7 +111,7 @@ pub enum WheelLoad {
     },
     /// The wheel carries a share of a vehicle's mass and rolls without slip: the mass adds
     /// `mass × radius²` of inertia, and rolling resistance `c_rr·m·g` and aerodynamic drag
-    /// `½·ρ·CdA·v²` (v = ω·radius) act at the tire.
+    /// `½·ρ·CdA·v²` (v = ω·radius) act at the tire. For drivetrain studies without a chassis.
     Vehicle {
         /// Mass carried by this wheel (kg, ≥ 0).
         mass: f64,
@@ -48,9 +122,13 @@ pub enum WheelLoad {
         /// Air density (kg/m³, ≥ 0).
         air_density: f64,
     },
+    /// A tire on the ground described by [`WheelRuntime::contact`]: the chassis case. Shared,
+    /// since every wheel of an axle usually carries the same tire.
+    Tire(Arc<Tire>),
 }
 
-/// A wheel: the leaf of a drivetrain.
+/// A wheel: the leaf of a drivetrain, driven through its input or, when nothing drives it,
+/// turning freely on its own.
 ///
 /// `I·dω/dt = T_drive + T_load + T_brake`. The brake torque always opposes spin: while rolling
 /// it is `−brake_torque × sign(ω)`, with the sign latched once per substep so that it cannot
@@ -59,10 +137,22 @@ pub enum WheelLoad {
 /// the drivetrain behind it sees an immovable load) until the torque needed to hold it exceeds
 /// `brake_torque`.
 ///
-/// State: `[angle (rad), spin (rad/s)]`. Ports: input only.
+/// State: `[angle (rad), spin (rad/s)]`, and with a [`Tire`] also `[κ, tan α]`, the transient
+/// slips, and the time since the step began (s), with which the contact velocity is
+/// extrapolated ([`WheelContact::acceleration`]). Ports: an optional input.
+///
+/// # Coupling with the chassis
+///
+/// The tire's slip states are integrated over the step with the chassis's velocity
+/// extrapolated from its last acceleration, and
+/// the chassis then receives the tire force at the *end* of the step ([`WheelSensors::force`]).
+/// That pairing is symplectic: the tire's contact-patch spring exchanges energy with the chassis
+/// without creating any, so a parked car cannot ring itself up. (Applying the force averaged
+/// over the step, the obvious alternative, feeds the spring about `ω²h²/4` of energy per step
+/// and sets a car at rest into a sideways limit cycle.)
 #[derive(Component, Clone, Debug, PartialEq)]
 pub struct Wheel {
-    /// Inertia of wheel, tire and hub about the axle (kg·m², > 0).
+    /// Inertia of wheel, tire, hub and brake disc about the axle (kg·m², > 0).
     pub inertia: f64,
     /// Rolling radius (m, > 0).
     pub radius: f64,
@@ -102,6 +192,29 @@ impl Default for BrakeMode {
     }
 }
 
+/// Runtime state of a [`Wheel`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WheelRuntime {
+    /// State fed by the chassis each step: the ground contact under the tire.
+    pub contact: WheelContact,
+    /// Brake mode.
+    pub mode: BrakeMode,
+    /// The tire model at this step's load and friction.
+    pub tire: LoadedTire,
+    /// Length of the current substep (s), which bounds how fast the slips may relax.
+    pub substep: f64,
+    /// Shortest longitudinal relaxation length this step (m): see [`WheelRuntime::damping`].
+    pub min_relaxation: f64,
+    /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
+    ///
+    /// Under a large load (a landing, a crash) the patch spring and damper acting on the
+    /// wheel's own inertia get faster than a substep can follow, and explicit integration would
+    /// blow up. For this step the longitudinal relaxation length is kept long enough and the
+    /// damping low enough that neither mode is faster than one substep (`rate × h ≤ 1`). At
+    /// ordinary loads neither bound is reached.
+    pub damping: [f64; 2],
+}
+
 /// What a [`Wheel`] reports after each step.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct WheelSensors {
@@ -115,15 +228,32 @@ pub struct WheelSensors {
     pub drive_torque: f64,
     /// Brake torque acting (N·m, signed; opposes spin).
     pub brake_torque: f64,
-    /// Load torque from the road (N·m).
+    /// Load torque from the road, tire force and rolling resistance included (N·m).
     pub load_torque: f64,
     /// Whether the brake holds the wheel still.
     pub held: bool,
+    /// Tire: transient longitudinal slip ratio κ (dimensionless).
+    pub slip_ratio: f64,
+    /// Tire: transient slip angle (rad), positive when the tire pushes left.
+    pub slip_angle: f64,
+    /// Tire: force of the ground on the tire at the end of the last step, in the tire frame
+    /// `[forward, left]` (N): what the chassis applies over the next step.
+    pub force: [f64; 2],
+    /// Tire: normal load (N).
+    pub load: f64,
+}
+
+/// One tire evaluation: forces and slip derivatives.
+#[derive(Clone, Copy, Debug, Default)]
+struct TireStage {
+    fx: f64,
+    fy: f64,
+    slip_rate: f64,
+    tan_slip_rate: f64,
 }
 
 impl Wheel {
     /// Inertia about the axle including any vehicle mass the load carries (kg·m²).
-    #[inline]
     pub fn effective_inertia(&self) -> f64 {
         match self.load {
             WheelLoad::Vehicle { mass, .. } => self.inertia + mass * self.radius * self.radius,
@@ -131,11 +261,12 @@ impl Wheel {
         }
     }
 
-    /// Load torque at spin `speed` (rad/s) (N·m).
+    /// Load torque of the simple loads at spin `speed` (rad/s) (N·m); 0 for a tire, whose
+    /// torque depends on its slip state (see [`Tire`]).
     #[inline]
     pub fn load_torque(&self, speed: f64) -> f64 {
         match self.load {
-            WheelLoad::None => 0.0,
+            WheelLoad::None | WheelLoad::Tire(_) => 0.0,
             WheelLoad::Torque(t) => t,
             WheelLoad::Viscous(c) => -c * speed,
             WheelLoad::Road {
@@ -163,11 +294,114 @@ impl Wheel {
     fn brake_capacity(&self) -> f64 {
         clamp_input(self.brake_torque, 0.0, f64::MAX, 0.0)
     }
+
+    fn state_len_for(load: &WheelLoad) -> usize {
+        match load {
+            WheelLoad::Tire(_) => 5,
+            _ => 2,
+        }
+    }
+
+    /// Tire forces and slip derivatives at `state` (spin `omega` overrides `state[1]`).
+    #[inline]
+    fn tire_stage(&self, tire: &Tire, rt: &WheelRuntime, state: &[f64], omega: f64) -> TireStage {
+        let loaded = &rt.tire;
+        let (slip, tan_slip, time) = (state[2], state[3], state[4]);
+        let contact = &rt.contact;
+        let vx = contact.velocity[0] + contact.acceleration[0] * time;
+        let vy = contact.velocity[1] + contact.acceleration[1] * time;
+        let abs_vx = vx.abs();
+        // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
+        // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
+        let floor = abs_vx * rt.substep;
+        let sigma = [
+            tire.relaxation_length[0].max(floor).max(rt.min_relaxation),
+            tire.relaxation_length[1].max(floor),
+        ];
+        let mut slip_rate = (self.radius * omega - vx - abs_vx * slip) / sigma[0];
+        let mut tan_slip_rate = (-vy - abs_vx * tan_slip) / sigma[1];
+        if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
+            slip_rate = 0.0;
+        }
+        if (tan_slip >= TAN_SLIP_LIMIT && tan_slip_rate > 0.0)
+            || (tan_slip <= -TAN_SLIP_LIMIT && tan_slip_rate < 0.0)
+        {
+            tan_slip_rate = 0.0;
+        }
+        let [fx, fy] = loaded.forces(slip, tan_slip);
+        let load = loaded.load();
+        TireStage {
+            fx: fx + rt.damping[0] * load * sigma[0] * slip_rate,
+            fy: fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
+            slip_rate,
+            tan_slip_rate,
+        }
+    }
+
+    /// Rolling-resistance torque of a tire at spin `omega` (N·m).
+    #[inline]
+    fn rolling_torque(&self, tire: &Tire, load: f64, omega: f64) -> f64 {
+        -tire.rolling_resistance
+            * load
+            * self.radius
+            * (omega * (1.0 / TIRE_ROLLING_BLEND_SPIN)).clamp(-1.0, 1.0)
+    }
+
+    /// Road and tire torque on the wheel (N·m), writing the tire's state derivatives when
+    /// `derivative` is given.
+    #[inline]
+    fn road_torque(&self, rt: &WheelRuntime, state: &[f64], derivative: Option<&mut [f64]>) -> f64 {
+        let omega = state[1];
+        match &self.load {
+            WheelLoad::Tire(tire) => {
+                let t = self.tire_stage(tire, rt, state, omega);
+                if let Some(d) = derivative {
+                    d[2] = t.slip_rate;
+                    d[3] = t.tan_slip_rate;
+                    d[4] = 1.0;
+                }
+                -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
+            }
+            _ => self.load_torque(omega),
+        }
+    }
+
+    /// The wheel as its drive shaft sees it, writing every derivative except the spin's.
+    #[inline]
+    fn reaction(
+        &self,
+        rt: &WheelRuntime,
+        state: &[f64],
+        stage: &StageContext,
+        derivative: &mut [f64],
+    ) -> ShaftUp {
+        let speed = state[1];
+        let inertia = self.effective_inertia();
+        if stage.pass == Pass::Momentum {
+            derivative.fill(0.0);
+            return match rt.mode {
+                BrakeMode::Held => ShaftUp::HELD,
+                BrakeMode::Rolling { .. } => ShaftUp {
+                    momentum: inertia * speed,
+                    inertia,
+                    reaction: inertia * speed,
+                },
+            };
+        }
+        derivative[0] = speed;
+        let road = self.road_torque(rt, state, Some(derivative));
+        match rt.mode {
+            BrakeMode::Held => ShaftUp::HELD,
+            BrakeMode::Rolling { direction } => {
+                ShaftUp::rigid(inertia, speed, road - direction * self.brake_capacity())
+            }
+        }
+    }
 }
 
 impl Block for Wheel {
     const TYPE_NAME: &'static str = "Wheel";
-    type Runtime = BrakeMode;
+    type Runtime = WheelRuntime;
     type Sensors = WheelSensors;
 
     fn ports(&self) -> Ports {
@@ -175,23 +409,23 @@ impl Block for Wheel {
     }
 
     fn state_len(&self) -> usize {
-        2
+        Self::state_len_for(&self.load)
     }
 
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("inertia", self.inertia)?;
         check_positive("radius", self.radius)?;
         check_finite("brake_torque", self.brake_torque)?;
-        match self.load {
+        match &self.load {
             WheelLoad::None => {}
-            WheelLoad::Torque(t) => check_finite("load.Torque", t)?,
-            WheelLoad::Viscous(c) => check_non_negative("load.Viscous", c)?,
+            WheelLoad::Torque(t) => check_finite("load.Torque", *t)?,
+            WheelLoad::Viscous(c) => check_non_negative("load.Viscous", *c)?,
             WheelLoad::Road {
                 ground_speed,
                 stiffness,
             } => {
-                check_finite("load.ground_speed", ground_speed)?;
-                check_non_negative("load.stiffness", stiffness)?;
+                check_finite("load.ground_speed", *ground_speed)?;
+                check_non_negative("load.stiffness", *stiffness)?;
             }
             WheelLoad::Vehicle {
                 mass,
@@ -199,47 +433,76 @@ impl Block for Wheel {
                 drag_area,
                 air_density,
             } => {
-                check_non_negative("load.mass", mass)?;
-                check_non_negative("load.rolling_resistance", rolling_resistance)?;
-                check_non_negative("load.drag_area", drag_area)?;
-                check_non_negative("load.air_density", air_density)?;
+                check_non_negative("load.mass", *mass)?;
+                check_non_negative("load.rolling_resistance", *rolling_resistance)?;
+                check_non_negative("load.drag_area", *drag_area)?;
+                check_non_negative("load.air_density", *air_density)?;
+            }
+            WheelLoad::Tire(tire) => {
+                tire.model.validate().map_err(|e| {
+                    SettingError::new(format!("load.Tire.model.{}", e.field), e.reason)
+                })?;
+                check_positive("load.Tire.relaxation_length[0]", tire.relaxation_length[0])?;
+                check_positive("load.Tire.relaxation_length[1]", tire.relaxation_length[1])?;
+                check_non_negative("load.Tire.damping[0]", tire.damping[0])?;
+                check_non_negative("load.Tire.damping[1]", tire.damping[1])?;
+                check_non_negative("load.Tire.rolling_resistance", tire.rolling_resistance)?;
             }
         }
         Ok(())
     }
 
+    fn begin_step(
+        &self,
+        rt: &mut WheelRuntime,
+        state: &mut [f64],
+        step: &StepContext,
+    ) -> ModeChange {
+        rt.substep = step.dt / f64::from(step.substeps.max(1));
+        if let WheelLoad::Tire(tire) = &self.load {
+            // A contact the chassis could not measure counts as no contact.
+            let contact = rt.contact;
+            let valid = contact.load.is_finite()
+                && contact.friction.is_finite()
+                && contact.velocity.iter().all(|v| v.is_finite())
+                && contact.acceleration.iter().all(|a| a.is_finite());
+            if !valid {
+                rt.contact = WheelContact::default();
+            }
+            rt.tire = tire.model.at_load(rt.contact.load, rt.contact.friction);
+            // The clock the contact velocity is extrapolated with.
+            state[4] = 0.0;
+            // Keep the patch modes on the wheel's own inertia within one substep.
+            let h = rt.substep;
+            let r2 = self.radius * self.radius;
+            let inertia = self.effective_inertia();
+            let stiffness = rt.tire.stiffness()[0].max(0.0);
+            rt.min_relaxation = r2 * stiffness * h * h / inertia;
+            let load = rt.tire.load();
+            rt.damping = tire.damping;
+            if load * r2 * h * tire.damping[0] > inertia {
+                rt.damping[0] = inertia / (load * r2 * h);
+            }
+        }
+        ModeChange::Unchanged
+    }
+
     #[inline]
     fn upstream(
         &self,
-        mode: &BrakeMode,
+        rt: &WheelRuntime,
         state: &[f64],
         stage: &StageContext,
         _: &[Shaft],
+        derivative: &mut [f64],
     ) -> ShaftUp {
-        let speed = state[1];
-        let inertia = self.effective_inertia();
-        match (*mode, stage.pass) {
-            (BrakeMode::Held, _) => ShaftUp::HELD,
-            (BrakeMode::Rolling { direction }, Pass::Torque) => ShaftUp::rigid(
-                inertia,
-                speed,
-                self.load_torque(speed) - direction * self.brake_capacity(),
-            ),
-            (BrakeMode::Rolling { .. }, Pass::Momentum) => {
-                let momentum = inertia * speed;
-                ShaftUp {
-                    momentum,
-                    inertia,
-                    reaction: momentum,
-                }
-            }
-        }
+        self.reaction(rt, state, stage, derivative)
     }
 
     #[inline]
     fn downstream(
         &self,
-        mode: &BrakeMode,
+        rt: &WheelRuntime,
         state: &[f64],
         stage: &StageContext,
         input: Option<&Shaft>,
@@ -247,39 +510,34 @@ impl Block for Wheel {
         derivative: &mut [f64],
     ) {
         let speed = state[1];
-        let input = input.copied().unwrap_or_default();
-        match (*mode, stage.pass) {
-            (BrakeMode::Held, Pass::Torque) => {
-                derivative[0] = speed;
-                derivative[1] = 0.0;
-            }
-            (BrakeMode::Held, Pass::Momentum) => {
-                derivative[0] = 0.0;
-                derivative[1] = -speed;
-            }
-            // `input.up` is what `upstream` reported: the effective inertia and the load plus
-            // brake torque (the momentum, in a momentum pass).
-            (BrakeMode::Rolling { .. }, Pass::Torque) => {
-                derivative[0] = speed;
-                derivative[1] = (input.down.torque + input.up.reaction) / input.up.inertia;
-            }
-            (BrakeMode::Rolling { .. }, Pass::Momentum) => {
-                derivative[0] = 0.0;
-                derivative[1] = input.down.torque / input.up.inertia;
-            }
+        // A driven wheel described itself in the upstream pass; a free wheel does it now.
+        let (up, drive) = match input {
+            Some(shaft) => (shaft.up, shaft.down.torque),
+            None => (self.reaction(rt, state, stage, derivative), 0.0),
+        };
+        derivative[1] = match (rt.mode, stage.pass) {
+            (BrakeMode::Held, Pass::Torque) => 0.0,
+            (BrakeMode::Held, Pass::Momentum) => -speed,
+            // `up` holds the effective inertia and the road plus brake torque (the momentum, in
+            // a momentum pass).
+            (BrakeMode::Rolling { .. }, Pass::Torque) => (drive + up.reaction) / up.inertia,
+            (BrakeMode::Rolling { .. }, Pass::Momentum) => drive / up.inertia,
+        };
+        if rt.mode == BrakeMode::Held && stage.pass == Pass::Torque {
+            derivative[0] = 0.0;
         }
     }
 
     #[inline]
-    fn update_modes(&self, mode: &mut BrakeMode, state: &[f64], shafts: &Shafts) -> ModeChange {
+    fn update_modes(&self, rt: &mut WheelRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
         let speed = state[1];
         let capacity = self.brake_capacity();
-        match *mode {
+        match rt.mode {
             BrakeMode::Held => {
                 let drive = shafts.input.map_or(0.0, |s| s.down.torque);
-                let net = drive + self.load_torque(speed);
+                let net = drive + self.road_torque(rt, state, None);
                 if net.abs() > capacity {
-                    *mode = BrakeMode::Rolling {
+                    rt.mode = BrakeMode::Rolling {
                         direction: sign(net),
                     };
                     ModeChange::Smooth
@@ -291,16 +549,16 @@ impl Block for Wheel {
                 let spin = sign(speed);
                 if capacity == 0.0 {
                     // No brake: the latched direction changes nothing in the stage functions.
-                    *mode = BrakeMode::Rolling { direction: spin };
+                    rt.mode = BrakeMode::Rolling { direction: spin };
                     return ModeChange::Unchanged;
                 }
                 let reversed = direction != 0.0 && spin == -direction;
                 let at_rest = direction == 0.0 && spin == 0.0;
                 if reversed || at_rest {
-                    *mode = BrakeMode::Held;
+                    rt.mode = BrakeMode::Held;
                     ModeChange::Impulsive
                 } else if direction == 0.0 {
-                    *mode = BrakeMode::Rolling { direction: spin };
+                    rt.mode = BrakeMode::Rolling { direction: spin };
                     ModeChange::Smooth
                 } else {
                     ModeChange::Unchanged
@@ -309,22 +567,31 @@ impl Block for Wheel {
         }
     }
 
-    fn sensors(&self, mode: &BrakeMode, state: &[f64], shafts: &Shafts) -> WheelSensors {
+    fn sensors(&self, rt: &WheelRuntime, state: &[f64], shafts: &Shafts) -> WheelSensors {
         let speed = state[1];
         let drive = shafts.input.map_or(0.0, |s| s.down.torque);
-        let load = self.load_torque(speed);
-        let brake = match *mode {
+        let load = self.road_torque(rt, state, None);
+        let brake = match rt.mode {
             BrakeMode::Held => -(drive + load),
             BrakeMode::Rolling { direction } => -direction * self.brake_capacity(),
         };
-        WheelSensors {
+        let mut sensors = WheelSensors {
             speed,
             angle: state[0],
             surface_speed: speed * self.radius,
             drive_torque: drive,
             brake_torque: brake,
             load_torque: load,
-            held: *mode == BrakeMode::Held,
+            held: rt.mode == BrakeMode::Held,
+            ..default()
+        };
+        if let WheelLoad::Tire(tire) = &self.load {
+            let t = self.tire_stage(tire, rt, state, speed);
+            sensors.slip_ratio = state[2];
+            sensors.slip_angle = state[3].atan();
+            sensors.force = [t.fx, t.fy];
+            sensors.load = rt.contact.load;
         }
+        sensors
     }
 }

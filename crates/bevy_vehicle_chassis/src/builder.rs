@@ -1,0 +1,376 @@
+//! [`CarBuilder`]: a complete four-wheeled car in code.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::{
+    Aerodynamics, AntiRollBar, AntiRollBars, Brakes, GroundProbe, Side, Steering, Suspension,
+    WheelMount,
+};
+use crate::vehicle::Vehicle;
+
+/// Gravity (m/s²) for the static preload: Rapier's default.
+pub const GRAVITY: f64 = 9.81;
+
+/// Which axles the powertrain drives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DriveLayout {
+    /// Front-wheel drive.
+    Front,
+    /// Rear-wheel drive.
+    #[default]
+    Rear,
+    /// All-wheel drive through a centre differential (front axle on its `left` output).
+    All,
+}
+
+/// What drives the car.
+// A build-time description, made once per car: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Powertrain {
+    /// Engine → clutch → gearbox → differential(s).
+    Combustion {
+        /// The engine.
+        engine: Engine,
+        /// The clutch.
+        clutch: Clutch,
+        /// The gearbox.
+        gearbox: Gearbox,
+    },
+    /// Motor → differential(s) (the differential ratio is the reduction gear).
+    Electric(Motor),
+}
+
+impl Default for Powertrain {
+    /// The default engine and six-speed gearbox, with an automatic clutch so the car pulls away
+    /// and stops in gear without a clutch pedal.
+    fn default() -> Self {
+        Powertrain::Combustion {
+            engine: Engine::default(),
+            clutch: Clutch {
+                automatic: Some(AutomaticClutch::default()),
+                ..default()
+            },
+            gearbox: Gearbox::default(),
+        }
+    }
+}
+
+/// One wheel and its corner: the same on all four wheels of a [`CarBuilder`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct WheelSpec {
+    /// Rolling radius (m, > 0).
+    pub radius: f64,
+    /// Tire width (m, > 0).
+    pub width: f32,
+    /// Wheel inertia about the axle (kg·m², > 0).
+    pub inertia: f64,
+    /// The tire.
+    pub tire: Arc<Tire>,
+    /// The suspension; its `preload` is overwritten with the static deflection when
+    /// [`CarBuilder::static_preload`] is set.
+    pub suspension: Suspension,
+    /// How the wheel finds the ground.
+    pub probe: GroundProbe,
+}
+
+impl Default for WheelSpec {
+    /// A 205/55 R16-sized wheel on the default suspension and tire.
+    fn default() -> Self {
+        WheelSpec {
+            radius: 0.316,
+            width: 0.205,
+            inertia: 1.2,
+            tire: Arc::new(Tire::default()),
+            suspension: Suspension::default(),
+            probe: GroundProbe::Cylinder,
+        }
+    }
+}
+
+/// A complete car: a chassis body, four wheels with tires and suspension, brakes, steering,
+/// and a powertrain driving one or both axles.
+///
+/// Positions are in the chassis frame (+X right, +Y up, −Z forward), relative to the chassis
+/// entity's origin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarBuilder {
+    /// The vehicle's name.
+    pub name: String,
+    /// Total mass, wheels included (kg, > 0).
+    pub mass: f32,
+    /// Principal moments of inertia about the centre of mass, along the chassis axes (kg·m²).
+    pub inertia: Vec3,
+    /// Centre of mass (m, chassis frame).
+    pub center_of_mass: Vec3,
+    /// Half extents of the body's collision box (m).
+    pub body_half_extents: Vec3,
+    /// Centre of the body's collision box (m, chassis frame).
+    pub body_center: Vec3,
+    /// Z of the front axle (m; negative is forward of the origin).
+    pub front_axle: f32,
+    /// Z of the rear axle (m).
+    pub rear_axle: f32,
+    /// Distance between the left and right wheel centres (m).
+    pub track: f32,
+    /// Y of the wheel centres at design ride height (m).
+    pub wheel_height: f32,
+    /// The wheels: all four, or the front two when `rear_wheel` is set.
+    pub wheel: WheelSpec,
+    /// The rear wheels, when they differ from the front ones (staggered tires); `None` uses
+    /// `wheel` on both axles.
+    pub rear_wheel: Option<WheelSpec>,
+    /// Set each corner's suspension preload to its static deflection, so that the car rests at
+    /// design ride height.
+    pub static_preload: bool,
+    /// Driven axles.
+    pub layout: DriveLayout,
+    /// Engine or motor, and its transmission.
+    pub powertrain: Powertrain,
+    /// The axle differential(s).
+    pub differential: Differential,
+    /// The centre differential, for [`DriveLayout::All`].
+    pub center_differential: Differential,
+    /// Brakes.
+    pub brakes: Brakes,
+    /// Steering of the front axle.
+    pub steering: Steering,
+    /// Anti-roll bar stiffness on the front and rear axle (N/m; 0 for none).
+    pub anti_roll_bars: [f64; 2],
+    /// Aerodynamic drag.
+    pub aerodynamics: Aerodynamics,
+    /// Drivetrain RK4 substeps per fixed step.
+    pub substeps: u32,
+}
+
+impl Default for CarBuilder {
+    /// A 1300 kg front-engined rear-drive saloon with a 2.6 m wheelbase and 1.5 m track, its
+    /// centre of mass 0.5 m above the ground and 55 % on the front axle.
+    fn default() -> Self {
+        CarBuilder {
+            name: "car".into(),
+            mass: 1300.0,
+            inertia: Vec3::new(550.0, 2000.0, 1800.0),
+            center_of_mass: Vec3::new(0.0, 0.5 - 0.316, -0.13),
+            body_half_extents: Vec3::new(0.85, 0.3, 2.1),
+            body_center: Vec3::new(0.0, 0.45, 0.0),
+            front_axle: -1.3,
+            rear_axle: 1.3,
+            track: 1.5,
+            wheel_height: 0.0,
+            wheel: WheelSpec::default(),
+            rear_wheel: None,
+            static_preload: true,
+            layout: DriveLayout::Rear,
+            powertrain: Powertrain::default(),
+            differential: Differential::default(),
+            center_differential: Differential {
+                ratio: 1.0,
+                ..default()
+            },
+            brakes: Brakes::default(),
+            steering: Steering::default(),
+            anti_roll_bars: [15_000.0, 8_000.0],
+            aerodynamics: Aerodynamics::default(),
+            substeps: 4,
+        }
+    }
+}
+
+impl CarBuilder {
+    /// The wheels of `axle` (0 front, 1 rear).
+    pub fn wheel_spec(&self, axle: usize) -> &WheelSpec {
+        match (axle, &self.rear_wheel) {
+            (1, Some(rear)) => rear,
+            _ => &self.wheel,
+        }
+    }
+
+    /// Static load on one wheel of `axle` (0 front, 1 rear) (N).
+    pub fn static_wheel_load(&self, axle: usize) -> f64 {
+        let (zf, zr, zc) = (
+            f64::from(self.front_axle),
+            f64::from(self.rear_axle),
+            f64::from(self.center_of_mass.z),
+        );
+        let front_share = (zr - zc) / (zr - zf);
+        let share = if axle == 0 {
+            front_share
+        } else {
+            1.0 - front_share
+        };
+        0.5 * share * f64::from(self.mass) * GRAVITY
+    }
+
+    /// Spawns the car at `transform` and returns the vehicle entity.
+    pub fn spawn(&self, commands: &mut Commands, transform: Transform) -> Entity {
+        let car = commands
+            .spawn((
+                Name::new(self.name.clone()),
+                Vehicle,
+                transform,
+                Collider::compound(vec![(
+                    self.body_center,
+                    Quat::IDENTITY,
+                    Collider::cuboid(
+                        self.body_half_extents.x,
+                        self.body_half_extents.y,
+                        self.body_half_extents.z,
+                    ),
+                )]),
+                ColliderMassProperties::MassProperties(MassProperties {
+                    local_center_of_mass: self.center_of_mass,
+                    mass: self.mass,
+                    principal_inertia: self.inertia,
+                    principal_inertia_local_frame: Quat::IDENTITY,
+                }),
+                Drivetrain::new(self.substeps),
+                self.brakes.clone(),
+                self.steering.clone(),
+                AntiRollBars(vec![
+                    AntiRollBar {
+                        axle: 0,
+                        stiffness: self.anti_roll_bars[0],
+                    },
+                    AntiRollBar {
+                        axle: 1,
+                        stiffness: self.anti_roll_bars[1],
+                    },
+                ]),
+                self.aerodynamics,
+            ))
+            .id();
+
+        // Powertrain down to the last shaft before the axle differentials.
+        let root = match &self.powertrain {
+            Powertrain::Combustion {
+                engine,
+                clutch,
+                gearbox,
+            } => {
+                let engine = commands
+                    .spawn((Name::new("engine"), BlockOf(car), engine.clone()))
+                    .id();
+                let clutch = commands
+                    .spawn((
+                        Name::new("clutch"),
+                        BlockOf(car),
+                        clutch.clone(),
+                        DrivenBy::new(engine),
+                    ))
+                    .id();
+                commands
+                    .spawn((
+                        Name::new("gearbox"),
+                        BlockOf(car),
+                        gearbox.clone(),
+                        DrivenBy::new(clutch),
+                    ))
+                    .id()
+            }
+            Powertrain::Electric(motor) => commands
+                .spawn((Name::new("motor"), BlockOf(car), motor.clone()))
+                .id(),
+        };
+        let axle_diff = |commands: &mut Commands, name: &str, upstream: (Entity, Port)| {
+            commands
+                .spawn((
+                    Name::new(name.to_owned()),
+                    BlockOf(car),
+                    self.differential.clone(),
+                    DrivenBy::port(upstream.0, upstream.1),
+                ))
+                .id()
+        };
+        let (front_diff, rear_diff) = match self.layout {
+            DriveLayout::Front => (
+                Some(axle_diff(commands, "front_differential", (root, Port::OUT))),
+                None,
+            ),
+            DriveLayout::Rear => (
+                None,
+                Some(axle_diff(commands, "rear_differential", (root, Port::OUT))),
+            ),
+            DriveLayout::All => {
+                let centre = commands
+                    .spawn((
+                        Name::new("centre_differential"),
+                        BlockOf(car),
+                        self.center_differential.clone(),
+                        DrivenBy::new(root),
+                    ))
+                    .id();
+                (
+                    Some(axle_diff(
+                        commands,
+                        "front_differential",
+                        (centre, Port::LEFT),
+                    )),
+                    Some(axle_diff(
+                        commands,
+                        "rear_differential",
+                        (centre, Port::RIGHT),
+                    )),
+                )
+            }
+        };
+
+        for (axle, z, diff) in [
+            (0u8, self.front_axle, front_diff),
+            (1, self.rear_axle, rear_diff),
+        ] {
+            for side in [Side::Left, Side::Right] {
+                let x = match side {
+                    Side::Left => -0.5 * self.track,
+                    Side::Right => 0.5 * self.track,
+                };
+                let position = Vec3::new(x, self.wheel_height, z);
+                let spec = self.wheel_spec(axle as usize);
+                let mut suspension = spec.suspension.clone();
+                if self.static_preload {
+                    suspension.preload =
+                        self.static_wheel_load(axle as usize) / suspension.stiffness;
+                }
+                let name = format!(
+                    "wheel_{}{}",
+                    if axle == 0 { "f" } else { "r" },
+                    if side == Side::Left { "l" } else { "r" }
+                );
+                let mut wheel = commands.spawn((
+                    Name::new(name),
+                    BlockOf(car),
+                    ChildOf(car),
+                    Transform::from_translation(position),
+                    Wheel {
+                        inertia: spec.inertia,
+                        radius: spec.radius,
+                        load: WheelLoad::Tire(spec.tire.clone()),
+                        brake_torque: 0.0,
+                    },
+                    WheelMount {
+                        position,
+                        axle,
+                        side,
+                        steered: axle == 0,
+                        width: spec.width,
+                    },
+                    suspension,
+                    spec.probe,
+                ));
+                if let Some(diff) = diff {
+                    let port = if side == Side::Left {
+                        Port::LEFT
+                    } else {
+                        Port::RIGHT
+                    };
+                    wheel.insert(DrivenBy::port(diff, port));
+                }
+            }
+        }
+        car
+    }
+}

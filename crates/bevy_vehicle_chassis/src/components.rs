@@ -1,0 +1,281 @@
+//! The chassis's components: what a vehicle and each of its wheels carry.
+//!
+//! Frames: the chassis frame is the vehicle entity's local frame, Bevy's convention (+X right,
+//! +Y up, −Z forward). World vectors are `f32` like Bevy and Rapier; vehicle-dynamics
+//! quantities are `f64` like the drivetrain.
+
+use bevy::prelude::*;
+
+/// Which side of the vehicle a wheel is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The vehicle's left (−X).
+    #[default]
+    Left,
+    /// The vehicle's right (+X).
+    Right,
+}
+
+/// On a wheel block entity: where the wheel is attached to its chassis.
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Suspension, GroundProbe, WheelState)]
+pub struct WheelMount {
+    /// Wheel centre at design ride height (suspension travel 0), in the chassis frame (m).
+    pub position: Vec3,
+    /// Axle number, 0 for the front-most axle.
+    pub axle: u8,
+    /// Side of the vehicle.
+    pub side: Side,
+    /// Whether the steering turns this wheel.
+    pub steered: bool,
+    /// Tire width (m, > 0), for the cylinder probe and visuals.
+    pub width: f32,
+}
+
+impl Default for WheelMount {
+    fn default() -> Self {
+        WheelMount {
+            position: Vec3::ZERO,
+            axle: 0,
+            side: Side::Left,
+            steered: false,
+            width: 0.2,
+        }
+    }
+}
+
+/// On a wheel block entity: its suspension, a spring and damper along the chassis's up axis.
+///
+/// Travel `x` is measured from design ride height, positive in compression, and ranges over
+/// `[−extension_limit, compression_limit]`. The spring deflection is `preload + x`, so the
+/// spring force is `stiffness·(preload + x)`: set `preload` to the static deflection and the
+/// vehicle sits at design height. Within `bump_stop_length` of full compression a bump stop of
+/// `bump_stop_stiffness` adds its force. The damper uses `bump_damping` while compressing and
+/// `rebound_damping` while extending. The suspension can push the ground but never pull it.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Suspension {
+    /// Spring rate at the wheel (N/m, > 0).
+    pub stiffness: f64,
+    /// Damping while compressing (N·s/m, ≥ 0).
+    pub bump_damping: f64,
+    /// Damping while extending (N·s/m, ≥ 0).
+    pub rebound_damping: f64,
+    /// Travel from design height to full compression (m, > 0).
+    pub compression_limit: f64,
+    /// Travel from design height to full extension (m, ≥ 0).
+    pub extension_limit: f64,
+    /// Spring deflection at design height (m, ≥ 0): the initial compression.
+    pub preload: f64,
+    /// Bump-stop rate (N/m, ≥ 0).
+    pub bump_stop_stiffness: f64,
+    /// Travel before full compression over which the bump stop acts (m, ≥ 0).
+    pub bump_stop_length: f64,
+}
+
+impl Default for Suspension {
+    /// A passenger-car corner: 30 kN/m, about 0.3 of critical damping for 350 kg, 0.1 m of
+    /// travel each way, no preload.
+    fn default() -> Self {
+        Suspension {
+            stiffness: 30_000.0,
+            bump_damping: 2_000.0,
+            rebound_damping: 2_400.0,
+            compression_limit: 0.1,
+            extension_limit: 0.1,
+            preload: 0.0,
+            bump_stop_stiffness: 300_000.0,
+            bump_stop_length: 0.02,
+        }
+    }
+}
+
+impl Suspension {
+    /// Suspension force (N, ≥ 0) at travel `x` (m, compression positive) and travel rate
+    /// `rate` (m/s, compression positive).
+    pub fn force(&self, x: f64, rate: f64) -> f64 {
+        let spring = self.stiffness * (self.preload + x);
+        let stop_start = self.compression_limit - self.bump_stop_length;
+        let bump = if x > stop_start {
+            self.bump_stop_stiffness * (x - stop_start)
+        } else {
+            0.0
+        };
+        let damping = if rate > 0.0 {
+            self.bump_damping
+        } else {
+            self.rebound_damping
+        };
+        (spring + bump + damping * rate).max(0.0)
+    }
+}
+
+/// On a wheel block entity: how the wheel finds the ground along its suspension axis.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroundProbe {
+    /// A cylinder the size of the tire, turned with the wheel (the default): exact on slopes,
+    /// kerbs and gaps narrower than the tire.
+    #[default]
+    Cylinder,
+    /// A ball of the tire's radius: cheaper, exact on slopes, narrower than the tire sideways.
+    Ball,
+    /// A single ray through the wheel centre: cheapest, falls into gaps and misses kerb edges.
+    Ray,
+}
+
+/// On a wheel block entity: what the chassis found and did at this wheel in the last step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct WheelState {
+    /// Whether the tire touches the ground.
+    pub grounded: bool,
+    /// Suspension travel from design height (m, compression positive).
+    pub travel: f64,
+    /// Travel rate (m/s, compression positive).
+    pub travel_rate: f64,
+    /// Suspension force, anti-roll bar included (N).
+    pub suspension_force: f64,
+    /// Normal load on the tire (N).
+    pub load: f64,
+    /// Steering angle of the wheel about the chassis up axis (rad, positive to the left).
+    pub steer_angle: f64,
+    /// Contact point (world, m).
+    pub contact_point: Vec3,
+    /// Ground normal at the contact (world, unit).
+    pub normal: Vec3,
+    /// The wheel's heading along the ground (world, unit): the tire frame's x.
+    pub heading: Vec3,
+    /// The collider under the wheel.
+    pub ground: Option<Entity>,
+    /// Friction coefficient at the contact, combined with Rapier's rule (dimensionless).
+    pub friction: f64,
+    /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).
+    pub velocity: [f64; 2],
+    /// Rate of change of `velocity` over the last step, in the tire frame `[forward, left]`
+    /// (m/s²; zero on the first grounded step). In a steady turn it is zero.
+    pub acceleration: [f64; 2],
+    /// Longitudinal slip ratio (dimensionless).
+    pub slip_ratio: f64,
+    /// Slip angle (rad, positive when the tire pushes left).
+    pub slip_angle: f64,
+    /// Force of the ground on the tire, normal load included (world, N).
+    pub force: Vec3,
+    /// Wheel centre (world, m).
+    pub center: Vec3,
+}
+
+/// On a vehicle entity: brakes, from the driver's pedal, handbrake and parking lock to a brake
+/// torque at each wheel.
+///
+/// At full pedal the axle given the larger share by `front_bias` gets `max_torque` per wheel and
+/// the other axles proportionally less (`front_bias` is the front axle's share of the total;
+/// 0.5 brakes both equally). The handbrake adds up to `handbrake_torque` per wheel on
+/// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Brakes {
+    /// Brake torque per wheel of the more-braked axle at full pedal (N·m, ≥ 0).
+    pub max_torque: f64,
+    /// Front axle's share of the braking (dimensionless, [0, 1]).
+    pub front_bias: f64,
+    /// Handbrake torque per wheel at full lever (N·m, ≥ 0).
+    pub handbrake_torque: f64,
+    /// Axle the handbrake and parking lock act on (0 = front-most).
+    pub handbrake_axle: u8,
+    /// Parking-lock torque per wheel (N·m, ≥ 0).
+    pub parking_torque: f64,
+}
+
+impl Default for Brakes {
+    /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
+    /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
+    /// parking lock on the rear axle.
+    fn default() -> Self {
+        Brakes {
+            max_torque: 1_500.0,
+            front_bias: 0.7,
+            handbrake_torque: 1_200.0,
+            handbrake_axle: 1,
+            parking_torque: 10_000.0,
+        }
+    }
+}
+
+/// On a vehicle entity: steering, from the driver's wheel to road-wheel angles.
+///
+/// The steered wheels follow Ackermann geometry computed from the wheelbase (steered axle to the
+/// mean of the unsteered axles) and the steered axle's track: the inside wheel turns
+/// `|steering|·max_angle` and the outside wheel less, so both roll about one centre on the
+/// rear axle's line. `ackermann` blends from parallel steering (0) to full Ackermann (1). The
+/// driver's input reaches the wheels at most at `max_rate` per second.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Steering {
+    /// Road-wheel angle of the inside wheel at full lock (rad, > 0).
+    pub max_angle: f64,
+    /// Fastest change of the steering input (1/s, > 0): 2 means centre to full lock in 0.5 s.
+    pub max_rate: f64,
+    /// Ackermann fraction (dimensionless, [0, 1]).
+    pub ackermann: f64,
+}
+
+impl Default for Steering {
+    /// 35° at full lock, centre to lock in 0.4 s, full Ackermann.
+    fn default() -> Self {
+        Steering {
+            max_angle: 35f64.to_radians(),
+            max_rate: 2.5,
+            ackermann: 1.0,
+        }
+    }
+}
+
+/// On a vehicle entity: anti-roll bars, one per axle listed.
+///
+/// A bar of stiffness `k` on an axle adds `k·(x_left − x_right)` to the left wheel's load and
+/// takes it from the right, where `x` is each side's suspension travel.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct AntiRollBars(pub Vec<AntiRollBar>);
+
+/// One anti-roll bar.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AntiRollBar {
+    /// Axle number (0 = front-most).
+    pub axle: u8,
+    /// Roll stiffness at the wheels (N/m, ≥ 0).
+    pub stiffness: f64,
+}
+
+/// On a vehicle entity: aerodynamic drag, `F = −½·ρ·CdA·|v|·v` at the centre of mass.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Aerodynamics {
+    /// Drag coefficient × frontal area (m², ≥ 0).
+    pub drag_area: f64,
+    /// Air density (kg/m³, ≥ 0).
+    pub air_density: f64,
+}
+
+impl Default for Aerodynamics {
+    /// A hatchback: Cd·A = 0.65 m², sea-level air.
+    fn default() -> Self {
+        Aerodynamics {
+            drag_area: 0.65,
+            air_density: 1.225,
+        }
+    }
+}
+
+/// On a vehicle entity: what the vehicle reports after each fixed step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct VehicleTelemetry {
+    /// Speed along the chassis's forward axis (m/s, negative when reversing).
+    pub forward_speed: f64,
+    /// Speed along the chassis's right axis (m/s).
+    pub lateral_speed: f64,
+    /// Yaw rate about the chassis up axis (rad/s, positive turning left).
+    pub yaw_rate: f64,
+    /// Engine (or motor) speed (rpm).
+    pub engine_rpm: f64,
+    /// Engaged gear (0 in neutral or while shifting).
+    pub gear: i32,
+    /// Steering input as applied after the rate limit (−1..1, positive right).
+    pub steering: f64,
+    /// Number of wheels touching the ground.
+    pub grounded_wheels: u32,
+}

@@ -1,0 +1,329 @@
+//! Finding the ground under each wheel, and the suspension forces that set the tire loads.
+//!
+//! Each wheel probes along its suspension axis (the chassis's up axis) from full compression
+//! down to full extension with a shape the size of its tire, excluding the vehicle's own
+//! colliders. The hit gives the suspension travel, the contact point and normal, the collider
+//! and its friction (combined with Rapier's rule), and the ground's velocity there. The
+//! suspension spring, damper, bump stop and anti-roll bars then give each tire's normal load,
+//! which, with the wheel's velocity over the ground in the tire frame and the friction, is fed
+//! to the wheel block as its [`WheelContact`] for the coming step.
+
+use bevy::prelude::*;
+use bevy_rapier3d::parry::query::{ShapeCastOptions, ShapeCastStatus};
+use bevy_rapier3d::parry::shape::{Ball, Cylinder};
+use bevy_rapier3d::prelude::*;
+use bevy_rapier3d::rapier::math::Pose;
+use bevy_rapier3d::rapier::prelude::{CoefficientCombineRule, ColliderHandle, Ray};
+use bevy_vehicle_drivetrain::BlockSlot;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelMount, WheelState};
+use crate::vehicle::Vehicle;
+
+/// A tire's own friction coefficient, combined with the ground's by Rapier's rule. With the
+/// `Multiply` rule (which wins over Rapier's default `Average`), the ground's friction passes
+/// through unchanged: a collider with `Friction::coefficient(0.9)` is a μ = 0.9 road.
+pub const TIRE_FRICTION: f32 = 1.0;
+/// The combine rule the tire asks for; see [`TIRE_FRICTION`].
+pub const TIRE_FRICTION_RULE: CoefficientCombineRule = CoefficientCombineRule::Multiply;
+
+/// Largest contact acceleration handed to a wheel (m/s²): a landing or a crash is a jolt, not
+/// a trend to extrapolate.
+const MAX_CONTACT_ACCELERATION: f32 = 50.0;
+
+/// What a probe found.
+struct Hit {
+    /// Suspension travel (m, compression positive).
+    travel: f32,
+    /// Wheel centre (world).
+    center: Vec3,
+    /// Contact point (world).
+    point: Vec3,
+    /// Ground normal (world, unit, pointing out of the ground).
+    normal: Vec3,
+    /// The collider hit.
+    collider: ColliderHandle,
+}
+
+/// Combines two friction coefficients the way Rapier does: the stronger rule wins.
+pub fn combine_friction(
+    a: f32,
+    b: f32,
+    rule_a: CoefficientCombineRule,
+    rule_b: CoefficientCombineRule,
+) -> f32 {
+    match rule_a.max(rule_b) {
+        CoefficientCombineRule::Average => (a + b) / 2.0,
+        CoefficientCombineRule::Min => a.min(b).abs(),
+        CoefficientCombineRule::Multiply => a * b,
+        CoefficientCombineRule::Max => a.max(b),
+        CoefficientCombineRule::ClampedSum => (a + b).clamp(0.0, 1.0),
+        CoefficientCombineRule::GeometricMean => (a.max(0.0) * b.max(0.0)).sqrt(),
+    }
+}
+
+/// How far ahead (s) of the step's start the suspension springs are evaluated, so that a
+/// spring force held over one fixed step of `dt` (s) is integrated like symplectic Euler.
+///
+/// Rapier holds an external force constant over its `substeps` (`bevy_rapier`'s substeps times the
+/// solver's iterations, each of which moves the body), so over one fixed step the body moves by
+/// `v·dt + β·a·dt²` with `β = (n+1)/(2n)`. Symplectic Euler has `β = 1`; a smaller β lets a
+/// spring gain energy, `ω²dt²(1−β)` per step, which shows as lost damping proportional to `dt`
+/// (15 % of a car's heave damping at 60 Hz with Rapier's default 4 iterations). Evaluating the
+/// spring at the travel predicted `(1−β)·dt` ahead adds exactly the missing damping.
+pub fn spring_lead(dt: f64, substeps: usize) -> f64 {
+    let n = substeps.max(1) as f64;
+    dt * (n - 1.0) / (2.0 * n)
+}
+
+/// Probes the ground and computes suspension forces and tire contacts for every vehicle.
+pub(crate) fn probe_ground(
+    time: Res<Time>,
+    timestep: Res<TimestepMode>,
+    rapier: ReadRapierContext,
+    mut vehicles: Query<
+        (
+            Entity,
+            &Transform,
+            &Velocity,
+            &ReadMassProperties,
+            &Blocks,
+            &mut Drivetrain,
+            Option<&AntiRollBars>,
+        ),
+        With<Vehicle>,
+    >,
+    mut wheels: Query<(
+        &WheelMount,
+        &Suspension,
+        &GroundProbe,
+        &Wheel,
+        &BlockSlot,
+        &mut WheelState,
+    )>,
+) -> Result {
+    let ctx = rapier.single()?;
+    let outer = match *timestep {
+        TimestepMode::Fixed { substeps, .. }
+        | TimestepMode::Variable { substeps, .. }
+        | TimestepMode::Interpolated { substeps, .. } => substeps,
+    };
+    let inner = ctx.simulation.integration_parameters.num_solver_iterations;
+    let dt = time.delta_secs();
+    let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
+    let colliders = &ctx.colliders.colliders;
+    let bodies = &ctx.rigidbody_set.bodies;
+    for (vehicle, transform, velocity, mass, blocks, mut drivetrain, bars) in &mut vehicles {
+        let rotation = transform.rotation;
+        let up = rotation * Vec3::Y;
+        let com = transform.transform_point(mass.local_center_of_mass);
+        let filter = QueryFilter::default()
+            .exclude_rigid_body(vehicle)
+            .exclude_sensors();
+        ctx.with_query_pipeline(filter, |qp| {
+            for block in blocks.iter() {
+                let Ok((mount, suspension, probe, wheel, _, mut state)) = wheels.get_mut(block)
+                else {
+                    continue;
+                };
+                let radius = wheel.radius as f32;
+                let steer = Quat::from_rotation_y(state.steer_angle as f32);
+                let wheel_rotation = rotation * steer;
+                let top = transform.translation
+                    + rotation * mount.position
+                    + up * suspension.compression_limit as f32;
+                let range = (suspension.compression_limit + suspension.extension_limit) as f32;
+                let hit = match probe {
+                    GroundProbe::Ray => {
+                        let ray = Ray::new(top, -up);
+                        qp.query_pipeline
+                            .cast_ray_and_get_normal(&ray, range + radius, true)
+                            .map(|(collider, hit)| {
+                                let point = ray.point_at(hit.time_of_impact);
+                                Hit {
+                                    travel: suspension.compression_limit as f32 + radius
+                                        - hit.time_of_impact,
+                                    center: point + up * radius,
+                                    point,
+                                    normal: hit.normal,
+                                    collider,
+                                }
+                            })
+                    }
+                    GroundProbe::Ball | GroundProbe::Cylinder => {
+                        let ball = Ball::new(radius);
+                        // A cylinder's axis is its local Y; the wheel's axle is the chassis X.
+                        let cylinder = Cylinder::new(0.5 * mount.width, radius);
+                        let (shape, shape_rotation): (
+                            &dyn bevy_rapier3d::parry::shape::Shape,
+                            Quat,
+                        ) = match probe {
+                            GroundProbe::Ball => (&ball, wheel_rotation),
+                            _ => (
+                                &cylinder,
+                                wheel_rotation
+                                    * Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
+                            ),
+                        };
+                        let options = ShapeCastOptions {
+                            max_time_of_impact: range,
+                            target_distance: 0.0,
+                            stop_at_penetration: true,
+                            compute_impact_geometry_on_penetration: true,
+                        };
+                        qp.query_pipeline
+                            .cast_shape(&Pose::from_parts(top, shape_rotation), -up, shape, options)
+                            .map(|(collider, hit)| {
+                                let center = top - up * hit.time_of_impact;
+                                // witness1/normal1 belong to the hit collider, in world space.
+                                // A cylinder touching flat ground touches along a line across
+                                // the tread, and the witness point may be anywhere on it; the
+                                // patch's centre lies on the wheel's mid-plane.
+                                let axle = wheel_rotation * Vec3::X;
+                                let point = hit.witness1 - axle * (hit.witness1 - center).dot(axle);
+                                // A cast that starts inside the ground (the wheel went past
+                                // full compression in one step) has no meaningful normal: the
+                                // suspension pushes straight out along its axis.
+                                let normal = if hit.status
+                                    == ShapeCastStatus::PenetratingOrWithinTargetDist
+                                {
+                                    up
+                                } else {
+                                    hit.normal1.normalize_or(up)
+                                };
+                                Hit {
+                                    travel: suspension.compression_limit as f32
+                                        - hit.time_of_impact,
+                                    center,
+                                    point,
+                                    normal,
+                                    collider,
+                                }
+                            })
+                    }
+                };
+                let Some(hit) = hit else {
+                    *state = WheelState {
+                        grounded: false,
+                        travel: -suspension.extension_limit,
+                        steer_angle: state.steer_angle,
+                        center: top - up * range,
+                        heading: wheel_rotation * Vec3::NEG_Z,
+                        normal: up,
+                        ..default()
+                    };
+                    continue;
+                };
+                let collider = colliders.get(hit.collider);
+                let (ground_velocity, friction) = match collider {
+                    Some(c) => {
+                        let velocity = c
+                            .parent()
+                            .and_then(|b| bodies.get(b))
+                            .map_or(Vec3::ZERO, |b| b.velocity_at_point(hit.point));
+                        let friction = combine_friction(
+                            TIRE_FRICTION,
+                            c.friction(),
+                            TIRE_FRICTION_RULE,
+                            c.friction_combine_rule(),
+                        );
+                        (velocity, friction)
+                    }
+                    None => (Vec3::ZERO, 0.0),
+                };
+                let center_velocity = velocity.linear_velocity_at_point(hit.center, com);
+                let relative = center_velocity - ground_velocity;
+                let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
+                let travel_rate = f64::from(-relative.dot(up));
+                let forward = wheel_rotation * Vec3::NEG_Z;
+                let heading =
+                    (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
+                let left = hit.normal.cross(heading);
+                let velocity = [
+                    f64::from(relative.dot(heading)),
+                    f64::from(relative.dot(left)),
+                ];
+                // How the contact velocity changed over the last step, in the tire frame (the
+                // frame the slips live in): the wheel extrapolates it across the coming step.
+                let acceleration = if state.grounded && dt > 0.0 {
+                    let limit = f64::from(MAX_CONTACT_ACCELERATION);
+                    [0, 1].map(|i| {
+                        ((velocity[i] - state.velocity[i]) / f64::from(dt)).clamp(-limit, limit)
+                    })
+                } else {
+                    [0.0; 2]
+                };
+                *state = WheelState {
+                    grounded: true,
+                    travel,
+                    travel_rate,
+                    suspension_force: suspension.force(travel + lead * travel_rate, travel_rate),
+                    steer_angle: state.steer_angle,
+                    contact_point: hit.point,
+                    normal: hit.normal,
+                    heading,
+                    ground: ctx.colliders.collider_entity(hit.collider),
+                    friction: f64::from(friction),
+                    velocity,
+                    acceleration,
+                    center: hit.center,
+                    ..default()
+                };
+            }
+        });
+
+        // Anti-roll bars move load from the more compressed side to the other.
+        if let Some(bars) = bars {
+            for bar in &bars.0 {
+                let mut left = None;
+                let mut right = None;
+                for block in blocks.iter() {
+                    if let Ok((mount, _, _, _, _, state)) = wheels.get(block)
+                        && mount.axle == bar.axle
+                    {
+                        match mount.side {
+                            Side::Left => {
+                                left = Some((block, state.travel + lead * state.travel_rate))
+                            }
+                            Side::Right => {
+                                right = Some((block, state.travel + lead * state.travel_rate))
+                            }
+                        }
+                    }
+                }
+                if let (Some((l, xl)), Some((r, xr))) = (left, right) {
+                    let transfer = bar.stiffness * (xl - xr);
+                    for (e, f) in [(l, transfer), (r, -transfer)] {
+                        if let Ok((.., mut state)) = wheels.get_mut(e)
+                            && state.grounded
+                        {
+                            state.suspension_force += f;
+                        }
+                    }
+                }
+            }
+        }
+
+        // Tire loads, and the contact each wheel block integrates over the coming step.
+        for block in blocks.iter() {
+            let Ok((.., slot, mut state)) = wheels.get_mut(block) else {
+                continue;
+            };
+            state.load = if state.grounded {
+                state.suspension_force.max(0.0)
+            } else {
+                0.0
+            };
+            let contact = WheelContact {
+                load: state.load,
+                velocity: state.velocity,
+                acceleration: state.acceleration,
+                friction: state.friction,
+            };
+            if let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node) {
+                runtime.contact = contact;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! Summing the tire, suspension and drag forces into the chassis body's one force component,
+//! and handing their reactions to the ground.
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::{Aerodynamics, WheelState};
+use crate::vehicle::Vehicle;
+
+/// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
+/// (averaged over the step by the drivetrain) at its contact point, and aerodynamic drag at the
+/// centre of mass. Dynamic bodies under the wheels receive the opposite impulse.
+pub(crate) fn apply_forces(
+    time: Res<Time>,
+    rapier: ReadRapierContext,
+    mut vehicles: Query<
+        (
+            &Transform,
+            &Velocity,
+            &ReadMassProperties,
+            &Blocks,
+            Option<&Aerodynamics>,
+            &mut ExternalForce,
+        ),
+        With<Vehicle>,
+    >,
+    mut wheels: Query<(&WheelSensors, &mut WheelState)>,
+    mut grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
+    mut commands: Commands,
+) -> Result {
+    let dt = time.delta_secs();
+    let ctx = rapier.single()?;
+    for (transform, velocity, mass, blocks, aero, mut force) in &mut vehicles {
+        let com = transform.transform_point(mass.local_center_of_mass);
+        let mut total = ExternalForce::default();
+        for block in blocks.iter() {
+            let Ok((sensors, mut state)) = wheels.get_mut(block) else {
+                continue;
+            };
+            state.slip_ratio = sensors.slip_ratio;
+            state.slip_angle = sensors.slip_angle;
+            if !state.grounded {
+                state.force = Vec3::ZERO;
+                continue;
+            }
+            let left = state.normal.cross(state.heading);
+            let f = state.normal * state.load as f32
+                + state.heading * sensors.force[0] as f32
+                + left * sensors.force[1] as f32;
+            if !f.is_finite() {
+                state.force = Vec3::ZERO;
+                continue;
+            }
+            state.force = f;
+            total += ExternalForce::at_point(f, state.contact_point, com);
+
+            // The ground pushes the tire; the tire pushes a movable ground back.
+            let Some(body) = state.ground.and_then(|collider| {
+                let handle = ctx.colliders.entity2collider().get(&collider)?;
+                let parent = ctx.colliders.colliders.get(*handle)?.parent()?;
+                let rb = ctx.rigidbody_set.bodies.get(parent)?;
+                rb.is_dynamic()
+                    .then(|| ctx.rigidbody_set.rigid_body_entity(parent))
+                    .flatten()
+                    .map(|e| (e, rb.center_of_mass()))
+            }) else {
+                continue;
+            };
+            let (ground, ground_com) = body;
+            let impulse = ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
+            match grounds.get_mut(ground) {
+                Ok(mut i) => *i += impulse,
+                Err(_) => {
+                    commands.entity(ground).try_insert(impulse);
+                }
+            }
+        }
+        if let Some(aero) = aero {
+            let v = velocity.linear;
+            let drag = -0.5 * (aero.air_density * aero.drag_area) as f32 * v.length() * v;
+            if drag.is_finite() {
+                total.force += drag;
+            }
+        }
+        *force = total;
+    }
+    Ok(())
+}

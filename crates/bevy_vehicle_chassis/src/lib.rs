@@ -1,0 +1,49 @@
+//! The chassis of `bevy_vehicle_physics`: vehicles as Rapier rigid bodies whose wheels are the
+//! [`Wheel`](bevy_vehicle_drivetrain::blocks::Wheel) blocks of their drivetrain.
+//!
+//! Each fixed step (see [`VehicleSystems`] for the order):
+//!
+//! * the driver's [`VehicleControls`](bevy_vehicle_drivetrain::VehicleControls) become brake
+//!   torques ([`Brakes`]) and road-wheel angles ([`Steering`], Ackermann geometry with a rate
+//!   limit);
+//! * each wheel probes the ground along its suspension axis with a cylinder or ball the size of
+//!   its tire, or a ray ([`GroundProbe`]), excluding its own vehicle; the hit gives the travel,
+//!   the contact, the surface friction (Rapier's combine rule) and the ground's velocity;
+//! * the [`Suspension`] (spring, bump/rebound damping, bump stops, preload) and the
+//!   [`AntiRollBars`] give each tire's load; the wheel blocks integrate spin and tire slip over
+//!   the step and report their average tire force;
+//! * every force is summed at its contact point into the chassis body's one `ExternalForce`,
+//!   about the world-space centre of mass, and dynamic ground bodies get the reaction;
+//! * after Rapier steps, [`VehicleTelemetry`] and each wheel's [`WheelState`] report speed,
+//!   rpm, gear, load, slip, force, travel and contact.
+//!
+//! [`CarBuilder`] spawns a complete car in code.
+//!
+//! Frames: the chassis frame is Bevy's (+X right, +Y up, −Z forward); units are SI.
+
+mod builder;
+mod components;
+mod contact;
+mod controls;
+mod forces;
+mod plugin;
+mod telemetry;
+mod vehicle;
+
+pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
+pub use components::{
+    Aerodynamics, AntiRollBar, AntiRollBars, Brakes, GroundProbe, Side, Steering, Suspension,
+    VehicleTelemetry, WheelMount, WheelState,
+};
+pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction};
+pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
+pub use vehicle::Vehicle;
+
+/// Everything needed to build and drive vehicles.
+pub mod prelude {
+    pub use crate::{
+        Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisPlugin, DriveLayout,
+        GRAVITY, GroundProbe, Powertrain, RapierSetupPlugin, Side, Steering, Suspension, Vehicle,
+        VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+    };
+}

@@ -1,0 +1,106 @@
+//! [`ChassisPlugin`] and [`RapierSetupPlugin`]: where the chassis's systems run in a fixed step.
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::DrivetrainSystems;
+
+use crate::contact::probe_ground;
+use crate::controls::{apply_brakes, apply_steering};
+use crate::forces::apply_forces;
+use crate::telemetry::{place_wheels, update_telemetry};
+
+/// The chassis's system sets, in `FixedUpdate`. One fixed step runs:
+///
+/// 1. [`VehicleSystems::Controls`]: the driver's controls become brake torques and wheel angles
+///    (and, in [`DrivetrainSystems::Controls`], block inputs).
+/// 2. [`DrivetrainSystems::Rebuild`], then [`VehicleSystems::Contact`]: probe the ground, compute
+///    suspension forces and tire loads, and feed each wheel its contact.
+/// 3. [`DrivetrainSystems::SyncIn`], [`DrivetrainSystems::Step`] (substeps with RK4 stages: the
+///    passes, wheel spin and tire forces), [`DrivetrainSystems::SyncOut`].
+/// 4. [`VehicleSystems::ApplyForces`]: sum every force into each chassis's `ExternalForce`.
+/// 5. Rapier's `PhysicsSet::{SyncBackend, StepSimulation, Writeback}`.
+/// 6. [`VehicleSystems::Telemetry`]: telemetry and wheel placement.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VehicleSystems {
+    /// Driver controls → brake torques and steering angles. Systems that set
+    /// `VehicleControls` belong before this set.
+    Controls,
+    /// Ground probes, suspension, anti-roll bars, tire contacts.
+    Contact,
+    /// Forces into the chassis bodies (and reactions onto the ground).
+    ApplyForces,
+    /// Telemetry and wheel transforms, after Rapier has stepped.
+    Telemetry,
+}
+
+/// Runs vehicles on Rapier bodies: contact, suspension, brakes, steering, forces, telemetry.
+///
+/// Needs [`DrivetrainPlugin`](bevy_vehicle_drivetrain::DrivetrainPlugin) in `FixedUpdate` and
+/// Rapier in `FixedUpdate` (see [`RapierSetupPlugin`]).
+#[derive(Default)]
+pub struct ChassisPlugin;
+
+impl Plugin for ChassisPlugin {
+    fn build(&self, app: &mut App) {
+        app.configure_sets(
+            FixedUpdate,
+            (
+                VehicleSystems::Controls.before(DrivetrainSystems::SyncIn),
+                VehicleSystems::Contact
+                    .after(DrivetrainSystems::Rebuild)
+                    .after(VehicleSystems::Controls)
+                    .before(DrivetrainSystems::Step),
+                VehicleSystems::ApplyForces
+                    .after(DrivetrainSystems::SyncOut)
+                    .before(PhysicsSet::SyncBackend),
+                VehicleSystems::Telemetry.after(PhysicsSet::Writeback),
+            ),
+        )
+        .add_systems(
+            FixedUpdate,
+            (
+                (apply_steering, apply_brakes).in_set(VehicleSystems::Controls),
+                probe_ground.in_set(VehicleSystems::Contact),
+                apply_forces.in_set(VehicleSystems::ApplyForces),
+                (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
+            ),
+        );
+    }
+}
+
+/// Adds Rapier to `FixedUpdate` (unless the app already has it) and keeps Rapier's time step
+/// equal to `Time<Fixed>` every step, so physics and drivetrain advance in lockstep.
+#[derive(Default)]
+pub struct RapierSetupPlugin;
+
+impl Plugin for RapierSetupPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<RapierPhysicsPlugin<NoUserData>>() {
+            // Registered as messages first, so their buffers are cleared every frame.
+            app.add_message::<CollisionEvent>()
+                .add_message::<ContactForceEvent>()
+                .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule());
+        }
+        app.add_systems(
+            FixedUpdate,
+            sync_rapier_timestep.before(PhysicsSet::SyncBackend),
+        );
+    }
+}
+
+/// Keeps Rapier's fixed time step equal to the fixed clock's.
+fn sync_rapier_timestep(time: Res<Time>, mut mode: ResMut<TimestepMode>) {
+    let dt = time.delta_secs();
+    if dt <= 0.0 {
+        return;
+    }
+    let substeps = match *mode {
+        TimestepMode::Fixed { substeps, .. }
+        | TimestepMode::Variable { substeps, .. }
+        | TimestepMode::Interpolated { substeps, .. } => substeps,
+    };
+    let wanted = TimestepMode::Fixed { dt, substeps };
+    if *mode != wanted {
+        *mode = wanted;
+    }
+}

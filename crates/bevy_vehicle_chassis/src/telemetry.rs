@@ -1,0 +1,60 @@
+//! What a vehicle reports after each step, and where its wheels are drawn.
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::{VehicleTelemetry, WheelMount, WheelState};
+use crate::vehicle::Vehicle;
+
+/// Fills [`VehicleTelemetry`] from the chassis's motion and the drivetrain's sensors.
+pub(crate) fn update_telemetry(
+    mut vehicles: Query<(&Transform, &Velocity, &Blocks, &mut VehicleTelemetry), With<Vehicle>>,
+    engines: Query<&EngineSensors>,
+    motors: Query<&MotorSensors>,
+    gearboxes: Query<&GearboxSensors>,
+    wheels: Query<&WheelState>,
+) {
+    for (transform, velocity, blocks, mut telemetry) in &mut vehicles {
+        let forward = transform.rotation * Vec3::NEG_Z;
+        let right = transform.rotation * Vec3::X;
+        let up = transform.rotation * Vec3::Y;
+        telemetry.forward_speed = f64::from(velocity.linear.dot(forward));
+        telemetry.lateral_speed = f64::from(velocity.linear.dot(right));
+        telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
+        telemetry.grounded_wheels = 0;
+        for block in blocks.iter() {
+            if let Ok(e) = engines.get(block) {
+                telemetry.engine_rpm = e.rpm;
+            } else if let Ok(m) = motors.get(block) {
+                telemetry.engine_rpm = m.rpm;
+            } else if let Ok(g) = gearboxes.get(block) {
+                telemetry.gear = g.gear;
+            } else if let Ok(w) = wheels.get(block)
+                && w.grounded
+            {
+                telemetry.grounded_wheels += 1;
+            }
+        }
+    }
+}
+
+/// Places each wheel entity (a child of its chassis) where the wheel is: raised by the
+/// suspension travel, turned by the steering and rolled by its spin.
+pub(crate) fn place_wheels(
+    mut wheels: Query<(&WheelMount, &WheelState, &WheelSensors, &mut Transform), With<ChildOf>>,
+) {
+    for (mount, state, sensors, mut transform) in &mut wheels {
+        let translation = mount.position + Vec3::Y * state.travel as f32;
+        let rotation = Quat::from_rotation_y(state.steer_angle as f32)
+            * Quat::from_rotation_x(-(sensors.angle.rem_euclid(core::f64::consts::TAU)) as f32);
+        let placed = Transform {
+            translation,
+            rotation,
+            scale: transform.scale,
+        };
+        if *transform != placed {
+            *transform = placed;
+        }
+    }
+}

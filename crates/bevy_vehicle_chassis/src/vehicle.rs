@@ -1,0 +1,27 @@
+//! The vehicle entity: a Rapier rigid body that is also the drivetrain's owner.
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::VehicleTelemetry;
+
+/// Marks a vehicle: a dynamic Rapier body (the chassis) whose wheels are the [`Wheel`] blocks of
+/// its [`Drivetrain`] carrying a [`WheelMount`](crate::WheelMount).
+///
+/// Add a collider with the chassis's mass properties, a [`Transform`], and the blocks. The
+/// chassis owns the body's [`ExternalForce`]: it is overwritten every fixed step with the sum
+/// of the wheel and drag forces (use [`ExternalImpulse`] for other pushes).
+#[derive(Component, Clone, Copy, Debug, Default)]
+#[require(
+    RigidBody = RigidBody::Dynamic,
+    Drivetrain,
+    VehicleControls,
+    VehicleTelemetry,
+    Velocity,
+    ExternalForce,
+    ExternalImpulse,
+    ReadMassProperties,
+    Sleeping = Sleeping::disabled(),
+)]
+pub struct Vehicle;

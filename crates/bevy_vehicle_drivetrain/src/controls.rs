@@ -1,0 +1,92 @@
+//! The driver's controls: one component on the vehicle entity that a game, an AI or an input
+//! device writes, and that every block reads the inputs it cares about from.
+
+use bevy::prelude::*;
+
+use crate::block::clamp_input;
+
+/// What the driver asks of a vehicle, on the vehicle entity. Set it from a game, an AI or an
+/// input device before [`DrivetrainSystems::Controls`](crate::DrivetrainSystems::Controls).
+///
+/// Blocks take what concerns them through [`Block::apply_controls`](crate::Block::apply_controls)
+/// (the engine its throttle and ignition, the clutch its pedal, the gearbox the selected gear);
+/// the chassis turns `brake`, `handbrake`, `parking` and `steering` into brake torques and wheel
+/// angles. Values out of range are clamped where they are used.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct VehicleControls {
+    /// Ignition: the engine runs (turning it on restarts a stalled engine).
+    pub engine_running: bool,
+    /// Throttle pedal, 0 (released) to 1 (floored).
+    pub throttle: f64,
+    /// Brake pedal, 0 (released) to 1 (floored).
+    pub brake: f64,
+    /// Clutch pedal, 0 (released: clutch engaged) to 1 (pressed: clutch open).
+    pub clutch: f64,
+    /// Steering, −1 (full left) to 1 (full right).
+    pub steering: f64,
+    /// Selected gear: negative for reverse, 0 for neutral, positive for forward gears.
+    pub gear: i32,
+    /// Handbrake lever, 0 (released) to 1 (pulled).
+    pub handbrake: f64,
+    /// Parking lock engaged.
+    pub parking: bool,
+}
+
+impl Default for VehicleControls {
+    /// Engine running, in neutral, everything released.
+    fn default() -> Self {
+        VehicleControls {
+            engine_running: true,
+            throttle: 0.0,
+            brake: 0.0,
+            clutch: 0.0,
+            steering: 0.0,
+            gear: 0,
+            handbrake: 0.0,
+            parking: false,
+        }
+    }
+}
+
+impl VehicleControls {
+    /// Throttle clamped to [0, 1].
+    pub fn throttle(&self) -> f64 {
+        clamp_input(self.throttle, 0.0, 1.0, 0.0)
+    }
+
+    /// Brake pedal clamped to [0, 1].
+    pub fn brake(&self) -> f64 {
+        clamp_input(self.brake, 0.0, 1.0, 0.0)
+    }
+
+    /// Clutch pedal clamped to [0, 1].
+    pub fn clutch(&self) -> f64 {
+        clamp_input(self.clutch, 0.0, 1.0, 0.0)
+    }
+
+    /// Steering clamped to [−1, 1].
+    pub fn steering(&self) -> f64 {
+        clamp_input(self.steering, -1.0, 1.0, 0.0)
+    }
+
+    /// Handbrake clamped to [0, 1].
+    pub fn handbrake(&self) -> f64 {
+        clamp_input(self.handbrake, 0.0, 1.0, 0.0)
+    }
+
+    /// Direction of travel the selected gear asks for: −1 reverse, 0 neutral, 1 forward.
+    pub fn direction(&self) -> f64 {
+        f64::from(self.gear.signum())
+    }
+}
+
+/// Sets `target` to `value`, returning whether it changed (for change detection).
+#[inline]
+pub fn set_if_changed<T: PartialEq>(target: &mut T, value: T) -> bool {
+    if *target == value {
+        false
+    } else {
+        *target = value;
+        true
+    }
+}
