@@ -189,6 +189,20 @@ pub fn spawn_car(app: &mut App, car: &CarBuilder, transform: Transform) -> Entit
     e
 }
 
+/// Spawns `car` at `transform` with [`CarBuilder::try_spawn`]: the vehicle entity, or the
+/// error when a setting is refused (then nothing is spawned).
+pub fn try_spawn_car(
+    app: &mut App,
+    car: &CarBuilder,
+    transform: Transform,
+) -> Result<Entity, ChassisError> {
+    let world = app.world_mut();
+    let mut commands = world.commands();
+    let e = car.try_spawn(&mut commands, transform);
+    world.flush();
+    e
+}
+
 /// The vehicle's controls.
 pub fn controls(app: &mut App, car: Entity, f: impl FnOnce(&mut VehicleControls)) {
     set::<VehicleControls>(app, car, f);

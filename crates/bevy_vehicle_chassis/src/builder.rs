@@ -10,6 +10,8 @@ use crate::components::{
     Aerodynamics, AntiRollBar, AntiRollBars, Brakes, GroundProbe, Side, Steering, Suspension,
     WheelMount,
 };
+use crate::error::{ChassisError, each_axis, finite, non_negative, positive};
+use crate::validation::ChassisStatus;
 use crate::vehicle::Vehicle;
 
 /// Gravity (m/s²) for the static preload: Rapier's default.
@@ -69,7 +71,8 @@ pub struct WheelSpec {
     pub width: f32,
     /// Wheel inertia about the axle (kg·m², > 0).
     pub inertia: f64,
-    /// The tire.
+    /// The tire (checked like the drivetrain's [`Wheel`] checks it: a valid model, relaxation
+    /// lengths > 0, damping and rolling resistance ≥ 0).
     pub tire: Arc<Tire>,
     /// The suspension; its `preload` is overwritten with the static deflection when
     /// [`CarBuilder::static_preload`] is set.
@@ -92,32 +95,71 @@ impl Default for WheelSpec {
     }
 }
 
+impl WheelSpec {
+    /// Checks the wheel: radius, width and inertia finite and > 0, the tire and the
+    /// suspension. Field paths are relative to the spec: `radius`, `tire.relaxation_length[0]`,
+    /// `suspension.stiffness` ([`CarBuilder::validate`] puts them inside `wheel` or
+    /// `rear_wheel`).
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        positive("radius", self.radius, "m")?;
+        positive("width", self.width, "m")?;
+        positive("inertia", self.inertia, "kg·m²")?;
+        // The tire, as the wheel block checks it; its paths become `tire.…`.
+        self.block().validate().map_err(|e| {
+            let field = match e.field.strip_prefix("load.Tire.") {
+                Some(rest) => format!("tire.{rest}"),
+                None => e.field,
+            };
+            ChassisError::new(field, e.reason)
+        })?;
+        self.suspension.validate()
+    }
+
+    /// The wheel block this spec spawns.
+    fn block(&self) -> Wheel {
+        Wheel {
+            inertia: self.inertia,
+            radius: self.radius,
+            load: WheelLoad::Tire(self.tire.clone()),
+            brake_torque: 0.0,
+        }
+    }
+}
+
 /// A complete car: a chassis body, four wheels with tires and suspension, brakes, steering,
 /// and a powertrain driving one or both axles.
 ///
 /// Positions are in the chassis frame (+X right, +Y up, −Z forward), relative to the chassis
 /// entity's origin.
+///
+/// [`CarBuilder::validate`] checks every setting (NaN and infinities are refused everywhere,
+/// each value must lie in the range its field documents); [`CarBuilder::try_spawn`] spawns
+/// nothing when a setting is refused, and [`CarBuilder::spawn`] spawns an inert placeholder
+/// carrying the error instead of a car. Neither panics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CarBuilder {
     /// The vehicle's name.
     pub name: String,
     /// Total mass, wheels included (kg, > 0).
     pub mass: f32,
-    /// Principal moments of inertia about the centre of mass, along the chassis axes (kg·m²).
+    /// Principal moments of inertia about the centre of mass, along the chassis axes (kg·m²,
+    /// each > 0).
     pub inertia: Vec3,
-    /// Centre of mass (m, chassis frame).
+    /// Centre of mass (m, chassis frame, finite). With [`CarBuilder::static_preload`] its `z`
+    /// must lie between the axles (inclusive), or an axle would carry a negative load.
     pub center_of_mass: Vec3,
-    /// Half extents of the body's collision box (m).
+    /// Half extents of the body's collision box (m, each > 0).
     pub body_half_extents: Vec3,
-    /// Centre of the body's collision box (m, chassis frame).
+    /// Centre of the body's collision box (m, chassis frame, finite).
     pub body_center: Vec3,
-    /// Z of the front axle (m; negative is forward of the origin).
+    /// Z of the front axle (m, finite, less than `rear_axle`; negative is forward of the
+    /// origin).
     pub front_axle: f32,
-    /// Z of the rear axle (m).
+    /// Z of the rear axle (m, finite, greater than `front_axle`).
     pub rear_axle: f32,
-    /// Distance between the left and right wheel centres (m).
+    /// Distance between the left and right wheel centres (m, > 0).
     pub track: f32,
-    /// Y of the wheel centres at design ride height (m).
+    /// Y of the wheel centres at design ride height (m, finite).
     pub wheel_height: f32,
     /// The wheels: all four, or the front two when `rear_wheel` is set.
     pub wheel: WheelSpec,
@@ -139,7 +181,7 @@ pub struct CarBuilder {
     pub brakes: Brakes,
     /// Steering of the front axle.
     pub steering: Steering,
-    /// Anti-roll bar stiffness on the front and rear axle (N/m; 0 for none).
+    /// Anti-roll bar stiffness on the front and rear axle (N/m, ≥ 0; 0 for none).
     pub anti_roll_bars: [f64; 2],
     /// Aerodynamic drag.
     pub aerodynamics: Aerodynamics,
@@ -206,8 +248,156 @@ impl CarBuilder {
         0.5 * share * f64::from(self.mass) * GRAVITY
     }
 
-    /// Spawns the car at `transform` and returns the vehicle entity.
+    /// The suspension of a wheel on `axle` (0 front, 1 rear), its preload set to the static
+    /// deflection when [`CarBuilder::static_preload`] is set.
+    fn suspension(&self, axle: usize) -> Suspension {
+        let mut suspension = self.wheel_spec(axle).suspension.clone();
+        if self.static_preload {
+            suspension.preload = self.static_wheel_load(axle) / suspension.stiffness;
+        }
+        suspension
+    }
+
+    /// Checks every setting the builder uses, without spawning anything.
+    ///
+    /// The error names the vehicle and the field's path inside the builder, e.g.
+    /// ``vehicle 'car': setting `rear_wheel.radius` must be greater than 0 (m), got 0`` or
+    /// ``vehicle 'car': setting `wheel.suspension.bump_damping` must not be negative (N·s/m),
+    /// got -1``. Drivetrain blocks are checked by their own [`Block::validate`], under
+    /// `powertrain.engine`, `powertrain.clutch`, `powertrain.gearbox`, `powertrain.motor`,
+    /// `differential` and `center_differential`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        self.check().map_err(|e| e.at_vehicle(self.name.clone()))
+    }
+
+    fn check(&self) -> Result<(), ChassisError> {
+        positive("mass", self.mass, "kg")?;
+        each_axis("inertia", self.inertia, "kg·m²", positive)?;
+        each_axis("center_of_mass", self.center_of_mass, "m", finite)?;
+        each_axis("body_half_extents", self.body_half_extents, "m", positive)?;
+        each_axis("body_center", self.body_center, "m", finite)?;
+        finite("front_axle", self.front_axle, "m")?;
+        finite("rear_axle", self.rear_axle, "m")?;
+        if self.front_axle >= self.rear_axle {
+            return Err(ChassisError::new(
+                "front_axle",
+                format!(
+                    "must be forward of (less than) rear_axle = {} (m), got {}",
+                    self.rear_axle, self.front_axle
+                ),
+            ));
+        }
+        positive("track", self.track, "m")?;
+        finite("wheel_height", self.wheel_height, "m")?;
+        let z = self.center_of_mass.z;
+        if self.static_preload && !(self.front_axle..=self.rear_axle).contains(&z) {
+            return Err(ChassisError::new(
+                "center_of_mass.z",
+                format!(
+                    "must lie between front_axle = {} and rear_axle = {} when static_preload is set (m), got {z}",
+                    self.front_axle, self.rear_axle
+                ),
+            ));
+        }
+        self.wheel.validate().map_err(|e| e.within("wheel"))?;
+        if let Some(rear) = &self.rear_wheel {
+            rear.validate().map_err(|e| e.within("rear_wheel"))?;
+        }
+        // The suspensions as spawned, with their static preload.
+        for axle in 0..2 {
+            let prefix = if axle == 1 && self.rear_wheel.is_some() {
+                "rear_wheel"
+            } else {
+                "wheel"
+            };
+            self.suspension(axle)
+                .validate()
+                .map_err(|e| e.within(prefix))?;
+        }
+        match &self.powertrain {
+            Powertrain::Combustion {
+                engine,
+                clutch,
+                gearbox,
+            } => {
+                engine
+                    .validate()
+                    .map_err(|e| ChassisError::from_setting("powertrain.engine", e))?;
+                clutch
+                    .validate()
+                    .map_err(|e| ChassisError::from_setting("powertrain.clutch", e))?;
+                gearbox
+                    .validate()
+                    .map_err(|e| ChassisError::from_setting("powertrain.gearbox", e))?;
+            }
+            Powertrain::Electric(motor) => motor
+                .validate()
+                .map_err(|e| ChassisError::from_setting("powertrain.motor", e))?,
+        }
+        self.differential
+            .validate()
+            .map_err(|e| ChassisError::from_setting("differential", e))?;
+        self.center_differential
+            .validate()
+            .map_err(|e| ChassisError::from_setting("center_differential", e))?;
+        self.brakes.validate()?;
+        self.steering.validate()?;
+        for (i, &k) in self.anti_roll_bars.iter().enumerate() {
+            non_negative(&format!("anti_roll_bars[{i}]"), k, "N/m")?;
+        }
+        self.aerodynamics.validate()
+    }
+
+    /// Checks the settings ([`CarBuilder::validate`]) and `transform` (finite), then spawns the
+    /// car at `transform` and returns the vehicle entity. When something is refused, spawns
+    /// nothing and returns the error.
+    pub fn try_spawn(
+        &self,
+        commands: &mut Commands,
+        transform: Transform,
+    ) -> Result<Entity, ChassisError> {
+        self.validate()?;
+        let at_vehicle = |e: ChassisError| e.at_vehicle(self.name.clone());
+        each_axis("transform.translation", transform.translation, "m", finite)
+            .map_err(at_vehicle)?;
+        each_axis("transform.scale", transform.scale, "", finite).map_err(at_vehicle)?;
+        if !(transform.rotation.is_finite() && transform.rotation.length() > 1e-6) {
+            return Err(at_vehicle(ChassisError::new(
+                "transform.rotation",
+                format!(
+                    "must be a finite, non-zero quaternion, got {}",
+                    transform.rotation
+                ),
+            )));
+        }
+        Ok(self.spawn_checked(commands, transform))
+    }
+
+    /// Spawns the car at `transform` and returns the vehicle entity, like
+    /// [`CarBuilder::try_spawn`], for callers that do not handle the error themselves.
+    ///
+    /// Never panics and never spawns a half-built car: when a setting is refused, the error is
+    /// logged with `error!` and the returned entity is an inert placeholder holding only the
+    /// car's `Name`, `transform` and [`ChassisStatus::Invalid`] with the error (no body, no
+    /// blocks, not a [`Vehicle`]).
     pub fn spawn(&self, commands: &mut Commands, transform: Transform) -> Entity {
+        match self.try_spawn(commands, transform) {
+            Ok(car) => car,
+            Err(error) => {
+                error!("{error}; the car was not built");
+                commands
+                    .spawn((
+                        Name::new(self.name.clone()),
+                        transform,
+                        ChassisStatus::Invalid(Box::new(error)),
+                    ))
+                    .id()
+            }
+        }
+    }
+
+    /// Spawns the car; the settings have been checked.
+    fn spawn_checked(&self, commands: &mut Commands, transform: Transform) -> Entity {
         let car = commands
             .spawn((
                 Name::new(self.name.clone()),
@@ -330,11 +520,7 @@ impl CarBuilder {
                 };
                 let position = Vec3::new(x, self.wheel_height, z);
                 let spec = self.wheel_spec(axle as usize);
-                let mut suspension = spec.suspension.clone();
-                if self.static_preload {
-                    suspension.preload =
-                        self.static_wheel_load(axle as usize) / suspension.stiffness;
-                }
+                let suspension = self.suspension(axle as usize);
                 let name = format!(
                     "wheel_{}{}",
                     if axle == 0 { "f" } else { "r" },
@@ -345,12 +531,7 @@ impl CarBuilder {
                     BlockOf(car),
                     ChildOf(car),
                     Transform::from_translation(position),
-                    Wheel {
-                        inertia: spec.inertia,
-                        radius: spec.radius,
-                        load: WheelLoad::Tire(spec.tire.clone()),
-                        brake_torque: 0.0,
-                    },
+                    spec.block(),
                     WheelMount {
                         position,
                         axle,

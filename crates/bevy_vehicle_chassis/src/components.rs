@@ -6,6 +6,8 @@
 
 use bevy::prelude::*;
 
+use crate::error::{ChassisError, each_axis, finite, in_range, non_negative, positive};
+
 /// Which side of the vehicle a wheel is on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -20,7 +22,8 @@ pub enum Side {
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Suspension, GroundProbe, WheelState)]
 pub struct WheelMount {
-    /// Wheel centre at design ride height (suspension travel 0), in the chassis frame (m).
+    /// Wheel centre at design ride height (suspension travel 0), in the chassis frame (m,
+    /// finite).
     pub position: Vec3,
     /// Axle number, 0 for the front-most axle.
     pub axle: u8,
@@ -30,6 +33,15 @@ pub struct WheelMount {
     pub steered: bool,
     /// Tire width (m, > 0), for the cylinder probe and visuals.
     pub width: f32,
+}
+
+impl WheelMount {
+    /// Checks the settings: a finite position and a positive width. Field paths start with
+    /// `wheel_mount.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        each_axis("wheel_mount.position", self.position, "m", finite)?;
+        positive("wheel_mount.width", self.width, "m")
+    }
 }
 
 impl Default for WheelMount {
@@ -52,6 +64,9 @@ impl Default for WheelMount {
 /// vehicle sits at design height. Within `bump_stop_length` of full compression a bump stop of
 /// `bump_stop_stiffness` adds its force. The damper uses `bump_damping` while compressing and
 /// `rebound_damping` while extending. The suspension can push the ground but never pull it.
+///
+/// Every field must be a finite number in the range its documentation gives;
+/// [`Suspension::validate`] checks them.
 #[derive(Component, Clone, Debug, PartialEq)]
 pub struct Suspension {
     /// Spring rate at the wheel (N/m, > 0).
@@ -90,6 +105,24 @@ impl Default for Suspension {
 }
 
 impl Suspension {
+    /// Checks the settings: every field finite and in its documented range. Field paths start
+    /// with `suspension.`, e.g. ``setting `suspension.stiffness` must be greater than 0 (N/m),
+    /// got -1``.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        positive("suspension.stiffness", self.stiffness, "N/m")?;
+        non_negative("suspension.bump_damping", self.bump_damping, "N·s/m")?;
+        non_negative("suspension.rebound_damping", self.rebound_damping, "N·s/m")?;
+        positive("suspension.compression_limit", self.compression_limit, "m")?;
+        non_negative("suspension.extension_limit", self.extension_limit, "m")?;
+        non_negative("suspension.preload", self.preload, "m")?;
+        non_negative(
+            "suspension.bump_stop_stiffness",
+            self.bump_stop_stiffness,
+            "N/m",
+        )?;
+        non_negative("suspension.bump_stop_length", self.bump_stop_length, "m")
+    }
+
     /// Suspension force (N, ≥ 0) at travel `x` (m, compression positive) and travel rate
     /// `rate` (m/s, compression positive).
     pub fn force(&self, x: f64, rate: f64) -> f64 {
@@ -110,6 +143,10 @@ impl Suspension {
 }
 
 /// On a wheel block entity: how the wheel finds the ground along its suspension axis.
+///
+/// It has no numeric settings: the probe's size comes from the wheel's
+/// [`Wheel::radius`](bevy_vehicle_drivetrain::blocks::Wheel::radius) and the mount's
+/// [`WheelMount::width`], which are checked with the rest of the vehicle.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GroundProbe {
     /// A cylinder the size of the tire, turned with the wheel (the default): exact on slopes,
@@ -183,6 +220,17 @@ pub struct Brakes {
     pub parking_torque: f64,
 }
 
+impl Brakes {
+    /// Checks the settings: finite, non-negative torques and a front bias in [0, 1]. Field
+    /// paths start with `brakes.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        non_negative("brakes.max_torque", self.max_torque, "N·m")?;
+        in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;
+        non_negative("brakes.handbrake_torque", self.handbrake_torque, "N·m")?;
+        non_negative("brakes.parking_torque", self.parking_torque, "N·m")
+    }
+}
+
 impl Default for Brakes {
     /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
     /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
@@ -207,12 +255,28 @@ impl Default for Brakes {
 /// driver's input reaches the wheels at most at `max_rate` per second.
 #[derive(Component, Clone, Debug, PartialEq)]
 pub struct Steering {
-    /// Road-wheel angle of the inside wheel at full lock (rad, > 0).
+    /// Road-wheel angle of the inside wheel at full lock (rad, > 0 and < π/2).
     pub max_angle: f64,
     /// Fastest change of the steering input (1/s, > 0): 2 means centre to full lock in 0.5 s.
     pub max_rate: f64,
     /// Ackermann fraction (dimensionless, [0, 1]).
     pub ackermann: f64,
+}
+
+impl Steering {
+    /// Checks the settings: a full-lock angle in (0, π/2), a positive rate and an Ackermann
+    /// fraction in [0, 1]. Field paths start with `steering.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        finite("steering.max_angle", self.max_angle, "rad")?;
+        if !(self.max_angle > 0.0 && self.max_angle < core::f64::consts::FRAC_PI_2) {
+            return Err(ChassisError::new(
+                "steering.max_angle",
+                format!("must lie in (0, π/2) (rad), got {}", self.max_angle),
+            ));
+        }
+        positive("steering.max_rate", self.max_rate, "1/s")?;
+        in_range("steering.ackermann", self.ackermann, 0.0, 1.0, "")
+    }
 }
 
 impl Default for Steering {
@@ -233,6 +297,21 @@ impl Default for Steering {
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct AntiRollBars(pub Vec<AntiRollBar>);
 
+impl AntiRollBars {
+    /// Checks every bar's stiffness (finite, ≥ 0). Field paths are
+    /// `anti_roll_bars[i].stiffness`, `i` counting the bars in the list.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        for (i, bar) in self.0.iter().enumerate() {
+            non_negative(
+                &format!("anti_roll_bars[{i}].stiffness"),
+                bar.stiffness,
+                "N/m",
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// One anti-roll bar.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AntiRollBar {
@@ -249,6 +328,14 @@ pub struct Aerodynamics {
     pub drag_area: f64,
     /// Air density (kg/m³, ≥ 0).
     pub air_density: f64,
+}
+
+impl Aerodynamics {
+    /// Checks the settings: finite and non-negative. Field paths start with `aerodynamics.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        non_negative("aerodynamics.drag_area", self.drag_area, "m²")?;
+        non_negative("aerodynamics.air_density", self.air_density, "kg/m³")
+    }
 }
 
 impl Default for Aerodynamics {

@@ -91,7 +91,7 @@ pub(crate) fn probe_ground(
             &mut Drivetrain,
             Option<&AntiRollBars>,
         ),
-        With<Vehicle>,
+        (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
     mut wheels: Query<(
         &WheelMount,

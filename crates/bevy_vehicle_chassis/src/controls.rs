@@ -5,10 +5,14 @@ use bevy_vehicle_drivetrain::controls::set_if_changed;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::{Brakes, Side, Steering, VehicleTelemetry, WheelMount, WheelState};
+use crate::validation::ChassisReady;
 
 /// Sets every wheel's brake torque from the pedal, the handbrake and the parking lock.
 pub(crate) fn apply_brakes(
-    vehicles: Query<(&VehicleControls, &Brakes, &Blocks), Changed<VehicleControls>>,
+    vehicles: Query<
+        (&VehicleControls, &Brakes, &Blocks),
+        (Changed<VehicleControls>, With<ChassisReady>),
+    >,
     mut wheels: Query<(&WheelMount, &mut Wheel)>,
 ) {
     for (controls, brakes, blocks) in &vehicles {
@@ -42,7 +46,10 @@ pub(crate) fn apply_brakes(
 /// wheels with Ackermann geometry.
 pub(crate) fn apply_steering(
     time: Res<Time>,
-    mut vehicles: Query<(&VehicleControls, &Steering, &Blocks, &mut VehicleTelemetry)>,
+    mut vehicles: Query<
+        (&VehicleControls, &Steering, &Blocks, &mut VehicleTelemetry),
+        With<ChassisReady>,
+    >,
     mut wheels: Query<(&WheelMount, &mut WheelState)>,
 ) {
     let dt = time.delta_secs_f64();

@@ -9,8 +9,9 @@ use crate::components::{Aerodynamics, WheelState};
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
-/// (averaged over the step by the drivetrain) at its contact point, and aerodynamic drag at the
-/// centre of mass. Dynamic bodies under the wheels receive the opposite impulse.
+/// (the force at the end of the drivetrain's step; none while the drivetrain is not running)
+/// at its contact point, and aerodynamic drag at the centre of mass. Dynamic bodies under the
+/// wheels receive the opposite impulse.
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -19,11 +20,12 @@ pub(crate) fn apply_forces(
             &Transform,
             &Velocity,
             &ReadMassProperties,
+            &Drivetrain,
             &Blocks,
             Option<&Aerodynamics>,
             &mut ExternalForce,
         ),
-        With<Vehicle>,
+        (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
     mut wheels: Query<(&WheelSensors, &mut WheelState)>,
     mut grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
@@ -31,7 +33,10 @@ pub(crate) fn apply_forces(
 ) -> Result {
     let dt = time.delta_secs();
     let ctx = rapier.single()?;
-    for (transform, velocity, mass, blocks, aero, mut force) in &mut vehicles {
+    for (transform, velocity, mass, drivetrain, blocks, aero, mut force) in &mut vehicles {
+        // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
+        // to give: the tires carry the load and nothing else.
+        let tires = *drivetrain.status() == DrivetrainStatus::Ready;
         let com = transform.transform_point(mass.local_center_of_mass);
         let mut total = ExternalForce::default();
         for block in blocks.iter() {
@@ -45,9 +50,10 @@ pub(crate) fn apply_forces(
                 continue;
             }
             let left = state.normal.cross(state.heading);
-            let f = state.normal * state.load as f32
-                + state.heading * sensors.force[0] as f32
-                + left * sensors.force[1] as f32;
+            let mut f = state.normal * state.load as f32;
+            if tires {
+                f += state.heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
+            }
             if !f.is_finite() {
                 state.force = Vec3::ZERO;
                 continue;

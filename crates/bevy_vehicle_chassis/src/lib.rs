@@ -19,15 +19,22 @@
 //!
 //! [`CarBuilder`] spawns a complete car in code.
 //!
+//! Bad settings are refused with a [`ChassisError`] naming the vehicle, the wheel, the field
+//! and the reason, never with a panic: [`CarBuilder::validate`] and [`CarBuilder::try_spawn`]
+//! before spawning, and each vehicle's [`ChassisStatus`] at run time (a refused vehicle is not
+//! simulated until its settings are fixed).
+//!
 //! Frames: the chassis frame is Bevy's (+X right, +Y up, −Z forward); units are SI.
 
 mod builder;
 mod components;
 mod contact;
 mod controls;
+mod error;
 mod forces;
 mod plugin;
 mod telemetry;
+mod validation;
 mod vehicle;
 
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
@@ -36,14 +43,17 @@ pub use components::{
     VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction};
+pub use error::ChassisError;
 pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
+pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
 
 /// Everything needed to build and drive vehicles.
 pub mod prelude {
     pub use crate::{
-        Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisPlugin, DriveLayout,
-        GRAVITY, GroundProbe, Powertrain, RapierSetupPlugin, Side, Steering, Suspension, Vehicle,
-        VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+        Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
+        ChassisStatus, DriveLayout, GRAVITY, GroundProbe, Powertrain, RapierSetupPlugin, Side,
+        Steering, Suspension, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec,
+        WheelState,
     };
 }

@@ -8,9 +8,13 @@ use crate::contact::probe_ground;
 use crate::controls::{apply_brakes, apply_steering};
 use crate::forces::apply_forces;
 use crate::telemetry::{place_wheels, update_telemetry};
+use crate::validation::validate_chassis;
 
 /// The chassis's system sets, in `FixedUpdate`. One fixed step runs:
 ///
+/// 0. [`VehicleSystems::Validate`]: vehicles whose chassis settings were added or changed are
+///    checked (see [`ChassisStatus`](crate::ChassisStatus)); refused vehicles are left out of
+///    every later set.
 /// 1. [`VehicleSystems::Controls`]: the driver's controls become brake torques and wheel angles
 ///    (and, in [`DrivetrainSystems::Controls`], block inputs).
 /// 2. [`DrivetrainSystems::Rebuild`], then [`VehicleSystems::Contact`]: probe the ground, compute
@@ -22,6 +26,10 @@ use crate::telemetry::{place_wheels, update_telemetry};
 /// 6. [`VehicleSystems::Telemetry`]: telemetry and wheel placement.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VehicleSystems {
+    /// Checks new and changed chassis settings and updates each vehicle's
+    /// [`ChassisStatus`](crate::ChassisStatus). Systems that change settings in the fixed
+    /// step belong before this set.
+    Validate,
     /// Driver controls → brake torques and steering angles. Systems that set
     /// `VehicleControls` belong before this set.
     Controls,
@@ -45,6 +53,9 @@ impl Plugin for ChassisPlugin {
         app.configure_sets(
             FixedUpdate,
             (
+                VehicleSystems::Validate
+                    .before(VehicleSystems::Controls)
+                    .before(DrivetrainSystems::Controls),
                 VehicleSystems::Controls.before(DrivetrainSystems::SyncIn),
                 VehicleSystems::Contact
                     .after(DrivetrainSystems::Rebuild)
@@ -59,6 +70,7 @@ impl Plugin for ChassisPlugin {
         .add_systems(
             FixedUpdate,
             (
+                validate_chassis.in_set(VehicleSystems::Validate),
                 (apply_steering, apply_brakes).in_set(VehicleSystems::Controls),
                 probe_ground.in_set(VehicleSystems::Contact),
                 apply_forces.in_set(VehicleSystems::ApplyForces),

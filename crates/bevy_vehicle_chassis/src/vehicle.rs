@@ -5,6 +5,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::VehicleTelemetry;
+use crate::validation::ChassisStatus;
 
 /// Marks a vehicle: a dynamic Rapier body (the chassis) whose wheels are the [`Wheel`] blocks of
 /// its [`Drivetrain`] carrying a [`WheelMount`](crate::WheelMount).
@@ -12,12 +13,17 @@ use crate::components::VehicleTelemetry;
 /// Add a collider with the chassis's mass properties, a [`Transform`], and the blocks. The
 /// chassis owns the body's [`ExternalForce`]: it is overwritten every fixed step with the sum
 /// of the wheel and drag forces (use [`ExternalImpulse`] for other pushes).
+///
+/// Its chassis settings are checked when they are added or changed; the result is in its
+/// [`ChassisStatus`], and a vehicle whose settings are refused is not simulated until they are
+/// fixed.
 #[derive(Component, Clone, Copy, Debug, Default)]
 #[require(
     RigidBody = RigidBody::Dynamic,
     Drivetrain,
     VehicleControls,
     VehicleTelemetry,
+    ChassisStatus,
     Velocity,
     ExternalForce,
     ExternalImpulse,

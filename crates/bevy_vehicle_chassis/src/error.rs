@@ -1,0 +1,229 @@
+//! [`ChassisError`]: a chassis setting that was refused, naming where it is, the field and why.
+
+use core::fmt;
+
+use bevy_vehicle_drivetrain::SettingError;
+
+/// A chassis setting that was refused: which vehicle and wheel (when known), which field, and
+/// why, with the offending value.
+///
+/// Displayed like the drivetrain's errors, e.g.
+/// ``vehicle 'car' wheel 'wheel_fl': setting `suspension.stiffness` must be greater than 0 (N/m), got -1``.
+/// A component checked on its own (e.g. [`Suspension::validate`](crate::Suspension::validate))
+/// knows no vehicle or wheel, and its field path starts with the component
+/// (`suspension.stiffness`); [`CarBuilder::validate`](crate::CarBuilder::validate) gives paths
+/// inside the builder (`wheel.suspension.bump_damping`, `rear_wheel.radius`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChassisError {
+    /// The vehicle's name (its `Name`, or its entity id), when known.
+    pub vehicle: Option<String>,
+    /// The wheel's name (its `Name`, or its entity id), for a setting on a wheel entity.
+    pub wheel: Option<String>,
+    /// Path of the field, e.g. `suspension.stiffness`, `anti_roll_bars[1].stiffness` or
+    /// `rear_wheel.radius`.
+    pub field: String,
+    /// Why the value was refused, with the value, e.g. `must be greater than 0 (N/m), got -1`.
+    pub reason: String,
+}
+
+impl ChassisError {
+    /// An error for `field` with `reason`, not yet tied to a vehicle or wheel.
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        ChassisError {
+            vehicle: None,
+            wheel: None,
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Puts the field inside `prefix`: `stiffness` becomes `prefix.stiffness`.
+    pub fn within(mut self, prefix: &str) -> Self {
+        self.field = if self.field.is_empty() {
+            prefix.to_owned()
+        } else {
+            format!("{prefix}.{}", self.field)
+        };
+        self
+    }
+
+    /// Ties the error to the vehicle called `vehicle`.
+    pub fn at_vehicle(mut self, vehicle: impl Into<String>) -> Self {
+        self.vehicle = Some(vehicle.into());
+        self
+    }
+
+    /// Ties the error to the wheel called `wheel`.
+    pub fn at_wheel(mut self, wheel: impl Into<String>) -> Self {
+        self.wheel = Some(wheel.into());
+        self
+    }
+
+    /// A drivetrain block's refused setting, with its field put inside `prefix`.
+    pub fn from_setting(prefix: &str, error: SettingError) -> Self {
+        ChassisError::new(error.field, error.reason).within(prefix)
+    }
+}
+
+impl fmt::Display for ChassisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.vehicle, &self.wheel) {
+            (Some(v), Some(w)) => write!(f, "vehicle '{v}' wheel '{w}': ")?,
+            (Some(v), None) => write!(f, "vehicle '{v}': ")?,
+            (None, Some(w)) => write!(f, "wheel '{w}': ")?,
+            (None, None) => {}
+        }
+        write!(f, "setting `{}` {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for ChassisError {}
+
+/// The largest magnitude the physics engine can hold (`f32`): chassis values end up in Rapier.
+const F32_LIMIT: f64 = f32::MAX as f64;
+
+/// A number a setting may be: `f64` (chassis dynamics) or `f32` (Rapier and Bevy geometry).
+pub(crate) trait Value: Copy + fmt::Display + fmt::LowerExp {
+    fn get(self) -> f64;
+}
+
+impl Value for f64 {
+    fn get(self) -> f64 {
+        self
+    }
+}
+
+impl Value for f32 {
+    fn get(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// ` (unit)`, or nothing for a dimensionless value.
+fn unit_suffix(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({unit})")
+    }
+}
+
+/// Checks that `value` is finite and within the physics engine's range.
+pub(crate) fn finite(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+    let v = value.get();
+    if !v.is_finite() {
+        return Err(ChassisError::new(
+            field,
+            format!("must be a finite number{}, got {value}", unit_suffix(unit)),
+        ));
+    }
+    if v.abs() > F32_LIMIT {
+        return Err(ChassisError::new(
+            field,
+            format!(
+                "must lie within ±3.4e38, the physics engine's range{}, got {value:e}",
+                unit_suffix(unit)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `value` is finite and `> 0`.
+pub(crate) fn positive(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+    finite(field, value, unit)?;
+    if value.get() > 0.0 {
+        Ok(())
+    } else {
+        Err(ChassisError::new(
+            field,
+            format!("must be greater than 0{}, got {value}", unit_suffix(unit)),
+        ))
+    }
+}
+
+/// Checks that `value` is finite and `≥ 0`.
+pub(crate) fn non_negative(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+    finite(field, value, unit)?;
+    if value.get() >= 0.0 {
+        Ok(())
+    } else {
+        Err(ChassisError::new(
+            field,
+            format!("must not be negative{}, got {value}", unit_suffix(unit)),
+        ))
+    }
+}
+
+/// Checks that `value` is finite and lies in `[min, max]`.
+pub(crate) fn in_range(
+    field: &str,
+    value: impl Value,
+    min: f64,
+    max: f64,
+    unit: &str,
+) -> Result<(), ChassisError> {
+    finite(field, value, unit)?;
+    if (min..=max).contains(&value.get()) {
+        Ok(())
+    } else {
+        Err(ChassisError::new(
+            field,
+            format!(
+                "must lie in [{min}, {max}]{}, got {value}",
+                unit_suffix(unit)
+            ),
+        ))
+    }
+}
+
+/// Checks each component of a vector with `check`, naming them `field.x`, `field.y`, `field.z`.
+pub(crate) fn each_axis(
+    field: &str,
+    value: bevy::math::Vec3,
+    unit: &str,
+    check: fn(&str, f32, &str) -> Result<(), ChassisError>,
+) -> Result<(), ChassisError> {
+    for (axis, v) in [("x", value.x), ("y", value.y), ("z", value.z)] {
+        check(&format!("{field}.{axis}"), v, unit)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        assert_eq!(
+            positive("stiffness", -1.0, "N/m")
+                .unwrap_err()
+                .within("suspension")
+                .to_string(),
+            "setting `suspension.stiffness` must be greater than 0 (N/m), got -1"
+        );
+        assert_eq!(
+            non_negative("bias", f64::NAN, "")
+                .unwrap_err()
+                .at_vehicle("car")
+                .to_string(),
+            "vehicle 'car': setting `bias` must be a finite number, got NaN"
+        );
+        assert_eq!(
+            in_range("bias", 2.0f32, 0.0, 1.0, "")
+                .unwrap_err()
+                .at_vehicle("car")
+                .at_wheel("w")
+                .to_string(),
+            "vehicle 'car' wheel 'w': setting `bias` must lie in [0, 1], got 2"
+        );
+        assert!(
+            finite("x", 1e300, "m")
+                .unwrap_err()
+                .reason
+                .starts_with("must lie within ±3.4e38")
+        );
+        assert!(finite("x", 1e30, "m").is_ok());
+    }
+}

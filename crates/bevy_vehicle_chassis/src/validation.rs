@@ -1,0 +1,325 @@
+//! Checking a vehicle's chassis settings when they are added or changed, and keeping vehicles
+//! whose settings were refused out of the simulation.
+
+use bevy::ecs::query::QueryData;
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::BlockSlot;
+use bevy_vehicle_drivetrain::prelude::*;
+
+use crate::components::{
+    Aerodynamics, AntiRollBars, Brakes, Steering, Suspension, WheelMount, WheelState,
+};
+use crate::error::{ChassisError, each_axis, finite, non_negative, positive};
+use crate::vehicle::Vehicle;
+
+/// On a vehicle entity: whether its chassis settings were accepted.
+///
+/// [`ChassisPlugin`](crate::ChassisPlugin) checks a vehicle's chassis components when the
+/// vehicle appears and whenever one of them changes (in [`VehicleSystems::Validate`], at the
+/// start of each fixed step): on the vehicle entity [`Brakes`], [`Steering`],
+/// [`AntiRollBars`], [`Aerodynamics`] and the Rapier mass properties
+/// ([`ColliderMassProperties`], [`AdditionalMassProperties`]); on each wheel block carrying a
+/// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. NaN and infinities are
+/// refused everywhere, and each value must lie in the range its field documents.
+///
+/// A vehicle whose settings are refused is **not simulated** until they are fixed: its body gets
+/// Rapier's [`RigidBodyDisabled`] (it stays where it is, and its colliders leave the
+/// simulation), its wheels stop probing the ground and are reported off the ground with no
+/// load, its brakes and steering stop following the controls, and its `ExternalForce` is zeroed.
+/// The error, naming the vehicle, the wheel and the field, is logged once with `error!`.
+/// When the settings are fixed, the vehicle resumes where it stopped, with the velocity it had.
+///
+/// The drivetrain keeps its own status ([`Drivetrain::status`]): a vehicle drives when both are
+/// ready.
+///
+/// [`VehicleSystems::Validate`]: crate::VehicleSystems::Validate
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ChassisStatus {
+    /// Not checked yet (the vehicle was just spawned; it is checked in the next fixed step).
+    #[default]
+    Pending,
+    /// Checked and running.
+    Ready,
+    /// Refused; the vehicle is not simulated until the problem is fixed.
+    Invalid(Box<ChassisError>),
+}
+
+impl ChassisStatus {
+    /// Whether the settings were accepted.
+    pub fn is_ready(&self) -> bool {
+        matches!(self, ChassisStatus::Ready)
+    }
+
+    /// The error that keeps the vehicle from running, if any.
+    pub fn error(&self) -> Option<&ChassisError> {
+        match self {
+            ChassisStatus::Invalid(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// On a vehicle entity whose chassis settings were accepted: the chassis's systems run only on
+/// vehicles carrying it.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub(crate) struct ChassisReady;
+
+/// On a vehicle entity whose [`RigidBodyDisabled`] was added by the validation (and is to be
+/// removed by it when the settings are fixed).
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub(crate) struct DisabledByChassis;
+
+/// Checks a Rapier [`MassProperties`] under `prefix`.
+fn check_mass_properties(prefix: &str, mp: &MassProperties) -> Result<(), ChassisError> {
+    non_negative(&format!("{prefix}.mass"), mp.mass, "kg")?;
+    each_axis(
+        &format!("{prefix}.local_center_of_mass"),
+        mp.local_center_of_mass,
+        "m",
+        finite,
+    )?;
+    each_axis(
+        &format!("{prefix}.principal_inertia"),
+        mp.principal_inertia,
+        "kg·m²",
+        non_negative,
+    )?;
+    let q = mp.principal_inertia_local_frame;
+    if !(q.is_finite() && (q.length() - 1.0).abs() < 1e-3) {
+        return Err(ChassisError::new(
+            format!("{prefix}.principal_inertia_local_frame"),
+            format!("must be a unit quaternion, got {q}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a collider's mass properties (density, mass or explicit properties).
+pub(crate) fn check_collider_mass(p: &ColliderMassProperties) -> Result<(), ChassisError> {
+    match p {
+        ColliderMassProperties::Density(d) => {
+            non_negative("collider_mass_properties.density", *d, "kg/m³")
+        }
+        ColliderMassProperties::Mass(m) => non_negative("collider_mass_properties.mass", *m, "kg"),
+        ColliderMassProperties::MassProperties(mp) => {
+            check_mass_properties("collider_mass_properties", mp)
+        }
+    }
+}
+
+/// Checks a body's additional mass properties.
+fn check_additional_mass(p: &AdditionalMassProperties) -> Result<(), ChassisError> {
+    match p {
+        AdditionalMassProperties::Mass(m) => {
+            non_negative("additional_mass_properties.mass", *m, "kg")
+        }
+        AdditionalMassProperties::MassProperties(mp) => {
+            check_mass_properties("additional_mass_properties", mp)
+        }
+    }
+}
+
+/// The settings on a vehicle entity.
+#[derive(QueryData)]
+pub(crate) struct VehicleSettings {
+    brakes: Option<&'static Brakes>,
+    steering: Option<&'static Steering>,
+    bars: Option<&'static AntiRollBars>,
+    aero: Option<&'static Aerodynamics>,
+    collider_mass: Option<&'static ColliderMassProperties>,
+    additional_mass: Option<&'static AdditionalMassProperties>,
+}
+
+impl VehicleSettingsItem<'_, '_> {
+    /// Checks the vehicle entity's own settings.
+    fn validate(&self) -> Result<(), ChassisError> {
+        if let Some(m) = self.collider_mass {
+            check_collider_mass(m)?;
+        }
+        if let Some(m) = self.additional_mass {
+            check_additional_mass(m)?;
+        }
+        if let Some(b) = self.brakes {
+            b.validate()?;
+        }
+        if let Some(s) = self.steering {
+            s.validate()?;
+        }
+        if let Some(b) = self.bars {
+            b.validate()?;
+        }
+        if let Some(a) = self.aero {
+            a.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// A vehicle, as the validation sees it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct VehicleParts {
+    name: NameOrEntity,
+    status: &'static mut ChassisStatus,
+    settings: VehicleSettings,
+    blocks: Option<&'static Blocks>,
+    force: Option<&'static mut ExternalForce>,
+    drivetrain: Option<&'static mut Drivetrain>,
+    controls: Option<&'static mut VehicleControls>,
+    ready: Has<ChassisReady>,
+    disabled_by_us: Has<DisabledByChassis>,
+    disabled: Has<RigidBodyDisabled>,
+}
+
+/// A wheel, as the validation sees it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct WheelParts {
+    name: NameOrEntity,
+    mount: &'static WheelMount,
+    suspension: &'static Suspension,
+    wheel: Option<&'static Wheel>,
+    slot: Option<&'static BlockSlot>,
+    state: Option<&'static mut WheelState>,
+}
+
+/// Checks one wheel's chassis settings: its mount, suspension and radius.
+fn check_wheel(
+    mount: &WheelMount,
+    suspension: &Suspension,
+    wheel: Option<&Wheel>,
+) -> Result<(), ChassisError> {
+    mount.validate()?;
+    suspension.validate()?;
+    if let Some(wheel) = wheel {
+        positive("wheel.radius", wheel.radius, "m")?;
+    }
+    Ok(())
+}
+
+/// Validates the vehicles whose chassis settings were added or changed, and every vehicle not
+/// yet accepted; records the result in [`ChassisStatus`] and takes refused vehicles out of the
+/// simulation (and puts fixed ones back).
+pub(crate) fn validate_chassis(
+    mut commands: Commands,
+    changed_vehicles: Query<
+        Entity,
+        (
+            With<Vehicle>,
+            Or<(
+                Changed<Brakes>,
+                Changed<Steering>,
+                Changed<AntiRollBars>,
+                Changed<Aerodynamics>,
+                Changed<ColliderMassProperties>,
+                Changed<AdditionalMassProperties>,
+                Changed<Blocks>,
+            )>,
+        ),
+    >,
+    unready: Query<Entity, (With<Vehicle>, Without<ChassisReady>)>,
+    changed_wheels: Query<
+        &BlockOf,
+        (
+            With<WheelMount>,
+            Or<(Changed<WheelMount>, Changed<Suspension>, Changed<Wheel>)>,
+        ),
+    >,
+    mut vehicles: Query<VehicleParts, With<Vehicle>>,
+    mut wheels: Query<WheelParts>,
+    mut dirty: Local<Vec<Entity>>,
+) {
+    dirty.clear();
+    dirty.extend(changed_vehicles.iter());
+    dirty.extend(unready.iter());
+    dirty.extend(changed_wheels.iter().map(|b| b.0));
+    if dirty.is_empty() {
+        return;
+    }
+    dirty.sort_unstable();
+    dirty.dedup();
+    for &entity in dirty.iter() {
+        let Ok(mut vehicle) = vehicles.get_mut(entity) else {
+            continue;
+        };
+        let result = vehicle.settings.validate().and_then(|()| {
+            for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
+                if let Ok(w) = wheels.get(block) {
+                    check_wheel(w.mount, w.suspension, w.wheel)
+                        .map_err(|e| e.at_wheel(w.name.to_string()))?;
+                }
+            }
+            Ok(())
+        });
+        let was_invalid = vehicle.status.error().is_some();
+        let new = match result {
+            Ok(()) => ChassisStatus::Ready,
+            Err(error) => {
+                ChassisStatus::Invalid(Box::new(error.at_vehicle(vehicle.name.to_string())))
+            }
+        };
+        if *vehicle.status != new {
+            match &new {
+                ChassisStatus::Invalid(error) => {
+                    error!("{error}; the vehicle is not simulated until this is fixed");
+                }
+                _ if was_invalid => {
+                    info!(
+                        "vehicle '{}': chassis settings accepted, the vehicle runs again",
+                        vehicle.name
+                    );
+                }
+                _ => {}
+            }
+            *vehicle.status = new;
+        }
+
+        let mut ec = commands.entity(entity);
+        if vehicle.status.is_ready() {
+            if !vehicle.ready {
+                ec.insert(ChassisReady);
+                if vehicle.disabled_by_us {
+                    ec.remove::<(RigidBodyDisabled, DisabledByChassis)>();
+                }
+                // Brakes follow the controls when they change: apply them again now.
+                if let Some(mut controls) = vehicle.controls {
+                    controls.set_changed();
+                }
+            }
+            continue;
+        }
+        if was_invalid && !vehicle.ready {
+            // Already out of the simulation (the error may have changed, nothing else).
+            continue;
+        }
+        // Take the vehicle out of the simulation.
+        ec.remove::<ChassisReady>();
+        if !vehicle.disabled {
+            ec.insert((RigidBodyDisabled, DisabledByChassis));
+        }
+        if let Some(mut force) = vehicle.force
+            && *force != ExternalForce::default()
+        {
+            *force = ExternalForce::default();
+        }
+        for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
+            let Ok(mut w) = wheels.get_mut(block) else {
+                continue;
+            };
+            if let Some(state) = w.state.as_mut() {
+                let steer_angle = state.steer_angle;
+                **state = WheelState {
+                    steer_angle,
+                    travel: -w.suspension.extension_limit,
+                    ..default()
+                };
+            }
+            if let (Some(slot), Some(drivetrain)) = (w.slot, vehicle.drivetrain.as_mut())
+                && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node)
+            {
+                runtime.contact = WheelContact::default();
+            }
+        }
+    }
+}

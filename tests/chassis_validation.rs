@@ -1,0 +1,723 @@
+//! Bad chassis settings are refused with an error naming the vehicle, the wheel, the field, the
+//! reason and the value; nothing panics, no NaN reaches the Rapier body, and a vehicle whose
+//! settings are fixed runs again.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::{Collider, ColliderMassProperties, ExternalForce, Velocity};
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+/// Height of the chassis origin when the default car rests at design ride height (m).
+fn rest_height(car: &CarBuilder) -> f32 {
+    car.wheel.radius as f32 - car.wheel_height
+}
+
+/// The message of a refused setting.
+fn message(result: Result<(), ChassisError>) -> String {
+    result.expect_err("the setting must be refused").to_string()
+}
+
+/// An app with a flat road and the default car resting on it, settled for `settle` steps.
+fn settled_car(settle: usize) -> (App, Entity, CarBuilder) {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let builder = CarBuilder::default();
+    let car = spawn_car(
+        &mut app,
+        &builder,
+        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
+    );
+    tick(&mut app, settle);
+    assert_eq!(status(&app, car), ChassisStatus::Ready);
+    (app, car, builder)
+}
+
+fn status(app: &App, car: Entity) -> ChassisStatus {
+    get::<ChassisStatus>(app, car)
+}
+
+/// The wheel of `car` called `name`.
+fn wheel_named(app: &mut App, car: Entity, name: &str) -> Entity {
+    wheels(app, car)
+        .into_iter()
+        .find(|&w| get::<Name>(app, w).as_str() == name)
+        .unwrap_or_else(|| panic!("no wheel {name}"))
+}
+
+/// Runs `steps` steps, checking after each that the body's pose and velocity are finite;
+/// returns the pose after the last.
+fn tick_finite(app: &mut App, car: Entity, steps: usize) -> Transform {
+    for step in 0..steps {
+        tick(app, 1);
+        let t = get::<Transform>(app, car);
+        let v = get::<Velocity>(app, car);
+        assert!(
+            t.translation.is_finite() && t.rotation.is_finite(),
+            "step {step}: transform {t:?}"
+        );
+        assert!(
+            v.linear.is_finite() && v.angular.is_finite(),
+            "step {step}: velocity {v:?}"
+        );
+    }
+    get::<Transform>(app, car)
+}
+
+/// Number of entities in the world.
+fn entity_count(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query::<Entity>().iter(world).count()
+}
+
+#[test]
+fn defaults_are_accepted() {
+    assert_eq!(Suspension::default().validate(), Ok(()));
+    assert_eq!(WheelMount::default().validate(), Ok(()));
+    assert_eq!(Brakes::default().validate(), Ok(()));
+    assert_eq!(Steering::default().validate(), Ok(()));
+    assert_eq!(Aerodynamics::default().validate(), Ok(()));
+    assert_eq!(AntiRollBars::default().validate(), Ok(()));
+    assert_eq!(WheelSpec::default().validate(), Ok(()));
+    assert_eq!(CarBuilder::default().validate(), Ok(()));
+}
+
+#[test]
+fn suspension_errors_name_the_field_unit_and_value() {
+    let s = |f: fn(&mut Suspension)| {
+        let mut s = Suspension::default();
+        f(&mut s);
+        message(s.validate())
+    };
+    assert_eq!(
+        s(|s| s.stiffness = -1.0),
+        "setting `suspension.stiffness` must be greater than 0 (N/m), got -1"
+    );
+    assert_eq!(
+        s(|s| s.stiffness = 0.0),
+        "setting `suspension.stiffness` must be greater than 0 (N/m), got 0"
+    );
+    assert_eq!(
+        s(|s| s.bump_damping = -5.0),
+        "setting `suspension.bump_damping` must not be negative (N·s/m), got -5"
+    );
+    assert_eq!(
+        s(|s| s.rebound_damping = f64::NAN),
+        "setting `suspension.rebound_damping` must be a finite number (N·s/m), got NaN"
+    );
+    assert_eq!(
+        s(|s| s.compression_limit = 0.0),
+        "setting `suspension.compression_limit` must be greater than 0 (m), got 0"
+    );
+    assert_eq!(
+        s(|s| s.extension_limit = f64::INFINITY),
+        "setting `suspension.extension_limit` must be a finite number (m), got inf"
+    );
+    assert_eq!(
+        s(|s| s.preload = -0.01),
+        "setting `suspension.preload` must not be negative (m), got -0.01"
+    );
+    assert_eq!(
+        s(|s| s.bump_stop_stiffness = f64::NEG_INFINITY),
+        "setting `suspension.bump_stop_stiffness` must be a finite number (N/m), got -inf"
+    );
+    assert_eq!(
+        s(|s| s.bump_stop_length = -0.02),
+        "setting `suspension.bump_stop_length` must not be negative (m), got -0.02"
+    );
+    // Finite in f64 but not representable in the physics engine.
+    assert_eq!(
+        s(|s| s.compression_limit = 1e300),
+        "setting `suspension.compression_limit` must lie within ±3.4e38, the physics engine's range (m), got 1e300"
+    );
+}
+
+#[test]
+fn vehicle_component_errors_name_the_field_unit_and_value() {
+    let mount = WheelMount {
+        width: 0.0,
+        ..default()
+    };
+    assert_eq!(
+        message(mount.validate()),
+        "setting `wheel_mount.width` must be greater than 0 (m), got 0"
+    );
+    let mount = WheelMount {
+        position: Vec3::new(0.7, f32::NAN, -1.3),
+        ..default()
+    };
+    assert_eq!(
+        message(mount.validate()),
+        "setting `wheel_mount.position.y` must be a finite number (m), got NaN"
+    );
+
+    let brakes = |f: fn(&mut Brakes)| {
+        let mut b = Brakes::default();
+        f(&mut b);
+        message(b.validate())
+    };
+    assert_eq!(
+        brakes(|b| b.front_bias = 1.5),
+        "setting `brakes.front_bias` must lie in [0, 1], got 1.5"
+    );
+    assert_eq!(
+        brakes(|b| b.front_bias = -0.1),
+        "setting `brakes.front_bias` must lie in [0, 1], got -0.1"
+    );
+    assert_eq!(
+        brakes(|b| b.max_torque = f64::NAN),
+        "setting `brakes.max_torque` must be a finite number (N·m), got NaN"
+    );
+    assert_eq!(
+        brakes(|b| b.handbrake_torque = -1.0),
+        "setting `brakes.handbrake_torque` must not be negative (N·m), got -1"
+    );
+    assert_eq!(
+        brakes(|b| b.parking_torque = f64::INFINITY),
+        "setting `brakes.parking_torque` must be a finite number (N·m), got inf"
+    );
+
+    let steering = |f: fn(&mut Steering)| {
+        let mut s = Steering::default();
+        f(&mut s);
+        message(s.validate())
+    };
+    assert_eq!(
+        steering(|s| s.max_angle = 2.0),
+        "setting `steering.max_angle` must lie in (0, π/2) (rad), got 2"
+    );
+    assert_eq!(
+        steering(|s| s.max_angle = 0.0),
+        "setting `steering.max_angle` must lie in (0, π/2) (rad), got 0"
+    );
+    assert_eq!(
+        steering(|s| s.max_angle = std::f64::consts::FRAC_PI_2),
+        format!(
+            "setting `steering.max_angle` must lie in (0, π/2) (rad), got {}",
+            std::f64::consts::FRAC_PI_2
+        )
+    );
+    assert_eq!(
+        steering(|s| s.max_angle = f64::NAN),
+        "setting `steering.max_angle` must be a finite number (rad), got NaN"
+    );
+    assert_eq!(
+        steering(|s| s.max_rate = 0.0),
+        "setting `steering.max_rate` must be greater than 0 (1/s), got 0"
+    );
+    assert_eq!(
+        steering(|s| s.ackermann = 1.5),
+        "setting `steering.ackermann` must lie in [0, 1], got 1.5"
+    );
+
+    let bars = AntiRollBars(vec![
+        AntiRollBar {
+            axle: 0,
+            stiffness: 15_000.0,
+        },
+        AntiRollBar {
+            axle: 1,
+            stiffness: -100.0,
+        },
+    ]);
+    assert_eq!(
+        message(bars.validate()),
+        "setting `anti_roll_bars[1].stiffness` must not be negative (N/m), got -100"
+    );
+
+    let aero = Aerodynamics {
+        air_density: f64::NAN,
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.air_density` must be a finite number (kg/m³), got NaN"
+    );
+    let aero = Aerodynamics {
+        drag_area: -0.65,
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.drag_area` must not be negative (m²), got -0.65"
+    );
+}
+
+/// The message `CarBuilder::validate` gives after `f` changes the default car.
+fn builder_error(f: impl FnOnce(&mut CarBuilder)) -> String {
+    let mut b = CarBuilder::default();
+    f(&mut b);
+    message(b.validate())
+}
+
+#[test]
+fn builder_errors_name_the_vehicle_and_the_path() {
+    assert_eq!(
+        builder_error(|b| b.mass = 0.0),
+        "vehicle 'car': setting `mass` must be greater than 0 (kg), got 0"
+    );
+    assert_eq!(
+        builder_error(|b| {
+            b.name = "truck".into();
+            b.mass = -1300.0;
+        }),
+        "vehicle 'truck': setting `mass` must be greater than 0 (kg), got -1300"
+    );
+    assert_eq!(
+        builder_error(|b| b.inertia.y = f32::NAN),
+        "vehicle 'car': setting `inertia.y` must be a finite number (kg·m²), got NaN"
+    );
+    assert_eq!(
+        builder_error(|b| b.center_of_mass.x = f32::INFINITY),
+        "vehicle 'car': setting `center_of_mass.x` must be a finite number (m), got inf"
+    );
+    assert_eq!(
+        builder_error(|b| b.body_half_extents.z = 0.0),
+        "vehicle 'car': setting `body_half_extents.z` must be greater than 0 (m), got 0"
+    );
+    assert_eq!(
+        builder_error(|b| b.track = f32::NAN),
+        "vehicle 'car': setting `track` must be a finite number (m), got NaN"
+    );
+    assert_eq!(
+        builder_error(|b| b.track = -1.5),
+        "vehicle 'car': setting `track` must be greater than 0 (m), got -1.5"
+    );
+    assert_eq!(
+        builder_error(|b| b.rear_axle = b.front_axle),
+        "vehicle 'car': setting `front_axle` must be forward of (less than) rear_axle = -1.3 (m), got -1.3"
+    );
+    assert_eq!(
+        builder_error(|b| b.center_of_mass.z = 2.0),
+        "vehicle 'car': setting `center_of_mass.z` must lie between front_axle = -1.3 and rear_axle = 1.3 when static_preload is set (m), got 2"
+    );
+    // Without the static preload, a centre of mass outside the wheelbase is the user's choice.
+    assert_eq!(
+        CarBuilder {
+            center_of_mass: Vec3::new(0.0, 0.2, 2.0),
+            static_preload: false,
+            ..default()
+        }
+        .validate(),
+        Ok(())
+    );
+    assert_eq!(
+        builder_error(|b| b.wheel.radius = 0.0),
+        "vehicle 'car': setting `wheel.radius` must be greater than 0 (m), got 0"
+    );
+    assert_eq!(
+        builder_error(|b| {
+            b.rear_wheel = Some(WheelSpec {
+                radius: 0.0,
+                ..default()
+            })
+        }),
+        "vehicle 'car': setting `rear_wheel.radius` must be greater than 0 (m), got 0"
+    );
+    assert_eq!(
+        builder_error(|b| b.wheel.width = -0.2),
+        "vehicle 'car': setting `wheel.width` must be greater than 0 (m), got -0.2"
+    );
+    assert_eq!(
+        builder_error(|b| b.wheel.inertia = f64::NAN),
+        "vehicle 'car': setting `wheel.inertia` must be a finite number (kg·m²), got NaN"
+    );
+    assert_eq!(
+        builder_error(|b| b.wheel.suspension.bump_damping = -1.0),
+        "vehicle 'car': setting `wheel.suspension.bump_damping` must not be negative (N·s/m), got -1"
+    );
+    assert_eq!(
+        builder_error(|b| {
+            let mut rear = WheelSpec::default();
+            rear.suspension.stiffness = f64::NAN;
+            b.rear_wheel = Some(rear);
+        }),
+        "vehicle 'car': setting `rear_wheel.suspension.stiffness` must be a finite number (N/m), got NaN"
+    );
+    // The tire, checked as the drivetrain checks it, under `wheel.tire`.
+    assert_eq!(
+        builder_error(|b| {
+            let mut tire = (*b.wheel.tire).clone();
+            tire.relaxation_length[1] = f64::NAN;
+            b.wheel.tire = tire.into();
+        }),
+        "vehicle 'car': setting `wheel.tire.relaxation_length[1]` must be a finite number, got NaN"
+    );
+    // Drivetrain blocks, under their place in the builder.
+    assert_eq!(
+        builder_error(|b| {
+            if let Powertrain::Combustion { engine, .. } = &mut b.powertrain {
+                engine.inertia = f64::NAN;
+            }
+        }),
+        "vehicle 'car': setting `powertrain.engine.inertia` must be a finite number, got NaN"
+    );
+    assert_eq!(
+        builder_error(|b| b.powertrain = Powertrain::Electric(Motor {
+            peak_torque: -1.0,
+            ..default()
+        })),
+        "vehicle 'car': setting `powertrain.motor.peak_torque` must be greater than 0, got -1"
+    );
+    assert_eq!(
+        builder_error(|b| b.differential.ratio = 0.0),
+        "vehicle 'car': setting `differential.ratio` must not be 0"
+    );
+    assert_eq!(
+        builder_error(|b| b.brakes.front_bias = 1.5),
+        "vehicle 'car': setting `brakes.front_bias` must lie in [0, 1], got 1.5"
+    );
+    assert_eq!(
+        builder_error(|b| b.steering.max_angle = -0.5),
+        "vehicle 'car': setting `steering.max_angle` must lie in (0, π/2) (rad), got -0.5"
+    );
+    assert_eq!(
+        builder_error(|b| b.anti_roll_bars[1] = -8_000.0),
+        "vehicle 'car': setting `anti_roll_bars[1]` must not be negative (N/m), got -8000"
+    );
+    assert_eq!(
+        builder_error(|b| b.aerodynamics.drag_area = f64::NAN),
+        "vehicle 'car': setting `aerodynamics.drag_area` must be a finite number (m²), got NaN"
+    );
+}
+
+#[test]
+fn try_spawn_refuses_and_spawns_nothing() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let before = entity_count(&mut app);
+    let mut bad = CarBuilder::default();
+    bad.wheel.suspension.stiffness = -1.0;
+    let err = try_spawn_car(&mut app, &bad, Transform::from_xyz(0.0, 0.4, 0.0)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "vehicle 'car': setting `wheel.suspension.stiffness` must be greater than 0 (N/m), got -1"
+    );
+    assert_eq!(Err(err), bad.validate());
+    // A good car at a NaN position is refused too.
+    let err = try_spawn_car(
+        &mut app,
+        &CarBuilder::default(),
+        Transform::from_xyz(0.0, f32::NAN, 0.0),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "vehicle 'car': setting `transform.translation.y` must be a finite number (m), got NaN"
+    );
+    assert_eq!(entity_count(&mut app), before, "nothing may be spawned");
+    tick(&mut app, 10);
+    assert_eq!(entity_count(&mut app), before);
+
+    // And a good car is spawned and runs.
+    let car = try_spawn_car(
+        &mut app,
+        &CarBuilder::default(),
+        Transform::from_xyz(0.0, 0.4, 0.0),
+    )
+    .unwrap();
+    tick(&mut app, 1);
+    assert_eq!(status(&app, car), ChassisStatus::Ready);
+}
+
+#[test]
+fn spawn_with_bad_settings_leaves_an_inert_placeholder() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let bad = CarBuilder {
+        name: "broken".into(),
+        mass: f32::NAN,
+        ..default()
+    };
+    let at = Transform::from_xyz(1.0, 2.0, 3.0);
+    let e = spawn_car(&mut app, &bad, at);
+    tick(&mut app, 300);
+    assert_eq!(
+        status(&app, e).error().map(ToString::to_string).as_deref(),
+        Some("vehicle 'broken': setting `mass` must be a finite number (kg), got NaN")
+    );
+    let world = app.world();
+    assert!(world.get::<Vehicle>(e).is_none(), "not a vehicle");
+    assert!(world.get::<Collider>(e).is_none(), "no body");
+    assert!(world.get::<Drivetrain>(e).is_none(), "no drivetrain");
+    assert_eq!(get::<Name>(&app, e).as_str(), "broken");
+    assert_eq!(get::<Transform>(&app, e), at, "nothing moves it");
+    let world = app.world_mut();
+    assert_eq!(
+        world.query::<&BlockOf>().iter(world).count(),
+        0,
+        "no blocks were spawned"
+    );
+}
+
+#[test]
+fn bad_suspension_at_runtime_halts_the_vehicle_until_fixed() {
+    let (mut app, car, builder) = settled_car(120);
+    let fl = wheel_named(&mut app, car, "wheel_fl");
+    let good = get::<Suspension>(&app, fl);
+    set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
+    tick(&mut app, 1);
+    assert_eq!(
+        status(&app, car)
+            .error()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some(
+            "vehicle 'car' wheel 'wheel_fl': setting `suspension.stiffness` must be greater than 0 (N/m), got -1"
+        )
+    );
+    // Out of the simulation: no force, no probing, frozen in place.
+    assert_eq!(get::<ExternalForce>(&app, car), ExternalForce::default());
+    for w in wheels(&mut app, car) {
+        let state = get::<WheelState>(&app, w);
+        assert!(!state.grounded && state.load == 0.0, "{state:?}");
+    }
+    let frozen = get::<Transform>(&app, car);
+    let changed = app
+        .world()
+        .entity(car)
+        .get_ref::<ChassisStatus>()
+        .unwrap()
+        .last_changed();
+    let after = tick_finite(&mut app, car, 300);
+    assert_eq!(after, frozen);
+    // The status (and the log line) was written once, not every step.
+    assert_eq!(
+        app.world()
+            .entity(car)
+            .get_ref::<ChassisStatus>()
+            .unwrap()
+            .last_changed(),
+        changed
+    );
+    for w in wheels(&mut app, car) {
+        assert!(!get::<WheelState>(&app, w).grounded);
+    }
+
+    // Another bad value on the same wheel: the error follows it.
+    set::<Suspension>(&mut app, fl, |s| {
+        s.stiffness = good.stiffness;
+        s.rebound_damping = f64::NAN;
+    });
+    tick(&mut app, 1);
+    assert_eq!(
+        status(&app, car).error().map(|e| e.field.as_str()),
+        Some("suspension.rebound_damping")
+    );
+
+    // Fixed: it runs again and settles at ride height on four wheels.
+    set::<Suspension>(&mut app, fl, |s| *s = good.clone());
+    tick(&mut app, 1);
+    assert_eq!(status(&app, car), ChassisStatus::Ready);
+    let settled = tick_finite(&mut app, car, 300);
+    let grounded = wheels(&mut app, car)
+        .into_iter()
+        .filter(|&w| get::<WheelState>(&app, w).grounded)
+        .count();
+    assert_eq!(grounded, 4);
+    assert!(
+        (settled.translation.y - rest_height(&builder)).abs() < 0.01,
+        "rests at {} m, ride height {} m",
+        settled.translation.y,
+        rest_height(&builder)
+    );
+    assert!(velocity(&app, car).length() < 0.01);
+}
+
+#[test]
+fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
+    type Change = Box<dyn Fn(&mut App, Entity)>;
+    let cases: Vec<(Change, &str)> = vec![
+        (
+            Box::new(|app, car| set::<Brakes>(app, car, |b| b.max_torque = f64::NAN)),
+            "vehicle 'car': setting `brakes.max_torque` must be a finite number (N·m), got NaN",
+        ),
+        (
+            Box::new(|app, car| set::<Brakes>(app, car, |b| b.front_bias = -0.1)),
+            "vehicle 'car': setting `brakes.front_bias` must lie in [0, 1], got -0.1",
+        ),
+        (
+            Box::new(|app, car| set::<Steering>(app, car, |s| s.max_angle = 2.0)),
+            "vehicle 'car': setting `steering.max_angle` must lie in (0, π/2) (rad), got 2",
+        ),
+        (
+            Box::new(|app, car| set::<AntiRollBars>(app, car, |b| b.0[0].stiffness = -5.0)),
+            "vehicle 'car': setting `anti_roll_bars[0].stiffness` must not be negative (N/m), got -5",
+        ),
+        (
+            Box::new(|app, car| set::<Aerodynamics>(app, car, |a| a.air_density = f64::NAN)),
+            "vehicle 'car': setting `aerodynamics.air_density` must be a finite number (kg/m³), got NaN",
+        ),
+        (
+            Box::new(|app, car| {
+                set::<ColliderMassProperties>(app, car, |m| {
+                    *m = ColliderMassProperties::Mass(-1300.0)
+                })
+            }),
+            "vehicle 'car': setting `collider_mass_properties.mass` must not be negative (kg), got -1300",
+        ),
+        (
+            Box::new(|app, car| {
+                let w = wheel_named(app, car, "wheel_rr");
+                set::<Wheel>(app, w, |w| w.radius = 0.0);
+            }),
+            "vehicle 'car' wheel 'wheel_rr': setting `wheel.radius` must be greater than 0 (m), got 0",
+        ),
+        (
+            Box::new(|app, car| {
+                let w = wheel_named(app, car, "wheel_fr");
+                set::<WheelMount>(app, w, |m| m.position.x = f32::NAN);
+            }),
+            "vehicle 'car' wheel 'wheel_fr': setting `wheel_mount.position.x` must be a finite number (m), got NaN",
+        ),
+        (
+            Box::new(|app, car| {
+                let w = wheel_named(app, car, "wheel_rl");
+                set::<WheelMount>(app, w, |m| m.width = 0.0);
+            }),
+            "vehicle 'car' wheel 'wheel_rl': setting `wheel_mount.width` must be greater than 0 (m), got 0",
+        ),
+    ];
+    for (break_it, expected) in &cases {
+        let (mut app, car, _) = settled_car(60);
+        // Brake and steer, so the controls systems would feed the bad values if they ran.
+        controls(&mut app, car, |c| {
+            c.brake = 0.5;
+            c.steering = 0.5;
+        });
+        tick(&mut app, 5);
+        // Save the vehicle's and its wheels' settings to restore them.
+        let saved = (
+            get::<Brakes>(&app, car),
+            get::<Steering>(&app, car),
+            get::<AntiRollBars>(&app, car),
+            get::<Aerodynamics>(&app, car),
+            get::<ColliderMassProperties>(&app, car),
+        );
+        let wheel_list = wheels(&mut app, car);
+        let saved_wheels: Vec<(Wheel, WheelMount)> = wheel_list
+            .iter()
+            .map(|&w| (get::<Wheel>(&app, w), get::<WheelMount>(&app, w)))
+            .collect();
+
+        break_it(&mut app, car);
+        tick(&mut app, 1);
+        assert_eq!(
+            status(&app, car)
+                .error()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some(*expected)
+        );
+        let frozen = get::<Transform>(&app, car);
+        assert_eq!(tick_finite(&mut app, car, 200), frozen, "{expected}");
+        for &w in &wheel_list {
+            let state = get::<WheelState>(&app, w);
+            assert!(
+                state.steer_angle.is_finite() && !state.grounded,
+                "{state:?}"
+            );
+        }
+
+        // Restore everything.
+        *app.world_mut().get_mut::<Brakes>(car).unwrap() = saved.0.clone();
+        *app.world_mut().get_mut::<Steering>(car).unwrap() = saved.1.clone();
+        *app.world_mut().get_mut::<AntiRollBars>(car).unwrap() = saved.2.clone();
+        *app.world_mut().get_mut::<Aerodynamics>(car).unwrap() = saved.3;
+        *app.world_mut()
+            .get_mut::<ColliderMassProperties>(car)
+            .unwrap() = saved.4;
+        for (&w, (wheel, mount)) in wheel_list.iter().zip(&saved_wheels) {
+            *app.world_mut().get_mut::<Wheel>(w).unwrap() = wheel.clone();
+            *app.world_mut().get_mut::<WheelMount>(w).unwrap() = mount.clone();
+        }
+        tick(&mut app, 1);
+        assert_eq!(status(&app, car), ChassisStatus::Ready, "{expected}");
+        tick_finite(&mut app, car, 120);
+        let grounded = wheel_list
+            .iter()
+            .filter(|&&w| get::<WheelState>(&app, w).grounded)
+            .count();
+        assert_eq!(grounded, 4, "{expected}");
+        // The brakes follow the pedal again.
+        let front_torque: f64 = wheel_list
+            .iter()
+            .filter(|&&w| get::<WheelMount>(&app, w).axle == 0)
+            .map(|&w| get::<Wheel>(&app, w).brake_torque)
+            .sum();
+        assert!(
+            (front_torque - 2.0 * 0.5 * saved.0.max_torque).abs() < 1e-9,
+            "{expected}: front brake torque {front_torque}"
+        );
+    }
+}
+
+#[test]
+fn bad_settings_before_the_first_step_never_simulate() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let builder = CarBuilder::default();
+    let at = Transform::from_xyz(0.0, rest_height(&builder) + 0.3, 0.0);
+    let car = spawn_car(&mut app, &builder, at);
+    let fl = wheel_named(&mut app, car, "wheel_fl");
+    set::<Suspension>(&mut app, fl, |s| s.bump_damping = f64::NAN);
+    assert_eq!(status(&app, car), ChassisStatus::Pending);
+    assert_eq!(tick_finite(&mut app, car, 200), at, "never moved");
+    assert_eq!(
+        status(&app, car)
+            .error()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some(
+            "vehicle 'car' wheel 'wheel_fl': setting `suspension.bump_damping` must be a finite number (N·s/m), got NaN"
+        )
+    );
+    for w in wheels(&mut app, car) {
+        assert!(!get::<WheelState>(&app, w).grounded);
+    }
+    set::<Suspension>(&mut app, fl, |s| s.bump_damping = 2_000.0);
+    tick(&mut app, 1);
+    assert!(status(&app, car).is_ready());
+    // It was 0.3 m up: it drops onto its wheels and settles.
+    let settled = tick_finite(&mut app, car, 300);
+    assert!((settled.translation.y - rest_height(&builder)).abs() < 0.01);
+}
+
+#[test]
+fn hand_built_vehicle_with_nan_mass_is_kept_out_of_rapier() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let at = Transform::from_xyz(0.0, 2.0, 0.0);
+    let car = app
+        .world_mut()
+        .spawn((
+            Name::new("crate"),
+            Vehicle,
+            at,
+            Collider::cuboid(1.0, 0.5, 2.0),
+            ColliderMassProperties::Mass(f32::NAN),
+        ))
+        .id();
+    assert_eq!(tick_finite(&mut app, car, 300), at);
+    assert_eq!(
+        status(&app, car)
+            .error()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some(
+            "vehicle 'crate': setting `collider_mass_properties.mass` must be a finite number (kg), got NaN"
+        )
+    );
+
+    set::<ColliderMassProperties>(&mut app, car, |m| *m = ColliderMassProperties::Mass(1000.0));
+    tick(&mut app, 1);
+    assert!(status(&app, car).is_ready());
+    // Now a plain box: it falls onto the road (its bottom 0.5 m below its centre) and rests.
+    let rested = tick_finite(&mut app, car, 240);
+    assert!(
+        (rested.translation.y - 0.5).abs() < 0.05,
+        "rests at {}",
+        rested.translation.y
+    );
+}
