@@ -9,11 +9,14 @@
 //! to the wheel block as its [`WheelContact`] for the coming step.
 
 use bevy::prelude::*;
+use bevy_rapier3d::parry::bounding_volume::Aabb;
 use bevy_rapier3d::parry::query::{ShapeCastOptions, ShapeCastStatus};
-use bevy_rapier3d::parry::shape::{Ball, Cylinder};
+use bevy_rapier3d::parry::shape::{Ball, Cylinder, Shape};
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::math::Pose;
-use bevy_rapier3d::rapier::prelude::{CoefficientCombineRule, ColliderHandle, Ray};
+use bevy_rapier3d::rapier::prelude::{
+    CoefficientCombineRule, ColliderHandle, ColliderSet, QueryPipeline, Ray,
+};
 use bevy_vehicle_drivetrain::BlockSlot;
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -43,6 +46,159 @@ struct Hit {
     normal: Vec3,
     /// The collider hit.
     collider: ColliderHandle,
+}
+
+/// The shape a wheel probes the ground with.
+struct TireShape {
+    probe: GroundProbe,
+    /// Tire radius (m).
+    radius: f32,
+    /// Half the tread width (m).
+    half_width: f32,
+    /// The wheel's orientation (world): chassis rotation and steering; its X is the axle.
+    rotation: Quat,
+}
+
+impl TireShape {
+    /// The point of the shape farthest along the unit direction `d`, relative to the wheel
+    /// centre (world); `None` where it is ill-defined (a cylinder probed along its axle).
+    fn support(&self, d: Vec3) -> Option<Vec3> {
+        match self.probe {
+            GroundProbe::Ball => Some(d * self.radius),
+            GroundProbe::Cylinder => {
+                let axle = self.rotation * Vec3::X;
+                let along = d.dot(axle);
+                let radial = d - axle * along;
+                let length = radial.length();
+                (length > 1e-3).then(|| {
+                    radial * (self.radius / length) + axle * (self.half_width * along.signum())
+                })
+            }
+            GroundProbe::Ray => None,
+        }
+    }
+}
+
+/// Where a wheel probes: from `top` (the wheel centre at full compression) down `up`'s
+/// opposite for `range` (m).
+struct Sweep {
+    top: Vec3,
+    up: Vec3,
+    range: f32,
+    compression_limit: f32,
+}
+
+/// The contact point on the wheel's mid-plane, for a witness point anywhere across the tread.
+fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
+    let axle = tire.rotation * Vec3::X;
+    witness - axle * (witness - center).dot(axle)
+}
+
+/// The fast, exact contact for the common case: a ray down the suspension axis finds a face of
+/// a convex collider, and the tire shape touches that face's plane at its support point. The
+/// answer is exact when the support point lies on the collider (the tire does not hang over
+/// an edge) and no other collider reaches into the tire's sweep; otherwise (or when the ray
+/// finds nothing, the ground is not convex, or the wheel starts inside it) this returns `None`
+/// and the caller casts the tire shape through the world.
+fn plane_contact(
+    pipeline: &QueryPipeline<'_>,
+    colliders: &ColliderSet,
+    tire: &TireShape,
+    sweep: &Sweep,
+) -> Option<Option<Hit>> {
+    let Sweep { top, up, range, .. } = *sweep;
+    let ray = Ray::new(top, -up);
+    let reach = range + 2.0 * tire.radius + tire.half_width;
+    let (handle, ray_hit) = pipeline.cast_ray_and_get_normal(&ray, reach, true)?;
+    let normal = ray_hit.normal;
+    let facing = normal.dot(up);
+    if facing.is_nan() || facing <= 0.2 || ray_hit.time_of_impact <= 0.0 {
+        return None;
+    }
+    let collider = colliders.get(handle)?;
+    if !collider.shape().is_convex() {
+        return None;
+    }
+    let support = tire.support(-normal)?;
+    let on_plane = ray.point_at(ray_hit.time_of_impact);
+    // Travel along the sweep until the support point reaches the plane.
+    let t = (top + support - on_plane).dot(normal) / facing;
+    if !(0.0..=range).contains(&t) {
+        return None;
+    }
+    let center = top - up * t;
+    let point = center + support;
+    let projection = collider
+        .shape()
+        .project_point(collider.position(), point, true);
+    if (projection.point - point).length() > PLANE_CONTACT_TOLERANCE {
+        return None;
+    }
+    let reach = Vec3::splat(tire.radius + tire.half_width);
+    let bottom = top - up * range;
+    let swept = Aabb::new(top.min(bottom) - reach, top.max(bottom) + reach);
+    if pipeline
+        .intersect_aabb_conservative(swept)
+        .any(|(other, _)| other != handle)
+    {
+        return None;
+    }
+    Some(Some(Hit {
+        travel: sweep.compression_limit - t,
+        center,
+        point: on_mid_plane(tire, point, center),
+        normal,
+        collider: handle,
+    }))
+}
+
+/// How far (m) the fast contact's point may lie from the collider's surface and still count as
+/// on it.
+const PLANE_CONTACT_TOLERANCE: f32 = 2e-3;
+
+/// Casts the tire shape down the sweep through the world: exact on any ground.
+fn cast_tire(pipeline: &QueryPipeline<'_>, tire: &TireShape, sweep: &Sweep) -> Option<Hit> {
+    let Sweep { top, up, range, .. } = *sweep;
+    let ball = Ball::new(tire.radius);
+    // A cylinder's axis is its local Y; the wheel's axle is the chassis X.
+    let cylinder = Cylinder::new(tire.half_width, tire.radius);
+    let (shape, shape_rotation): (&dyn Shape, Quat) = match tire.probe {
+        GroundProbe::Ball => (&ball, tire.rotation),
+        _ => (
+            &cylinder,
+            tire.rotation * Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
+        ),
+    };
+    let options = ShapeCastOptions {
+        max_time_of_impact: range,
+        target_distance: 0.0,
+        stop_at_penetration: true,
+        compute_impact_geometry_on_penetration: true,
+    };
+    pipeline
+        .cast_shape(&Pose::from_parts(top, shape_rotation), -up, shape, options)
+        .map(|(collider, hit)| {
+            let center = top - up * hit.time_of_impact;
+            // witness1/normal1 belong to the hit collider, in world space. A cylinder touching
+            // flat ground touches along a line across the tread, and the witness point may be
+            // anywhere on it; the patch's centre lies on the wheel's mid-plane.
+            let point = on_mid_plane(tire, hit.witness1, center);
+            // A cast that starts inside the ground (the wheel went past full compression in
+            // one step) has no meaningful normal: the suspension pushes straight out along its
+            // axis.
+            let normal = if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist {
+                up
+            } else {
+                hit.normal1.normalize_or(up)
+            };
+            Hit {
+                travel: sweep.compression_limit - hit.time_of_impact,
+                center,
+                point,
+                normal,
+                collider,
+            }
+        })
 }
 
 /// Combines two friction coefficients the way Rapier does: the stronger rule wins.
@@ -151,55 +307,22 @@ pub(crate) fn probe_ground(
                             })
                     }
                     GroundProbe::Ball | GroundProbe::Cylinder => {
-                        let ball = Ball::new(radius);
-                        // A cylinder's axis is its local Y; the wheel's axle is the chassis X.
-                        let cylinder = Cylinder::new(0.5 * mount.width, radius);
-                        let (shape, shape_rotation): (
-                            &dyn bevy_rapier3d::parry::shape::Shape,
-                            Quat,
-                        ) = match probe {
-                            GroundProbe::Ball => (&ball, wheel_rotation),
-                            _ => (
-                                &cylinder,
-                                wheel_rotation
-                                    * Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
-                            ),
+                        let tire = TireShape {
+                            probe: *probe,
+                            radius,
+                            half_width: 0.5 * mount.width,
+                            rotation: wheel_rotation,
                         };
-                        let options = ShapeCastOptions {
-                            max_time_of_impact: range,
-                            target_distance: 0.0,
-                            stop_at_penetration: true,
-                            compute_impact_geometry_on_penetration: true,
+                        let sweep = Sweep {
+                            top,
+                            up,
+                            range,
+                            compression_limit: suspension.compression_limit as f32,
                         };
-                        qp.query_pipeline
-                            .cast_shape(&Pose::from_parts(top, shape_rotation), -up, shape, options)
-                            .map(|(collider, hit)| {
-                                let center = top - up * hit.time_of_impact;
-                                // witness1/normal1 belong to the hit collider, in world space.
-                                // A cylinder touching flat ground touches along a line across
-                                // the tread, and the witness point may be anywhere on it; the
-                                // patch's centre lies on the wheel's mid-plane.
-                                let axle = wheel_rotation * Vec3::X;
-                                let point = hit.witness1 - axle * (hit.witness1 - center).dot(axle);
-                                // A cast that starts inside the ground (the wheel went past
-                                // full compression in one step) has no meaningful normal: the
-                                // suspension pushes straight out along its axis.
-                                let normal = if hit.status
-                                    == ShapeCastStatus::PenetratingOrWithinTargetDist
-                                {
-                                    up
-                                } else {
-                                    hit.normal1.normalize_or(up)
-                                };
-                                Hit {
-                                    travel: suspension.compression_limit as f32
-                                        - hit.time_of_impact,
-                                    center,
-                                    point,
-                                    normal,
-                                    collider,
-                                }
-                            })
+                        match plane_contact(&qp.query_pipeline, colliders, &tire, &sweep) {
+                            Some(found) => found,
+                            None => cast_tire(&qp.query_pipeline, &tire, &sweep),
+                        }
                     }
                 };
                 let Some(hit) = hit else {
