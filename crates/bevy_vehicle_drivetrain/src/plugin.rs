@@ -628,17 +628,19 @@ fn compile(
     }))
 }
 
-/// Hands changed driver controls to every block of type `B`.
+/// Hands changed driver controls to every block of type `B` of the vehicles whose controls
+/// changed (vehicles whose controls did not change cost nothing here).
 fn apply_controls<B: Block>(
-    controls: Query<Ref<VehicleControls>>,
-    mut blocks: Query<(&BlockOf, &mut B)>,
+    vehicles: Query<(&VehicleControls, &Blocks), Changed<VehicleControls>>,
+    mut blocks: Query<&mut B>,
 ) {
-    for (block_of, mut block) in &mut blocks {
-        let Ok(controls) = controls.get(block_of.0) else {
-            continue;
-        };
-        if controls.is_changed() && block.bypass_change_detection().apply_controls(&controls) {
-            block.set_changed();
+    for (controls, members) in &vehicles {
+        for member in members.iter() {
+            if let Ok(mut block) = blocks.get_mut(member)
+                && block.bypass_change_detection().apply_controls(controls)
+            {
+                block.set_changed();
+            }
         }
     }
 }
