@@ -7,6 +7,13 @@
 //! against the 2 µs target and against the 100-vehicle figure (cost per vehicle must stay
 //! flat), and the bytes one vehicle's drivetrain occupies (all heap, ECS storage included,
 //! measured by a counting allocator).
+//!
+//! **Full vehicle**: one whole fixed step (controls, ground probes, suspension, drivetrain with
+//! four RK4 substeps and tires, forces, Rapier's own step, telemetry) for 1 to 4000 complete
+//! cars driving on a flat box ground and on a heightfield, single-threaded, against the same
+//! number of chassis driven by Rapier's `DynamicRayCastVehicleController` in the same world
+//! setup. Reported in µs per vehicle-step, with the ratio ours/Rapier, ours against the 5 µs
+//! target, and the cost per vehicle against the 100-vehicle figure (it must stay flat).
 
 // The counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to `System`.
 #![allow(unsafe_code)]
@@ -113,6 +120,29 @@ fn fixed_step(app: &mut App, clock: &mut Time) {
     app.world_mut().run_schedule(FixedUpdate);
 }
 
+/// Times `count` blocks of `steps` fixed steps and returns the cost of each block in
+/// µs per vehicle-step, sorted fastest first. This machine is shared, so callers report the
+/// median block rather than one long run.
+fn time_blocks(
+    app: &mut App,
+    clock: &mut Time,
+    count: usize,
+    steps: usize,
+    vehicles: usize,
+) -> Vec<f64> {
+    let mut blocks: Vec<f64> = (0..count)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..steps {
+                fixed_step(app, clock);
+            }
+            start.elapsed().as_secs_f64() * 1e6 / (steps as f64 * vehicles as f64)
+        })
+        .collect();
+    blocks.sort_by(f64::total_cmp);
+    blocks
+}
+
 struct DrivetrainFigures {
     vehicles: usize,
     /// Median over the timed blocks.
@@ -127,7 +157,7 @@ const BLOCKS: usize = 7;
 
 fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, VehiclePhysicsPlugins))
+    app.add_plugins((MinimalPlugins, DrivetrainPlugin::default()))
         .init_resource::<StepCount>()
         .add_systems(FixedUpdate, driver.before(DrivetrainSystems::SyncIn));
     app.finish();
@@ -163,16 +193,7 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         fixed_step(&mut app, &mut clock);
     }
     let steps = (60_000 / vehicles).clamp(10, 5_000);
-    let mut blocks: Vec<f64> = (0..BLOCKS)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..steps {
-                fixed_step(&mut app, &mut clock);
-            }
-            start.elapsed().as_secs_f64() * 1e6 / (steps as f64 * vehicles as f64)
-        })
-        .collect();
-    blocks.sort_by(f64::total_cmp);
+    let blocks = time_blocks(&mut app, &mut clock, BLOCKS, steps, vehicles);
 
     // Sanity: every car is compiled and moving.
     let world = app.world_mut();
@@ -194,6 +215,324 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         best_us: blocks[0],
         bytes_per_vehicle: (after - before) as f64 / vehicles as f64,
     }
+}
+
+// ---- Full vehicles on a Rapier world --------------------------------------------------------
+
+use bevy_rapier3d::parry::query::DefaultQueryDispatcher;
+use bevy_rapier3d::prelude::{
+    Collider, ColliderMassProperties, Friction, MassProperties, RapierQueryPipelineMut, RigidBody,
+    Sleeping, Velocity, WriteRapierContext,
+};
+use bevy_rapier3d::rapier::control::{DynamicRayCastVehicleController, WheelTuning};
+
+/// Per-vehicle budget of a full fixed step at 1000 vehicles (µs).
+const FULL_TARGET_US: f64 = 5.0;
+/// Largest allowed ratio to Rapier's raycast vehicle at 1000 vehicles.
+const RAPIER_TARGET_RATIO: f64 = 1.5;
+/// Half the side of the ground (m): room for 4000 cars driving for the whole run.
+const GROUND_HALF: f32 = 1200.0;
+/// Grid spacing of the cars (m): across, along.
+const SPACING: (f32, f32) = (6.0, 14.0);
+
+/// What the cars drive on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ground {
+    /// One large box.
+    Box,
+    /// A heightfield of 257 × 257 points with gentle 5 cm undulations.
+    Heightfield,
+}
+
+/// Which vehicle model drives the chassis bodies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Model {
+    /// Our complete car (drivetrain, tires, suspension) with this probe.
+    Ours(GroundProbe),
+    /// Rapier's `DynamicRayCastVehicleController`, four ray wheels.
+    RapierRaycast,
+}
+
+fn spawn_ground(world: &mut World, ground: Ground) {
+    let collider = match ground {
+        Ground::Box => Collider::cuboid(GROUND_HALF, 1.0, GROUND_HALF),
+        Ground::Heightfield => {
+            let n = 257;
+            let heights = (0..n * n)
+                .map(|i| {
+                    let (r, c) = ((i / n) as f32, (i % n) as f32);
+                    0.05 * (r * 0.7).sin() * (c * 0.9).cos()
+                })
+                .collect();
+            Collider::heightfield(
+                heights,
+                n,
+                n,
+                Vec3::new(2.0 * GROUND_HALF, 1.0, 2.0 * GROUND_HALF),
+            )
+        }
+    };
+    let y = match ground {
+        Ground::Box => -1.0,
+        Ground::Heightfield => 0.0,
+    };
+    world.spawn((
+        RigidBody::Fixed,
+        collider,
+        Friction::coefficient(0.9),
+        Transform::from_xyz(0.0, y, 0.0),
+    ));
+}
+
+/// Grid positions for `n` cars around the origin.
+fn grid(n: usize) -> impl Iterator<Item = Vec3> {
+    let columns = (n as f32).sqrt().ceil() as usize;
+    (0..n).map(move |i| {
+        let (row, column) = ((i / columns) as f32, (i % columns) as f32);
+        Vec3::new(
+            (column - columns as f32 / 2.0) * SPACING.0,
+            0.0,
+            (row - columns as f32 / 2.0) * SPACING.1 + 0.3 * GROUND_HALF,
+        )
+    })
+}
+
+/// The benchmark's driver for our cars: every car's throttle changes every step, first gear.
+fn drive_ours(mut count: ResMut<StepCount>, mut cars: Query<&mut VehicleControls>) {
+    count.0 += 1;
+    // Below the traction limit: a car spinning its wheels in first gear would spin out.
+    let throttle = 0.4 + 0.1 * ((count.0 as f64) * 0.05).sin();
+    for mut c in &mut cars {
+        c.throttle = throttle;
+        c.gear = 1;
+    }
+}
+
+/// A chassis driven by Rapier's raycast vehicle controller (created once Rapier knows the body).
+#[derive(Component, Default)]
+struct RaycastCar(Option<DynamicRayCastVehicleController>);
+
+/// Runs every raycast vehicle controller, between Rapier's sync and its step.
+fn drive_rapier(
+    time: Res<Time>,
+    mut count: ResMut<StepCount>,
+    mut context: WriteRapierContext,
+    mut cars: Query<(Entity, &mut RaycastCar)>,
+) -> Result {
+    count.0 += 1;
+    let force = 1500.0 * (0.5 + 0.3 * ((count.0 as f32) * 0.05).sin());
+    let dt = time.delta_secs();
+    let bevy_rapier3d::prelude::RapierContextMut {
+        simulation,
+        mut colliders,
+        mut rigidbody_set,
+        ..
+    } = context.single_mut()?;
+    for (entity, mut car) in &mut cars {
+        let car = &mut car.0;
+        if car.is_none() {
+            let Some(&handle) = rigidbody_set.entity2body().get(&entity) else {
+                continue;
+            };
+            let mut controller = DynamicRayCastVehicleController::new(handle);
+            controller.index_forward_axis = 2;
+            let tuning = WheelTuning {
+                // Per unit chassis mass (Rapier's convention): about 80 mm static compression.
+                suspension_stiffness: 30.0,
+                suspension_compression: 1.6,
+                suspension_damping: 2.5,
+                max_suspension_travel: 0.2,
+                max_suspension_force: 20_000.0,
+                ..default()
+            };
+            for (x, z) in [(-0.75, -1.3), (0.75, -1.3), (-0.75, 1.3), (0.75, 1.3)] {
+                controller.add_wheel(
+                    Vec3::new(x, 0.3, z),
+                    Vec3::NEG_Y,
+                    Vec3::X,
+                    0.3,
+                    0.316,
+                    &tuning,
+                );
+            }
+            *car = Some(controller);
+        }
+        let controller = car.as_mut().expect("created above");
+        for (i, wheel) in controller.wheels_mut().iter_mut().enumerate() {
+            wheel.engine_force = if i >= 2 { force } else { 0.0 };
+        }
+        let filter = bevy_rapier3d::prelude::QueryFilter::default().exclude_rigid_body(entity);
+        RapierQueryPipelineMut::new_scoped(
+            &simulation.broad_phase,
+            &mut colliders,
+            &mut rigidbody_set,
+            &filter,
+            &DefaultQueryDispatcher,
+            |pipeline| controller.update_vehicle(dt, pipeline.query_pipeline),
+        );
+    }
+    Ok(())
+}
+
+fn spawn_raycast_car(world: &mut World, at: Vec3) {
+    world.spawn((
+        RigidBody::Dynamic,
+        // The same body as `CarBuilder`'s: origin at wheel-centre height, box above it.
+        Collider::compound(vec![(
+            Vec3::new(0.0, 0.45, 0.0),
+            Quat::IDENTITY,
+            Collider::cuboid(0.85, 0.3, 2.1),
+        )]),
+        ColliderMassProperties::MassProperties(MassProperties {
+            local_center_of_mass: Vec3::new(0.0, 0.184, 0.0),
+            mass: 1300.0,
+            principal_inertia: Vec3::new(550.0, 2000.0, 1800.0),
+            ..default()
+        }),
+        Velocity::default(),
+        Sleeping::disabled(),
+        Transform::from_translation(at + Vec3::new(0.0, 0.4, 0.0)),
+        RaycastCar::default(),
+    ));
+}
+
+/// µs per vehicle-step of one whole fixed step (median of the timed blocks).
+fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins).init_resource::<StepCount>();
+    match model {
+        Model::Ours(_) => {
+            app.add_plugins(VehiclePhysicsPlugins)
+                .add_systems(FixedUpdate, drive_ours.before(VehicleSystems::Controls));
+        }
+        Model::RapierRaycast => {
+            app.add_plugins(RapierSetupPlugin).add_systems(
+                FixedUpdate,
+                drive_rapier
+                    .after(bevy_rapier3d::plugin::PhysicsSet::SyncBackend)
+                    .before(bevy_rapier3d::plugin::PhysicsSet::StepSimulation),
+            );
+        }
+    }
+    app.finish();
+    app.cleanup();
+    // Startup creates Rapier's default context.
+    app.update();
+    let mut clock = Time::<()>::default();
+    fixed_step(&mut app, &mut clock);
+    let world = app.world_mut();
+    spawn_ground(world, ground);
+    let builder = CarBuilder {
+        wheel: WheelSpec {
+            probe: match model {
+                Model::Ours(probe) => probe,
+                Model::RapierRaycast => GroundProbe::Ray,
+            },
+            ..default()
+        },
+        ..default()
+    };
+    for at in grid(vehicles) {
+        match model {
+            Model::Ours(_) => {
+                let mut commands = world.commands();
+                builder.spawn(
+                    &mut commands,
+                    Transform::from_translation(at + Vec3::Y * 0.4),
+                );
+                world.flush();
+            }
+            Model::RapierRaycast => spawn_raycast_car(world, at),
+        }
+    }
+    // Land, compile, pull away.
+    for _ in 0..90 {
+        fixed_step(&mut app, &mut clock);
+    }
+    // At most 5 s of driving per block: the Rapier cars have no drag and would keep speeding up.
+    let steps = (20_000 / vehicles).clamp(4, 300);
+    let times = time_blocks(&mut app, &mut clock, 5, steps, vehicles);
+
+    // Sanity: every chassis is finite, on the ground and moving.
+    let world = app.world_mut();
+    let mut bodies = world.query::<(&Transform, &Velocity)>();
+    let (mut moving, mut total) = (0, 0);
+    for (t, v) in bodies.iter(world) {
+        assert!(t.translation.is_finite() && v.linear.is_finite());
+        assert!(
+            t.translation.y > -0.5 && t.translation.y < 2.0,
+            "{model:?} car at {t:?}"
+        );
+        total += 1;
+        if v.linear.length() > 0.3 {
+            moving += 1;
+        } else {
+            eprintln!("{model:?}: stopped car at {t:?} {v:?}");
+        }
+    }
+    assert!(
+        total == vehicles && moving == vehicles,
+        "{model:?}: {moving}/{total} cars moving"
+    );
+    times[times.len() / 2]
+}
+
+fn run_full_benchmarks() {
+    println!(
+        "== full vehicle: probes + suspension + drivetrain (4 substeps) + tires + Rapier step, one thread =="
+    );
+    let sizes: Vec<usize> = match std::env::var("BENCH_VEHICLES") {
+        Ok(n) => vec![n.parse().expect("BENCH_VEHICLES is a number")],
+        Err(_) => vec![1, 100, 1000, 4000],
+    };
+    println!(
+        "{:>12} {:>9} {:>9} {:>12} {:>12} {:>11} {:>12} {:>12}",
+        "ground",
+        "vehicles",
+        "probe",
+        "ours µs/veh",
+        "Rapier µs",
+        "ours/Rapier",
+        "vs 5 µs",
+        "vs 100 cars"
+    );
+    for ground in [Ground::Box, Ground::Heightfield] {
+        let sizes: Vec<usize> = match ground {
+            Ground::Box => sizes.clone(),
+            Ground::Heightfield => sizes.iter().copied().filter(|&n| n == 1000).collect(),
+        };
+        let mut at_100 = None;
+        for &n in &sizes {
+            let rapier = if std::env::var_os("BENCH_ONLY_OURS").is_some() {
+                f64::NAN
+            } else {
+                bench_full(Model::RapierRaycast, ground, n)
+            };
+            for probe in [GroundProbe::Cylinder, GroundProbe::Ray] {
+                if probe == GroundProbe::Ray && n != 1000 {
+                    continue;
+                }
+                let ours = bench_full(Model::Ours(probe), ground, n);
+                if n == 100 && probe == GroundProbe::Cylinder {
+                    at_100 = Some(ours);
+                }
+                println!(
+                    "{:>12} {:>9} {:>9} {:>12.2} {:>12.2} {:>11.2} {:>12.2} {:>12}",
+                    format!("{ground:?}"),
+                    n,
+                    format!("{probe:?}"),
+                    ours,
+                    rapier,
+                    ours / rapier,
+                    ours / FULL_TARGET_US,
+                    at_100.map_or("-".into(), |a| format!("{:.2}", ours / a)),
+                );
+            }
+        }
+    }
+    println!(
+        "(median of 5 timed blocks; targets at 1000 cars: ours/Rapier ≤ {RAPIER_TARGET_RATIO}, ours ≤ {FULL_TARGET_US} µs)"
+    );
 }
 
 fn main() {
@@ -233,5 +572,8 @@ fn main() {
         println!(
             "(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage included)"
         );
+    }
+    if wants("full") {
+        run_full_benchmarks();
     }
 }
