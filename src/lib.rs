@@ -36,12 +36,14 @@
 //! | [`DrivetrainPlugin`](drivetrain::DrivetrainPlugin) | compiles, validates and steps every vehicle's blocks |
 //! | [`RapierSetupPlugin`](chassis::RapierSetupPlugin) | Rapier in `FixedUpdate`, its time step kept equal to `Time<Fixed>` |
 //! | [`ChassisPlugin`](chassis::ChassisPlugin) | wheel contact, suspension, brakes, steering, forces into Rapier, telemetry |
+//! | [`VehicleAssetsPlugin`](assets::VehicleAssetsPlugin) | `*.vehicle.ron` files as assets: spawning with [`VehicleAsset`](assets::VehicleAsset), hot reload, located errors |
 //!
 //! Disable [`RapierSetupPlugin`](chassis::RapierSetupPlugin) (or add Rapier yourself first) to
 //! configure Rapier differently; it must run in `FixedUpdate`.
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 
+pub use bevy_vehicle_assets as assets;
 pub use bevy_vehicle_chassis as chassis;
 pub use bevy_vehicle_drivetrain as drivetrain;
 pub use bevy_vehicle_tire as tire;
@@ -55,12 +57,16 @@ impl PluginGroup for VehiclePhysicsPlugins {
             .add(drivetrain::DrivetrainPlugin::default())
             .add(chassis::RapierSetupPlugin)
             .add(chassis::ChassisPlugin)
+            .add(assets::VehicleAssetsPlugin)
     }
 }
 
 /// Everything a vehicle author needs.
 pub mod prelude {
     pub use crate::VehiclePhysicsPlugins;
+    pub use bevy_vehicle_assets::{
+        RegisterFileBlock, VehicleAsset, VehicleDescription, VehicleFileError,
+    };
     pub use bevy_vehicle_chassis::prelude::*;
     pub use bevy_vehicle_drivetrain::prelude::*;
     pub use bevy_vehicle_tire::{LoadedTire, TireModel};

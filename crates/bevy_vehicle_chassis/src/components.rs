@@ -67,7 +67,8 @@ impl Default for WheelMount {
 ///
 /// Every field must be a finite number in the range its documentation gives;
 /// [`Suspension::validate`] checks them.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Suspension {
     /// Spring rate at the wheel (N/m, > 0).
     pub stiffness: f64,
@@ -147,7 +148,9 @@ impl Suspension {
 /// It has no numeric settings: the probe's size comes from the wheel's
 /// [`Wheel::radius`](bevy_vehicle_drivetrain::blocks::Wheel::radius) and the mount's
 /// [`WheelMount::width`], which are checked with the rest of the vehicle.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub enum GroundProbe {
     /// A cylinder the size of the tire, turned with the wheel (the default): exact on slopes,
     /// kerbs and gaps narrower than the tire.
@@ -206,7 +209,8 @@ pub struct WheelState {
 /// the other axles proportionally less (`front_bias` is the front axle's share of the total;
 /// 0.5 brakes both equally). The handbrake adds up to `handbrake_torque` per wheel on
 /// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Brakes {
     /// Brake torque per wheel of the more-braked axle at full pedal (N·m, ≥ 0).
     pub max_torque: f64,
@@ -253,7 +257,8 @@ impl Default for Brakes {
 /// `|steering|·max_angle` and the outside wheel less, so both roll about one centre on the
 /// rear axle's line. `ackermann` blends from parallel steering (0) to full Ackermann (1). The
 /// driver's input reaches the wheels at most at `max_rate` per second.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Steering {
     /// Road-wheel angle of the inside wheel at full lock (rad, > 0 and < π/2).
     pub max_angle: f64,
@@ -322,7 +327,8 @@ pub struct AntiRollBar {
 }
 
 /// On a vehicle entity: aerodynamic drag, `F = −½·ρ·CdA·|v|·v` at the centre of mass.
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Aerodynamics {
     /// Drag coefficient × frontal area (m², ≥ 0).
     pub drag_area: f64,

@@ -26,7 +26,8 @@ pub fn rad_s_to_rpm(speed: f64) -> f64 {
 /// torque (down to 0 rpm); at or below 0 rpm it is 0, since an engine turning backward does
 /// not fire. Above the last point it holds the last torque (the engine's rev limiter cuts
 /// fuel separately).
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct TorqueCurve {
     /// (rpm, N·m) points, strictly increasing in rpm, at least two.
     pub points: Vec<(f64, f64)>,

@@ -34,18 +34,21 @@ use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 /// The capacity is latched once per substep (from the engine speed at the substep's start).
 ///
 /// No state; no inertia (lump the disc's inertia into the engine's). Ports: `out`.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Clutch {
     /// Torque capacity when fully engaged (N·m, ≥ 0).
     pub max_torque: f64,
     /// Engine-speed-dependent engagement, for vehicles without a clutch pedal.
     pub automatic: Option<AutomaticClutch>,
     /// Input: engagement, 0 (pedal down, open) to 1 (pedal up, closed). Clamped.
+    #[serde(skip)]
     pub engagement: f64,
 }
 
 /// Engagement of an automatic clutch against the speed of its input (engine) side.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AutomaticClutch {
     /// Input speed where the clutch starts to bite (rpm, ≥ 0).
     pub engage_rpm: f64,

@@ -39,7 +39,8 @@ use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 /// drives its outputs at a fixed speed ratio, which is how a skid-steer drive turns.
 ///
 /// No state; no inertia. Ports: `left`, `right`.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Differential {
     /// Input speed / weighted output speed (final drive ratio; dimensionless, non-zero).
     pub ratio: f64,

@@ -37,7 +37,8 @@ const LIMITER_BAND: f64 = 150.0;
 /// `starter_torque` until it passes `stall_rpm`).
 ///
 /// State: crank speed (rad/s). Ports: one output, `out`.
-#[derive(Component, Debug, PartialEq)]
+#[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Engine {
     /// Full-throttle torque (N·m) against crank speed (rpm).
     pub torque_curve: TorqueCurve,
@@ -65,16 +66,22 @@ pub struct Engine {
     pub throttle_delay: f64,
 
     /// Input: throttle pedal, 0 (closed) to 1 (wide open). Clamped.
+    #[serde(skip)]
     pub throttle: f64,
     /// Input: ignition. Turning it on (false → true) starts a stopped engine; off stops it.
+    #[serde(skip)]
     pub running: bool,
     /// Input: multiplier on the table torque (dimensionless, ≥ 0).
+    #[serde(skip)]
     pub torque_scale: f64,
     /// Input: torque added to the table torque at full throttle (N·m).
+    #[serde(skip)]
     pub torque_added: f64,
     /// Input: multiplier on engine braking (dimensionless, ≥ 0).
+    #[serde(skip)]
     pub braking_torque_scale: f64,
     /// Input: braking torque added to engine braking (N·m, ≥ 0), opposing rotation.
+    #[serde(skip)]
     pub braking_torque_added: f64,
 }
 

@@ -64,7 +64,8 @@ impl PowerFlow {
 /// drives nothing and the output turns freely.
 ///
 /// No state; no inertia. Ports: `out`.
-#[derive(Component, Debug, PartialEq)]
+#[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Gearbox {
     /// Forward ratios, first gear first: input speed / output speed (dimensionless, > 0).
     pub forward_ratios: Vec<f64>,
@@ -76,6 +77,7 @@ pub struct Gearbox {
     pub efficiency: f64,
     /// Input: the gear lever; `-1` is first reverse, `0` neutral, `1` first gear. Clamped to
     /// `[-reverse_ratios.len(), forward_ratios.len()]`.
+    #[serde(skip)]
     pub gear: i32,
 }
 

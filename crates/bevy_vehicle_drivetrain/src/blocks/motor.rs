@@ -23,7 +23,8 @@ const SPEED_LIMIT_BAND: f64 = 0.02;
 /// the last 2 % before `max_rpm`.
 ///
 /// State: rotor speed (rad/s). Ports: one output, `out`.
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Motor {
     /// Peak torque (N·m, > 0).
     pub peak_torque: f64,
@@ -36,6 +37,7 @@ pub struct Motor {
     /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
     pub viscous_friction: f64,
     /// Input: torque command, −1 (full reverse torque) to 1 (full forward torque). Clamped.
+    #[serde(skip)]
     pub command: f64,
 }
 

@@ -39,7 +39,8 @@ const TAN_SLIP_LIMIT: f64 = 5.0;
 /// tire acts as a spring in the patch: that is what holds a parked car on a slope. The contact
 /// patch adds a damping force `damping·Fz·σ·dκ/dt` (and laterally) on the deflection rate,
 /// which damps that spring at low speed and vanishes in steady rolling.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Tire {
     /// Steady-state force law.
     pub model: TireModel,

@@ -1,0 +1,1393 @@
+//! [`VehicleDescription`]: a vehicle read from its files and checked, ready to spawn; and the
+//! file formats it is read from.
+//!
+//! # Files
+//!
+//! Paths inside files are relative to the asset folder (like
+//! [`AssetServer::load`](bevy::asset::AssetServer::load)), e.g. `"tires/passenger.tire.ron"`.
+//!
+//! A **topology** (`*.topology.ron`) lists the blocks by name and type, which output drives
+//! each block, and which wheel blocks form each axle, front to back:
+//!
+//! ```ron
+//! Topology(
+//!     blocks: {
+//!         "engine": Engine,
+//!         "gearbox": Gearbox(shift_time: 0.3),   // a type, with default settings
+//!         "differential": Differential,
+//!         "wheel_rl": Wheel,
+//!         // ...
+//!     },
+//!     // driven block: "upstream block" (its `out` port) or "upstream block.port"
+//!     connections: { "gearbox": "engine", "differential": "gearbox", "wheel_rl": "differential.left" },
+//!     axles: [(left: "wheel_fl", right: "wheel_fr"), (left: "wheel_rl", right: "wheel_rr")],
+//! )
+//! ```
+//!
+//! A **vehicle** (`*.vehicle.ron`) names a topology (a path, or a `Topology(..)` inline) and
+//! sets the values: `chassis`, one entry in `axles` per topology axle (position, track, wheel,
+//! tire, suspension, anti-roll bar), `blocks` (any field of any block, overriding the
+//! topology's), `brakes`, `steering`, `aerodynamics` and `substeps`. A tire is a path to a
+//! `*.tire.ron` file or a `Tire(..)` inline; any block field may be given as
+//! `Csv("path.csv")`, a table of two numeric columns (e.g. an engine's rpm and torque), one
+//! row per line, with an optional header line.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy_vehicle_chassis::{Aerodynamics, Brakes, GroundProbe, Steering, Suspension, WheelSpec};
+use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
+use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
+use bevy_vehicle_drivetrain::prelude::*;
+use ron::value::RawValue;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::{FileBlock, FileBlockTypes, WHEEL_TYPE, compact};
+use crate::error::{VehicleFileError, closest};
+use crate::source::{FieldPath, Node, NodeKind, SourceFile, offset_of, parse_tree};
+
+/// Gravity (m/s²) for the static preload: Rapier's default.
+const GRAVITY: f64 = bevy_vehicle_chassis::GRAVITY;
+
+/// The chassis body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Chassis", deny_unknown_fields)]
+pub struct ChassisSpec {
+    /// Total mass, wheels included (kg, > 0).
+    pub mass: f32,
+    /// Principal moments of inertia about the centre of mass, along the chassis axes
+    /// (kg·m², each > 0).
+    pub inertia: [f32; 3],
+    /// Centre of mass (m, chassis frame: +X right, +Y up, −Z forward).
+    pub center_of_mass: [f32; 3],
+    /// Half extents of the body's collision box (m, each > 0).
+    pub body_half_extents: [f32; 3],
+    /// Centre of the body's collision box (m, chassis frame).
+    #[serde(default)]
+    pub body_center: [f32; 3],
+}
+
+/// The wheel blocks of one axle, by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename = "AxleWheels", deny_unknown_fields)]
+pub struct AxleWheels {
+    /// The left wheel block.
+    pub left: String,
+    /// The right wheel block.
+    pub right: String,
+}
+
+/// One drive connection: `block` hangs from output `port` of `upstream`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Connection {
+    /// The driven block.
+    pub block: String,
+    /// The driving block.
+    pub upstream: String,
+    /// The driving block's output port.
+    pub port: &'static str,
+}
+
+/// The shape of a vehicle: its blocks and how they connect. Two vehicles with equal topologies
+/// differ only in values, so a reload between them keeps every block's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VehicleTopology {
+    /// (name, type name) of every block, wheels included, sorted by name.
+    pub blocks: Vec<(String, &'static str)>,
+    /// The drive connections, sorted by driven block.
+    pub connections: Vec<Connection>,
+    /// The wheels of each axle, front to back.
+    pub axles: Vec<AxleWheels>,
+}
+
+/// One axle: where its wheels are and what they are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxleSpec {
+    /// Z of the axle (m, chassis frame; negative is forward of the origin).
+    pub z: f32,
+    /// Distance between the left and right wheel centres (m, > 0).
+    pub track: f32,
+    /// Y of the wheel centres at design ride height (m, chassis frame).
+    pub height: f32,
+    /// Whether the steering turns this axle's wheels.
+    pub steered: bool,
+    /// Anti-roll bar stiffness (N/m, ≥ 0; 0 for none).
+    pub anti_roll_bar: f64,
+    /// Both wheels of the axle, with their tire, suspension and ground probe. The suspension's
+    /// `preload` is the static deflection when [`VehicleDescription::static_preload`] is set.
+    pub wheel: WheelSpec,
+}
+
+/// A non-wheel block and its settings.
+#[derive(Clone, Debug)]
+pub struct NamedBlock {
+    /// The block's name (its entity's `Name`).
+    pub name: String,
+    /// Its type and settings.
+    pub block: Box<dyn FileBlock>,
+}
+
+/// A vehicle read from its files and checked: everything needed to spawn it.
+///
+/// Read one with [`VehicleDescription::load`] (from disk) or [`VehicleDescription::parse`], or
+/// load it as an asset (`asset_server.load("vehicles/x.vehicle.ron")`) and spawn it with a
+/// [`VehicleAsset`](crate::VehicleAsset) component.
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct VehicleDescription {
+    /// The vehicle's name.
+    pub name: String,
+    /// Its blocks and connections.
+    pub topology: VehicleTopology,
+    /// The chassis body.
+    pub chassis: ChassisSpec,
+    /// The axles, front to back, matching `topology.axles`.
+    pub axles: Vec<AxleSpec>,
+    /// The settings of every non-wheel block, in `topology.blocks` order.
+    pub blocks: Vec<NamedBlock>,
+    /// Brakes.
+    pub brakes: Brakes,
+    /// Steering of the steered axles.
+    pub steering: Steering,
+    /// Aerodynamic drag.
+    pub aerodynamics: Aerodynamics,
+    /// Drivetrain RK4 substeps per fixed step (1..=[`MAX_SUBSTEPS`]).
+    pub substeps: u32,
+    /// Whether each suspension's preload was set to its static deflection, so that the vehicle
+    /// rests at design ride height.
+    pub static_preload: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// File schemas. Values that need more than serde (blocks by type name, files by path) are
+// skipped by serde and read from the document tree.
+
+#[derive(Deserialize)]
+#[serde(rename = "Vehicle", deny_unknown_fields)]
+#[allow(dead_code)] // The skipped fields are read from the tree.
+struct VehicleFile {
+    name: String,
+    topology: IgnoredAny,
+    chassis: ChassisSpec,
+    axles: Vec<AxleFile>,
+    #[serde(default)]
+    blocks: BTreeMap<String, IgnoredAny>,
+    #[serde(default)]
+    brakes: Brakes,
+    #[serde(default)]
+    steering: Steering,
+    #[serde(default)]
+    aerodynamics: Aerodynamics,
+    #[serde(default = "default_substeps")]
+    substeps: u32,
+    #[serde(default = "yes")]
+    static_preload: bool,
+}
+
+fn default_substeps() -> u32 {
+    4
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "Axle", deny_unknown_fields)]
+struct AxleFile {
+    z: f32,
+    track: f32,
+    #[serde(default)]
+    height: f32,
+    #[serde(default)]
+    steered: bool,
+    #[serde(default)]
+    anti_roll_bar: f64,
+    wheel: WheelFile,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "Wheel", deny_unknown_fields)]
+#[allow(dead_code)] // `tire` is read from the tree.
+struct WheelFile {
+    radius: f64,
+    width: f32,
+    inertia: f64,
+    tire: IgnoredAny,
+    #[serde(default)]
+    suspension: Suspension,
+    #[serde(default)]
+    probe: GroundProbe,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "Topology", deny_unknown_fields)]
+#[allow(dead_code)] // `blocks` is read from the tree.
+struct TopologyFile {
+    blocks: BTreeMap<String, IgnoredAny>,
+    #[serde(default)]
+    connections: BTreeMap<String, String>,
+    #[serde(default)]
+    axles: Vec<AxleWheels>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing: the same schema, everything inline.
+
+#[derive(Serialize)]
+#[serde(rename = "Vehicle")]
+struct VehicleOut<'a> {
+    name: &'a str,
+    topology: TopologyOut<'a>,
+    chassis: &'a ChassisSpec,
+    axles: Vec<AxleOut<'a>>,
+    blocks: BTreeMap<&'a str, Box<RawValue>>,
+    brakes: &'a Brakes,
+    steering: &'a Steering,
+    aerodynamics: &'a Aerodynamics,
+    substeps: u32,
+    static_preload: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename = "Topology")]
+struct TopologyOut<'a> {
+    blocks: BTreeMap<&'a str, Box<RawValue>>,
+    connections: BTreeMap<&'a str, String>,
+    axles: &'a [AxleWheels],
+}
+
+#[derive(Serialize)]
+#[serde(rename = "Axle")]
+struct AxleOut<'a> {
+    z: f32,
+    track: f32,
+    height: f32,
+    steered: bool,
+    anti_roll_bar: f64,
+    wheel: WheelOut<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename = "Wheel")]
+struct WheelOut<'a> {
+    radius: f64,
+    width: f32,
+    inertia: f64,
+    tire: Box<RawValue>,
+    suspension: &'a Suspension,
+    probe: GroundProbe,
+}
+
+impl VehicleDescription {
+    /// The vehicle as one self-contained vehicle file (topology, tires and tables inline).
+    /// Reading it back gives an equal description, and writing that gives the same text.
+    pub fn to_ron(&self) -> Result<String, ron::Error> {
+        let raw =
+            |text: String| RawValue::from_boxed_ron(text.into_boxed_str()).map_err(|e| e.code);
+        let mut topology_blocks = BTreeMap::new();
+        for (name, type_name) in &self.topology.blocks {
+            topology_blocks.insert(name.as_str(), raw((*type_name).to_owned())?);
+        }
+        let mut blocks = BTreeMap::new();
+        for named in &self.blocks {
+            blocks.insert(named.name.as_str(), raw(named.block.to_ron()?)?);
+        }
+        let mut axles = Vec::new();
+        for axle in &self.axles {
+            let w = &axle.wheel;
+            axles.push(AxleOut {
+                z: axle.z,
+                track: axle.track,
+                height: axle.height,
+                steered: axle.steered,
+                anti_roll_bar: axle.anti_roll_bar,
+                wheel: WheelOut {
+                    radius: w.radius,
+                    width: w.width,
+                    inertia: w.inertia,
+                    tire: raw(ron::ser::to_string_pretty(w.tire.as_ref(), compact())?)?,
+                    suspension: &w.suspension,
+                    probe: w.probe,
+                },
+            });
+        }
+        let out = VehicleOut {
+            name: &self.name,
+            topology: TopologyOut {
+                blocks: topology_blocks,
+                connections: self
+                    .topology
+                    .connections
+                    .iter()
+                    .map(|c| (c.block.as_str(), format!("{}.{}", c.upstream, c.port)))
+                    .collect(),
+                axles: &self.topology.axles,
+            },
+            chassis: &self.chassis,
+            axles,
+            blocks,
+            brakes: &self.brakes,
+            steering: &self.steering,
+            aerodynamics: &self.aerodynamics,
+            substeps: self.substeps,
+            static_preload: self.static_preload,
+        };
+        ron::ser::to_string_pretty(&out, ron::ser::PrettyConfig::new().struct_names(true))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+/// Where referenced files come from.
+pub(crate) enum Fetched {
+    /// The file's text.
+    Text(Arc<str>),
+    /// The file could not be read, and why.
+    Missing(String),
+    /// Not read yet: the caller reads it and builds again (the asset loader reads asynchronously).
+    Pending,
+}
+
+/// Why a build stopped.
+pub(crate) enum BuildError {
+    /// The files are wrong.
+    File(Box<VehicleFileError>),
+    /// A referenced file is needed first.
+    Pending(String),
+}
+
+impl From<VehicleFileError> for BuildError {
+    fn from(e: VehicleFileError) -> Self {
+        BuildError::File(Box::new(e))
+    }
+}
+
+type Built<T> = Result<T, BuildError>;
+
+/// A file taking part in a build, and its tree.
+struct Doc {
+    source: SourceFile,
+    tree: Node,
+}
+
+/// Text assembled from pieces of several files (block settings merged from a topology and a
+/// vehicle file, CSV tables turned into RON), remembering where each piece came from.
+#[derive(Default)]
+struct Composed {
+    text: String,
+    /// (start in `text`, length, document index, start in that document).
+    pieces: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Composed {
+    fn push(&mut self, doc: usize, docs: &[Doc], range: core::ops::Range<usize>) {
+        self.pieces
+            .push((self.text.len(), range.len(), doc, range.start));
+        self.text.push_str(&docs[doc].source.text[range]);
+    }
+
+    fn push_str(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    /// The document and offset that `offset` of the composed text came from (synthetic text
+    /// maps to the start of the next piece, or the end of the last).
+    fn origin(&self, offset: usize) -> (usize, usize) {
+        let mut fallback = None;
+        for &(start, len, doc, origin) in &self.pieces {
+            if (start..start + len).contains(&offset) {
+                return (doc, origin + offset - start);
+            }
+            if start >= offset && fallback.is_none() {
+                fallback = Some((doc, origin));
+            }
+        }
+        fallback
+            .or_else(|| self.pieces.last().map(|&(_, len, d, o)| (d, o + len)))
+            .unwrap_or((0, 0))
+    }
+}
+
+struct Builder<'a> {
+    docs: Vec<Doc>,
+    fetch: &'a mut dyn FnMut(&str) -> Fetched,
+    types: &'a FileBlockTypes,
+}
+
+const VEHICLE: usize = 0;
+
+impl Builder<'_> {
+    fn error(&self, doc: usize, path: &FieldPath, reason: impl Into<String>) -> BuildError {
+        let d = &self.docs[doc];
+        // The deepest part of the path that is written in the file.
+        let mut len = path.0.len();
+        let node = loop {
+            if let Some(node) = d.tree.find(&d.source.text, &path.0[..len]) {
+                break node;
+            }
+            len -= 1;
+        };
+        VehicleFileError::at(&d.source, node.span.start, path, reason).into()
+    }
+
+    fn error_at(
+        &self,
+        doc: usize,
+        offset: usize,
+        path: &FieldPath,
+        reason: impl Into<String>,
+    ) -> BuildError {
+        VehicleFileError::at(&self.docs[doc].source, offset, path, reason).into()
+    }
+
+    /// Reads document `doc` (or `text` of it, at `base`) as a `T`, mapping `ron`'s errors to
+    /// the file, line, column and field.
+    fn deserialize<T: for<'de> Deserialize<'de>>(
+        &self,
+        doc: usize,
+        node: &Node,
+        prefix: &FieldPath,
+    ) -> Built<T> {
+        let d = &self.docs[doc];
+        let text = &d.source.text[node.span.clone()];
+        ron::Options::default()
+            .from_str::<T>(text)
+            .map_err(|e| self.ron_error(doc, node, prefix, node.span.start, text, e))
+    }
+
+    fn ron_error(
+        &self,
+        doc: usize,
+        node: &Node,
+        prefix: &FieldPath,
+        base: usize,
+        text: &str,
+        e: ron::error::SpannedError,
+    ) -> BuildError {
+        let offset = base + offset_of(text, e.span.start.line, e.span.start.col);
+        let d = &self.docs[doc];
+        let (path, _) = node.locate(&d.source.text, offset);
+        let reason = describe_ron_error(&e.code);
+        self.error_at(doc, offset, &prefix.join(&path), reason)
+    }
+
+    fn load_doc(&mut self, path: &str, from: usize, at: &FieldPath) -> Built<usize> {
+        if let Some(i) = self
+            .docs
+            .iter()
+            .position(|d| d.source.path == Path::new(path))
+        {
+            return Ok(i);
+        }
+        let text = match (self.fetch)(path) {
+            Fetched::Text(text) => text,
+            Fetched::Missing(why) => {
+                return Err(self.error(from, at, format!("cannot read file '{path}': {why}")));
+            }
+            Fetched::Pending => return Err(BuildError::Pending(path.to_owned())),
+        };
+        let source = SourceFile::new(path, text);
+        let doc = self.docs.len();
+        if path.ends_with(".csv") {
+            // Tables are not RON: their tree is unused.
+            let end = source.text.len();
+            self.docs.push(Doc {
+                source,
+                tree: Node {
+                    span: 0..end,
+                    kind: NodeKind::Atom,
+                },
+            });
+            return Ok(doc);
+        }
+        let tree = parse_tree(&source.text).map_err(|e| syntax_error(&source, e))?;
+        self.docs.push(Doc { source, tree });
+        Ok(doc)
+    }
+
+    fn build(&mut self) -> Built<VehicleDescription> {
+        // The whole file against its schema first: unknown fields, wrong types, missing fields.
+        let root = self.docs[VEHICLE].tree.clone();
+        let file: VehicleFile = self.deserialize(VEHICLE, &root, &FieldPath::root())?;
+
+        // The topology: a path or inline.
+        let topology_path = FieldPath::root().field("topology");
+        let topology_node = root
+            .field("topology")
+            .map(|f| f.value.clone())
+            .ok_or_else(|| self.error(VEHICLE, &FieldPath::root(), "missing field `topology`"))?;
+        let (topo_doc, topo_node, topo_prefix) = {
+            let text = &self.docs[VEHICLE].source.text;
+            if let Some(path) = topology_node.string(text) {
+                let path = path.to_owned();
+                let doc = self.load_doc(&path, VEHICLE, &topology_path)?;
+                (doc, self.docs[doc].tree.clone(), FieldPath::root())
+            } else {
+                (VEHICLE, topology_node, topology_path.clone())
+            }
+        };
+        let topology: TopologyFile = self.deserialize(topo_doc, &topo_node, &topo_prefix)?;
+        let block_nodes: Vec<(String, Node)> = {
+            let text = &self.docs[topo_doc].source.text;
+            let blocks = topo_node
+                .field("blocks")
+                .map(|f| &f.value)
+                .expect("the schema requires `blocks`");
+            self.check_unique_keys(topo_doc, blocks, &topo_prefix.field("blocks"), "block")?;
+            blocks
+                .entries(text)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.clone()))
+                .collect()
+        };
+        if let Some(connections) = topo_node.field("connections") {
+            self.check_unique_keys(
+                topo_doc,
+                &connections.value,
+                &topo_prefix.field("connections"),
+                "connection for block",
+            )?;
+        }
+
+        // Block types, and the vehicle's overrides.
+        let overrides: BTreeMap<String, Node> = match root.field("blocks") {
+            Some(f) => {
+                self.check_unique_keys(
+                    VEHICLE,
+                    &f.value,
+                    &FieldPath::root().field("blocks"),
+                    "block",
+                )?;
+                f.value
+                    .entries(&self.docs[VEHICLE].source.text)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.clone()))
+                    .collect()
+            }
+            None => BTreeMap::new(),
+        };
+        for (name, node) in &overrides {
+            if !block_nodes.iter().any(|(n, _)| n == name) {
+                let known: Vec<&str> = block_nodes.iter().map(|(n, _)| n.as_str()).collect();
+                let hint = closest(name, known.iter().copied())
+                    .map(|c| format!(" (did you mean '{c}'?)"))
+                    .unwrap_or_default();
+                return Err(self.error_at(
+                    VEHICLE,
+                    node.span.start,
+                    &FieldPath::root().field("blocks").key(name),
+                    format!(
+                        "the topology has no block called '{name}'{hint}; its blocks are {}",
+                        quoted(&known)
+                    ),
+                ));
+            }
+        }
+
+        let mut blocks = Vec::new();
+        let mut types: Vec<(String, &'static str)> = Vec::new();
+        for (name, node) in &block_nodes {
+            let path = topo_prefix.field("blocks").key(name);
+            let type_name = {
+                let text = &self.docs[topo_doc].source.text;
+                match node.name(text) {
+                    Some(t) if node.string(text).is_none() => t.to_owned(),
+                    _ => {
+                        return Err(self.error_at(
+                            topo_doc,
+                            node.span.start,
+                            &path,
+                            "expected a block type, e.g. `Gearbox` or `Gearbox(shift_time: 0.3)`",
+                        ));
+                    }
+                }
+            };
+            if type_name == WHEEL_TYPE {
+                if matches!(&node.kind, NodeKind::Struct { fields, .. } if !fields.is_empty()) {
+                    return Err(self.error_at(
+                        topo_doc,
+                        node.span.start,
+                        &path,
+                        "wheel settings belong in the vehicle file's `axles`, not in the topology",
+                    ));
+                }
+                if let Some(o) = overrides.get(name) {
+                    return Err(self.error_at(
+                        VEHICLE,
+                        o.span.start,
+                        &FieldPath::root().field("blocks").key(name),
+                        format!("'{name}' is a wheel: set it in `axles`, not in `blocks`"),
+                    ));
+                }
+                types.push((name.clone(), WHEEL_TYPE));
+                continue;
+            }
+            let block = self.read_block(
+                name,
+                &type_name,
+                (topo_doc, node, &path),
+                overrides.get(name),
+            )?;
+            types.push((name.clone(), block.type_name()));
+            blocks.push(NamedBlock {
+                name: name.clone(),
+                block,
+            });
+        }
+
+        let topology = self.check_graph(&topology, &types, &blocks, topo_doc, &topo_prefix)?;
+        let axles = self.read_axles(&file, &topology, &root)?;
+        let description = VehicleDescription {
+            name: file.name,
+            topology,
+            chassis: file.chassis,
+            axles,
+            blocks,
+            brakes: file.brakes,
+            steering: file.steering,
+            aerodynamics: file.aerodynamics,
+            substeps: file.substeps,
+            static_preload: file.static_preload,
+        };
+        self.check_vehicle(description)
+    }
+
+    fn check_unique_keys(&self, doc: usize, map: &Node, path: &FieldPath, what: &str) -> Built<()> {
+        let text = &self.docs[doc].source.text;
+        let entries = map.entries(text);
+        for (i, (key, node)) in entries.iter().enumerate() {
+            if entries[..i].iter().any(|(k, _)| k == key) {
+                return Err(self.error_at(
+                    doc,
+                    node.span.start,
+                    &path.key(key),
+                    format!("{what} '{key}' is given twice"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one block: the topology's fields, overridden field by field by the vehicle's.
+    fn read_block(
+        &mut self,
+        name: &str,
+        type_name: &str,
+        (topo_doc, topo_node, topo_path): (usize, &Node, &FieldPath),
+        vehicle_node: Option<&Node>,
+    ) -> Built<Box<dyn FileBlock>> {
+        let known = self.types.names();
+        if !known.contains(&type_name) {
+            let hint = closest(type_name, known.iter().copied())
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            return Err(self.error_at(
+                topo_doc,
+                topo_node.span.start,
+                topo_path,
+                format!(
+                    "unknown block type `{type_name}`; {hint}known types: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let vehicle_path = FieldPath::root().field("blocks").key(name);
+        let mut fields: Vec<(String, usize, Node)> = Vec::new();
+        for (doc, node, path) in [
+            (topo_doc, Some(topo_node), topo_path),
+            (VEHICLE, vehicle_node, &vehicle_path),
+        ] {
+            let Some(node) = node else { continue };
+            let text = &self.docs[doc].source.text;
+            match &node.kind {
+                NodeKind::Struct { fields: f, .. } => {
+                    if let Some(n) = node.name(text)
+                        && n != type_name
+                    {
+                        return Err(self.error_at(
+                            doc,
+                            node.span.start,
+                            path,
+                            format!("'{name}' is a `{type_name}` in the topology, not a `{n}`"),
+                        ));
+                    }
+                    for field in f {
+                        if let Some(i) = fields.iter().position(|(n, _, _)| *n == field.name) {
+                            fields.remove(i);
+                        }
+                        fields.push((field.name.clone(), doc, field.value.clone()));
+                    }
+                }
+                NodeKind::Atom if doc == topo_doc && core::ptr::eq(node, topo_node) => {}
+                NodeKind::Tuple { items, .. } if items.is_empty() => {}
+                _ => {
+                    return Err(self.error_at(
+                        doc,
+                        node.span.start,
+                        path,
+                        format!("expected the settings of '{name}', e.g. `(field: value)`"),
+                    ));
+                }
+            }
+        }
+
+        // Assemble `Type(field: value, ..)` from the pieces, loading CSV tables.
+        let mut composed = Composed::default();
+        composed.push_str(type_name);
+        composed.push_str("(");
+        for (field, doc, value) in &fields {
+            composed.push_str(field);
+            composed.push_str(": ");
+            let csv = {
+                let text = &self.docs[*doc].source.text;
+                match &value.kind {
+                    NodeKind::Tuple { items, .. } if value.name(text) == Some("Csv") => {
+                        match items.as_slice() {
+                            [item] => item.string(text).map(str::to_owned),
+                            _ => None,
+                        }
+                        .ok_or_else(|| {
+                            self.error_at(
+                                *doc,
+                                value.span.start,
+                                &FieldPath::root().field("blocks").key(name).field(field),
+                                "expected `Csv(\"path/to/table.csv\")`",
+                            )
+                        })
+                        .map(Some)?
+                    }
+                    _ => None,
+                }
+            };
+            match csv {
+                Some(path) => {
+                    let at = if *doc == VEHICLE {
+                        vehicle_path.field(field)
+                    } else {
+                        topo_path.field(field)
+                    };
+                    let table = self.load_doc(&path, *doc, &at)?;
+                    self.push_csv(&mut composed, table, &vehicle_path.field(field))?;
+                }
+                None => composed.push(*doc, &self.docs, value.span.clone()),
+            }
+            composed.push_str(", ");
+        }
+        composed.push_str(")");
+
+        let tree = parse_tree(&composed.text).map_err(|e| {
+            let (doc, offset) = composed.origin(e.offset);
+            self.error_at(
+                doc,
+                offset,
+                &vehicle_path,
+                format!("syntax error: {}", e.reason),
+            )
+        })?;
+        let located = |offset: usize, reason: String| {
+            let (path, _) = tree.locate(&composed.text, offset);
+            let (doc, origin) = composed.origin(offset);
+            let prefix = if doc == topo_doc && doc != VEHICLE {
+                topo_path.clone()
+            } else {
+                vehicle_path.clone()
+            };
+            self.error_at(doc, origin, &prefix.join(&path), reason)
+        };
+        let block = match self.types.parse(type_name, &composed.text) {
+            Some(Ok(block)) => block,
+            Some(Err(e)) => {
+                let offset = offset_of(&composed.text, e.span.start.line, e.span.start.col);
+                return Err(located(offset, describe_ron_error(&e.code)));
+            }
+            None => unreachable!("checked above"),
+        };
+        if let Err(e) = block.validate() {
+            let path = FieldPath::parse(&e.field);
+            let mut len = path.0.len();
+            let node = loop {
+                if let Some(node) = tree.find(&composed.text, &path.0[..len]) {
+                    break node;
+                }
+                len -= 1;
+            };
+            let (doc, origin) = composed.origin(node.span.start);
+            let prefix = if doc == topo_doc && doc != VEHICLE {
+                topo_path.clone()
+            } else {
+                vehicle_path.clone()
+            };
+            return Err(self.error_at(doc, origin, &prefix.join(&path), e.reason));
+        }
+        Ok(block)
+    }
+
+    /// Appends a two-column CSV table as `[(a, b), ..]`, each number a piece of the CSV file.
+    fn push_csv(&self, composed: &mut Composed, doc: usize, path: &FieldPath) -> Built<()> {
+        let text = self.docs[doc].source.text.clone();
+        composed.push_str("[");
+        let mut line_start = 0;
+        let mut rows = 0;
+        for (index, line) in text.split('\n').enumerate() {
+            let start = line_start;
+            line_start += line.len() + 1;
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let mut cells = Vec::new();
+            let mut cell_start = start;
+            for cell in line.split(',') {
+                let lead = cell.len() - cell.trim_start().len();
+                let range = cell_start + lead..cell_start + lead + cell.trim().len();
+                cells.push(range);
+                cell_start += cell.len() + 1;
+            }
+            let numeric = cells.iter().all(|r| text[r.clone()].parse::<f64>().is_ok());
+            if !numeric && rows == 0 && index == 0 {
+                continue; // a header line
+            }
+            if cells.len() != 2 {
+                return Err(self.error_at(
+                    doc,
+                    start,
+                    &path.index(rows),
+                    format!("expected 2 columns, found {}", cells.len()),
+                ));
+            }
+            if let Some(bad) = cells
+                .iter()
+                .find(|r| text[(*r).clone()].parse::<f64>().is_err())
+            {
+                return Err(self.error_at(
+                    doc,
+                    bad.start,
+                    &path.index(rows),
+                    format!("expected a number, found `{}`", &text[bad.clone()]),
+                ));
+            }
+            composed.push_str("(");
+            composed.push(doc, &self.docs, cells[0].clone());
+            composed.push_str(", ");
+            composed.push(doc, &self.docs, cells[1].clone());
+            composed.push_str("), ");
+            rows += 1;
+        }
+        composed.push_str("]");
+        Ok(())
+    }
+
+    /// Checks the connections and the graph: port names, ports used twice, wheels on axles,
+    /// then the drivetrain's own rules (one root, required ports, no cycles).
+    fn check_graph(
+        &self,
+        topology: &TopologyFile,
+        types: &[(String, &'static str)],
+        blocks: &[NamedBlock],
+        doc: usize,
+        prefix: &FieldPath,
+    ) -> Built<VehicleTopology> {
+        let text = &self.docs[doc].source.text;
+        let node_of = |path: &FieldPath| {
+            self.docs[doc]
+                .tree
+                .find(text, &prefix.join(path).0)
+                .or_else(|| self.docs[doc].tree.find(text, &path.0))
+                .map_or(0, |n| n.span.start)
+        };
+        let ports_of = |name: &str| -> Option<Ports> {
+            match types.iter().find(|(n, _)| n == name)?.1 {
+                WHEEL_TYPE => Some(Ports::LEAF),
+                _ => blocks
+                    .iter()
+                    .find(|b| b.name == name)
+                    .map(|b| b.block.ports()),
+            }
+        };
+        let names: Vec<&str> = types.iter().map(|(n, _)| n.as_str()).collect();
+        let unknown = |name: &str| {
+            let hint = closest(name, names.iter().copied())
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
+            format!(
+                "no block called '{name}'{hint}; the blocks are {}",
+                quoted(&names)
+            )
+        };
+
+        let mut connections = Vec::new();
+        let mut used: HashMap<(String, &'static str), String> = HashMap::new();
+        for (block, upstream) in &topology.connections {
+            let path = FieldPath::root().field("connections").key(block);
+            let at = node_of(&path);
+            if ports_of(block).is_none() {
+                return Err(self.error_at(doc, at, &prefix.join(&path), unknown(block)));
+            }
+            let (up, port) = upstream
+                .split_once('.')
+                .unwrap_or((upstream.as_str(), "out"));
+            let Some(up_ports) = ports_of(up) else {
+                return Err(self.error_at(doc, at, &prefix.join(&path), unknown(up)));
+            };
+            let Some(port) = up_ports.outputs.iter().find(|p| p.name == port) else {
+                let known: Vec<&str> = up_ports.outputs.iter().map(|p| p.name).collect();
+                return Err(self.error_at(
+                    doc,
+                    at,
+                    &prefix.join(&path),
+                    if known.is_empty() {
+                        format!("'{up}' has no outputs: nothing can hang from it")
+                    } else {
+                        format!(
+                            "'{up}' has no port `{port}`; its ports are {}",
+                            quoted(&known)
+                        )
+                    },
+                ));
+            };
+            if let Some(first) = used.insert((up.to_owned(), port.name), block.clone()) {
+                return Err(self.error_at(
+                    doc,
+                    at,
+                    &prefix.join(&path),
+                    format!(
+                        "port `{}` of '{up}' is connected twice: to '{first}' and to '{block}'",
+                        port.name
+                    ),
+                ));
+            }
+            connections.push(Connection {
+                block: block.clone(),
+                upstream: up.to_owned(),
+                port: port.name,
+            });
+        }
+
+        // Wheels: every wheel block on exactly one axle side, and nothing else on axles.
+        let mut on_axle: HashMap<&str, usize> = HashMap::new();
+        for (i, axle) in topology.axles.iter().enumerate() {
+            for (side, wheel) in [("left", &axle.left), ("right", &axle.right)] {
+                let path = FieldPath::root().field("axles").index(i).field(side);
+                let at = node_of(&path);
+                match types.iter().find(|(n, _)| n == wheel) {
+                    None => {
+                        return Err(self.error_at(doc, at, &prefix.join(&path), unknown(wheel)));
+                    }
+                    Some((_, t)) if *t != WHEEL_TYPE => {
+                        return Err(self.error_at(
+                            doc,
+                            at,
+                            &prefix.join(&path),
+                            format!("'{wheel}' is a `{t}`, not a `Wheel`"),
+                        ));
+                    }
+                    _ => {}
+                }
+                if on_axle.insert(wheel, i).is_some() {
+                    return Err(self.error_at(
+                        doc,
+                        at,
+                        &prefix.join(&path),
+                        format!("wheel '{wheel}' is on two axles"),
+                    ));
+                }
+            }
+        }
+        if let Some((name, _)) = types
+            .iter()
+            .find(|(n, t)| *t == WHEEL_TYPE && !on_axle.contains_key(n.as_str()))
+        {
+            let path = FieldPath::root().field("blocks").key(name);
+            return Err(self.error_at(
+                doc,
+                node_of(&path),
+                &prefix.join(&path),
+                format!("wheel '{name}' is on no axle: add it to `axles`"),
+            ));
+        }
+
+        // The drivetrain's own rules, on stand-in entities.
+        let entity = |i: usize| Entity::from_raw_u32(i as u32 + 1).expect("small index");
+        let index = |name: &str| types.iter().position(|(n, _)| n == name).expect("checked");
+        let graph: Vec<GraphBlock> = types
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| GraphBlock {
+                entity: entity(i),
+                name: name.clone(),
+                ports: ports_of(name).expect("known"),
+                driven_by: connections
+                    .iter()
+                    .find(|c| &c.block == name)
+                    .map(|c| (entity(index(&c.upstream)), Port(c.port))),
+            })
+            .collect();
+        if let Err(error) = order_blocks(&graph) {
+            let block = match &error {
+                DrivetrainError::MultipleRoots { roots } => roots.get(1).cloned(),
+                DrivetrainError::UnconnectedInput { block }
+                | DrivetrainError::UnconnectedPort { block, .. }
+                | DrivetrainError::RootHasInput { block, .. } => Some(block.clone()),
+                DrivetrainError::Cycle { blocks } => blocks.first().cloned(),
+                _ => None,
+            };
+            let (path, field) = match &block {
+                Some(b) if topology.connections.contains_key(b) => (
+                    FieldPath::root().field("connections").key(b),
+                    FieldPath::root().field("connections").key(b),
+                ),
+                Some(b) => (
+                    FieldPath::root().field("blocks").key(b),
+                    FieldPath::root().field("blocks").key(b),
+                ),
+                None => (
+                    FieldPath::root().field("blocks"),
+                    FieldPath::root().field("blocks"),
+                ),
+            };
+            return Err(self.error_at(
+                doc,
+                node_of(&path),
+                &prefix.join(&field),
+                error.to_string(),
+            ));
+        }
+
+        let mut blocks_sorted = types.to_vec();
+        blocks_sorted.sort();
+        Ok(VehicleTopology {
+            blocks: blocks_sorted,
+            connections,
+            axles: topology.axles.clone(),
+        })
+    }
+
+    fn read_axles(
+        &mut self,
+        file: &VehicleFile,
+        topology: &VehicleTopology,
+        root: &Node,
+    ) -> Built<Vec<AxleSpec>> {
+        let axles_path = FieldPath::root().field("axles");
+        if file.axles.len() != topology.axles.len() {
+            return Err(self.error(
+                VEHICLE,
+                &axles_path,
+                format!(
+                    "the topology has {} axle(s) but the vehicle sets {}",
+                    topology.axles.len(),
+                    file.axles.len()
+                ),
+            ));
+        }
+        let mut axles = Vec::new();
+        for (i, axle) in file.axles.iter().enumerate() {
+            let path = axles_path.index(i);
+            let tire_path = path.field("wheel").field("tire");
+            let tire_node = root
+                .find(&self.docs[VEHICLE].source.text, &tire_path.0)
+                .cloned()
+                .ok_or_else(|| self.error(VEHICLE, &tire_path, "missing field `tire`"))?;
+            let (tire_doc, tire_node, tire_prefix) = {
+                let text = &self.docs[VEHICLE].source.text;
+                match tire_node.string(text) {
+                    Some(p) => {
+                        let p = p.to_owned();
+                        let doc = self.load_doc(&p, VEHICLE, &tire_path)?;
+                        (doc, self.docs[doc].tree.clone(), FieldPath::root())
+                    }
+                    None => (VEHICLE, tire_node, tire_path.clone()),
+                }
+            };
+            let tire: Tire = self.deserialize(tire_doc, &tire_node, &tire_prefix)?;
+            let wheel_node = path.field("wheel");
+            let wheel = &axle.wheel;
+            let spec = WheelSpec {
+                radius: wheel.radius,
+                width: wheel.width,
+                inertia: wheel.inertia,
+                tire: Arc::new(tire),
+                suspension: wheel.suspension.clone(),
+                probe: wheel.probe,
+            };
+            check(
+                VEHICLE,
+                self,
+                &path.field("z"),
+                check_finite("", f64::from(axle.z)),
+            )?;
+            check(
+                VEHICLE,
+                self,
+                &path.field("track"),
+                check_positive("", f64::from(axle.track)),
+            )?;
+            check(
+                VEHICLE,
+                self,
+                &path.field("height"),
+                check_finite("", f64::from(axle.height)),
+            )?;
+            check(
+                VEHICLE,
+                self,
+                &path.field("anti_roll_bar"),
+                check_non_negative("", axle.anti_roll_bar),
+            )?;
+            if let Err(e) = spec.validate() {
+                return Err(match e.field.strip_prefix("tire.") {
+                    Some(inner) if tire_doc != VEHICLE => {
+                        self.error(tire_doc, &FieldPath::parse(inner), e.reason)
+                    }
+                    _ => self.error(
+                        VEHICLE,
+                        &wheel_node.join(&FieldPath::parse(&e.field)),
+                        e.reason,
+                    ),
+                });
+            }
+            axles.push(AxleSpec {
+                z: axle.z,
+                track: axle.track,
+                height: axle.height,
+                steered: axle.steered,
+                anti_roll_bar: axle.anti_roll_bar,
+                wheel: spec,
+            });
+        }
+        Ok(axles)
+    }
+
+    /// The chassis-level checks, then the static preload.
+    fn check_vehicle(&self, mut d: VehicleDescription) -> Built<VehicleDescription> {
+        let root = FieldPath::root();
+        let chassis = root.field("chassis");
+        let c = &d.chassis;
+        check(
+            VEHICLE,
+            self,
+            &chassis.field("mass"),
+            check_positive("", f64::from(c.mass)),
+        )?;
+        for (field, values, positive) in [
+            ("inertia", c.inertia, true),
+            ("center_of_mass", c.center_of_mass, false),
+            ("body_half_extents", c.body_half_extents, true),
+            ("body_center", c.body_center, false),
+        ] {
+            for (i, v) in values.iter().enumerate() {
+                let v = f64::from(*v);
+                let result = if positive {
+                    check_positive("", v)
+                } else {
+                    check_finite("", v)
+                };
+                check(VEHICLE, self, &chassis.field(field).index(i), result)?;
+            }
+        }
+        if !(1..=MAX_SUBSTEPS).contains(&d.substeps) {
+            return Err(self.error(
+                VEHICLE,
+                &root.field("substeps"),
+                format!("must lie in [1, {MAX_SUBSTEPS}], got {}", d.substeps),
+            ));
+        }
+        for result in [
+            d.brakes.validate(),
+            d.steering.validate(),
+            d.aerodynamics.validate(),
+        ] {
+            if let Err(e) = result {
+                return Err(self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason));
+            }
+        }
+        if usize::from(d.brakes.handbrake_axle) >= d.axles.len() {
+            return Err(self.error(
+                VEHICLE,
+                &root.field("brakes").field("handbrake_axle"),
+                format!(
+                    "must name one of the {} axle(s) (0 = front-most), got {}",
+                    d.axles.len(),
+                    d.brakes.handbrake_axle
+                ),
+            ));
+        }
+        if d.static_preload {
+            let loads = static_axle_loads(&d).map_err(|reason| {
+                self.error(VEHICLE, &chassis.field("center_of_mass").index(2), reason)
+            })?;
+            for (axle, load) in d.axles.iter_mut().zip(loads) {
+                let suspension = &mut axle.wheel.suspension;
+                suspension.preload = 0.5 * load / suspension.stiffness;
+            }
+            for (i, axle) in d.axles.iter().enumerate() {
+                if let Err(e) = axle.wheel.suspension.validate() {
+                    return Err(self.error(
+                        VEHICLE,
+                        &root
+                            .field("axles")
+                            .index(i)
+                            .field("wheel")
+                            .join(&FieldPath::parse(&e.field)),
+                        format!("{} (with the static preload)", e.reason),
+                    ));
+                }
+            }
+        }
+        Ok(d)
+    }
+}
+
+fn check(doc: usize, b: &Builder, path: &FieldPath, result: Result<(), SettingError>) -> Built<()> {
+    result.map_err(|e| b.error(doc, path, e.reason))
+}
+
+/// Static load on each axle (N), both wheels together: the chassis rests on springs, so the
+/// loads are those of a rigid body on the axles' springs in heave and pitch (for two axles,
+/// the lever rule).
+fn static_axle_loads(d: &VehicleDescription) -> Result<Vec<f64>, String> {
+    let weight = f64::from(d.chassis.mass) * GRAVITY;
+    let zc = f64::from(d.chassis.center_of_mass[2]);
+    let (mut k, mut ka, mut kaa) = (0.0, 0.0, 0.0);
+    for axle in &d.axles {
+        let (stiffness, a) = (
+            2.0 * axle.wheel.suspension.stiffness,
+            f64::from(axle.z) - zc,
+        );
+        k += stiffness;
+        ka += stiffness * a;
+        kaa += stiffness * a * a;
+    }
+    let det = k * kaa - ka * ka;
+    let (heave, pitch) = if det > 1e-9 * k * kaa.max(1e-12) {
+        (weight * kaa / det, -weight * ka / det)
+    } else if ka.abs() < 1e-9 * k {
+        (weight / k, 0.0)
+    } else {
+        return Err("must be above the axle when the vehicle has one axle (m)".into());
+    };
+    let loads: Vec<f64> = d
+        .axles
+        .iter()
+        .map(|axle| {
+            2.0 * axle.wheel.suspension.stiffness * (heave + pitch * (f64::from(axle.z) - zc))
+        })
+        .collect();
+    if let Some(i) = loads.iter().position(|&l| l <= 0.0) {
+        return Err(format!(
+            "puts no weight on axle {i} (z = {} m): the centre of mass must lie between the axles, got z = {zc} m",
+            d.axles[i].z
+        ));
+    }
+    Ok(loads)
+}
+
+/// A file that does not parse: `ron`'s own message and position when it has one, the
+/// scanner's otherwise.
+fn syntax_error(source: &SourceFile, e: crate::source::ScanError) -> BuildError {
+    let (offset, reason) = match ron::Options::default().from_str::<IgnoredAny>(&source.text) {
+        Err(ron) => (
+            offset_of(&source.text, ron.span.start.line, ron.span.start.col),
+            describe_ron_error(&ron.code),
+        ),
+        Ok(_) => (e.offset, e.reason),
+    };
+    VehicleFileError::at(
+        source,
+        offset,
+        &FieldPath::root(),
+        format!("syntax error: {reason}"),
+    )
+    .into()
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `ron`'s error, worded for a person editing the file.
+fn describe_ron_error(code: &ron::Error) -> String {
+    match code {
+        ron::Error::NoSuchStructField {
+            expected, found, ..
+        } => {
+            let hint = closest(found, expected.iter().copied())
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            format!(
+                "unknown field `{found}`; {hint}expected one of {}",
+                expected
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+impl VehicleDescription {
+    /// Reads the vehicle file `path` (relative to `asset_root`, the way asset paths are) and
+    /// every file it references, and checks them.
+    pub fn load(
+        asset_root: impl AsRef<Path>,
+        path: &str,
+        types: &FileBlockTypes,
+    ) -> Result<Self, VehicleFileError> {
+        let root: PathBuf = asset_root.as_ref().to_owned();
+        let read = |p: &str| std::fs::read_to_string(root.join(p));
+        let text = read(path).map_err(|e| VehicleFileError {
+            file: path.into(),
+            line: 1,
+            column: 1,
+            field: String::new(),
+            reason: format!("cannot read the file: {e}"),
+        })?;
+        Self::parse(path, &text, types, |p| read(p).map_err(|e| e.to_string()))
+    }
+
+    /// Reads a vehicle from `text` (a file called `path`, for messages), fetching referenced
+    /// files with `read` (given their asset path; it returns the text or why it cannot).
+    pub fn parse(
+        path: &str,
+        text: &str,
+        types: &FileBlockTypes,
+        mut read: impl FnMut(&str) -> Result<String, String>,
+    ) -> Result<Self, VehicleFileError> {
+        let mut fetch = |p: &str| match read(p) {
+            Ok(text) => Fetched::Text(text.into()),
+            Err(why) => Fetched::Missing(why),
+        };
+        match build(path, text, types, &mut fetch) {
+            Ok(d) => Ok(d),
+            Err(BuildError::File(e)) => Err(*e),
+            Err(BuildError::Pending(p)) => unreachable!("synchronous reads never pend ({p})"),
+        }
+    }
+}
+
+/// Builds a vehicle from its file text; referenced files come from `fetch`.
+pub(crate) fn build(
+    path: &str,
+    text: &str,
+    types: &FileBlockTypes,
+    fetch: &mut dyn FnMut(&str) -> Fetched,
+) -> Built<VehicleDescription> {
+    let source = SourceFile::new(path, text);
+    let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
+    let mut builder = Builder {
+        docs: vec![Doc { source, tree }],
+        fetch,
+        types,
+    };
+    builder.build()
+}

@@ -1,0 +1,102 @@
+//! [`VehicleFileError`]: what is wrong with a vehicle, topology, tire or torque-table file, and
+//! exactly where.
+
+use core::fmt;
+use std::path::PathBuf;
+
+use crate::source::{FieldPath, SourceFile, line_col};
+
+/// A refused file: the file, the 1-based line and column, the field path and the reason.
+///
+/// Displayed as `file:line:column: field: reason`, e.g.
+/// ``assets/vehicles/hatchback.vehicle.ron:41:28: `blocks.gearbox.forward_ratios[2]`: setting must be greater than 0, got 0``.
+/// The position points at the value that is wrong (or, for a missing field, at the value that
+/// lacks it); for an error in a referenced file (a topology, a tire, a CSV table) it is in that
+/// file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VehicleFileError {
+    /// The file the error is in, as it was named (asset path or file system path).
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// Path of the field inside the file, e.g. `blocks.gearbox.forward_ratios[2]`; empty for an
+    /// error about the file as a whole (broken syntax before any field).
+    pub field: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+impl VehicleFileError {
+    /// An error at byte `offset` of `source`, on `field`.
+    pub fn at(
+        source: &SourceFile,
+        offset: usize,
+        field: &FieldPath,
+        reason: impl Into<String>,
+    ) -> Self {
+        let (line, column) = line_col(&source.text, offset);
+        VehicleFileError {
+            file: source.path.clone(),
+            line,
+            column,
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for VehicleFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.column)?;
+        if !self.field.is_empty() {
+            write!(f, "`{}`: ", self.field)?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for VehicleFileError {}
+
+/// The closest of `known` to `name` (edit distance at most a third of the name's length, at
+/// least 2), for "did you mean" hints.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(2);
+    known
+        .into_iter()
+        .map(|k| (edit_distance(&name.to_lowercase(), &k.to_lowercase()), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_near_names_only() {
+        let known = ["Engine", "Clutch", "Gearbox", "Differential", "Motor"];
+        assert_eq!(closest("Gearbx", known), Some("Gearbox"));
+        assert_eq!(closest("engine", known), Some("Engine"));
+        assert_eq!(closest("Turbine", known), None);
+    }
+}
