@@ -1,98 +1,140 @@
-//! A complete car on a flat road, driven by a scripted program, headless.
+//! A vehicle file driven by a program file, headless, written to a CSV.
 //!
-//! The car (a 1300 kg rear-drive saloon built with `CarBuilder`) pulls away, shifts up at
-//! 6000 rpm, brakes hard, and drives a slalom. Every fixed step is written to a CSV file: time,
-//! position, speed, engine rpm, gear, the driver's inputs, and per wheel its load, slip ratio,
-//! slip angle, longitudinal and lateral tire force, suspension travel and whether it touches
-//! the ground.
+//! ```text
+//! cargo run --release --example headless_drive -- [options]
+//!   --vehicle PATH    vehicle file, relative to the asset folder (default vehicles/hatchback.vehicle.ron)
+//!   --program PATH    driving program (default assets/programs/pull_away_brake_slalom.program.ron)
+//!   --csv PATH        where to write the CSV (default headless_drive.csv)
+//!   --hz N            fixed steps per second (default 60)
+//!   --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
+//!   --assets DIR      the asset folder (default this repository's assets/)
+//! ```
 //!
-//! Run with `cargo run --release --example headless_drive -- [out.csv] [hz] [substeps]`
-//! (defaults: `headless_drive.csv`, 60 Hz, 4 substeps).
+//! The program is a RON list of timed throttle, brake, clutch, steering, gear and handbrake
+//! settings (see `assets/programs/`). Every fixed step goes to the CSV: time, position, speed,
+//! engine rpm, gear, the driver's inputs, and per wheel its load, slip ratio, slip angle,
+//! longitudinal and lateral tire force, suspension travel and whether it touches the ground.
+//! The run prints the 0–100 km/h time and the top speed, and exits with status 1 if the
+//! simulation ever leaves the finite numbers, 2 on a bad file or argument.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_rapier3d::prelude::*;
+use bevy_vehicle_physics::assets::FileBlockTypes;
+use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::prelude::*;
+use serde::Deserialize;
 
-/// One line of the driving program: from `time` on, these inputs (gear `None` = automatic
-/// upshift at 6000 rpm).
+/// A driving program: commands in time order, each holding until the next.
+#[derive(Deserialize)]
+#[serde(rename = "Program", deny_unknown_fields)]
+struct Program {
+    /// Length of the run (s).
+    duration: f64,
+    /// Automatic up/down shifts in forward gears, if set.
+    #[serde(default)]
+    shift: Option<Shift>,
+    commands: Vec<Command>,
+}
+
+/// Shift points (engine rpm).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shift {
+    up_rpm: f64,
+    down_rpm: f64,
+}
+
+/// The driver's inputs from `time` (s) on; unset pedals are released.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
 struct Command {
     time: f64,
     throttle: f64,
     brake: f64,
+    clutch: f64,
     steering: f64,
+    handbrake: f64,
+    gear: Option<i32>,
 }
 
-const PROGRAM: &[Command] = &[
-    Command {
-        time: 0.0,
-        throttle: 0.0,
-        brake: 0.0,
-        steering: 0.0,
-    },
-    Command {
-        time: 1.0,
-        throttle: 1.0,
-        brake: 0.0,
-        steering: 0.0,
-    },
-    Command {
-        time: 12.0,
-        throttle: 0.0,
-        brake: 0.7,
-        steering: 0.0,
-    },
-    Command {
-        time: 15.0,
-        throttle: 0.6,
-        brake: 0.0,
-        steering: 0.0,
-    },
-    Command {
-        time: 18.0,
-        throttle: 0.6,
-        brake: 0.0,
-        steering: 0.1,
-    },
-    Command {
-        time: 19.5,
-        throttle: 0.6,
-        brake: 0.0,
-        steering: -0.1,
-    },
-    Command {
-        time: 21.0,
-        throttle: 0.6,
-        brake: 0.0,
-        steering: 0.1,
-    },
-    Command {
-        time: 22.5,
-        throttle: 0.6,
-        brake: 0.0,
-        steering: -0.1,
-    },
-    Command {
-        time: 24.0,
-        throttle: 0.0,
-        brake: 0.6,
-        steering: 0.0,
-    },
-];
-const DURATION: f64 = 28.0;
+struct Args {
+    assets: PathBuf,
+    vehicle: String,
+    program: PathBuf,
+    csv: PathBuf,
+    hz: f64,
+    substeps: Option<u32>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        assets: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/assets")),
+        vehicle: "vehicles/hatchback.vehicle.ron".into(),
+        program: PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/programs/pull_away_brake_slalom.program.ron"
+        )),
+        csv: "headless_drive.csv".into(),
+        hz: 60.0,
+        substeps: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--assets" => args.assets = value()?.into(),
+            "--vehicle" => args.vehicle = value()?,
+            "--program" => args.program = value()?.into(),
+            "--csv" => args.csv = value()?.into(),
+            "--hz" => {
+                args.hz = value()?
+                    .parse()
+                    .ok()
+                    .filter(|hz: &f64| hz.is_finite() && *hz > 0.0)
+                    .ok_or("--hz needs a positive number")?;
+            }
+            "--substeps" => {
+                args.substeps = Some(
+                    value()?
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=MAX_SUBSTEPS).contains(n))
+                        .ok_or(format!("--substeps needs a number in 1..={MAX_SUBSTEPS}"))?,
+                );
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (see the example's docs)"
+                ));
+            }
+        }
+    }
+    Ok(args)
+}
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| "headless_drive.csv".into());
-    let hz: f64 = args
-        .next()
-        .map_or(60.0, |a| a.parse().expect("hz is a number"));
-    let substeps: u32 = args
-        .next()
-        .map_or(4, |a| a.parse().expect("substeps is a number"));
+    let fail = |message: String| -> ! {
+        eprintln!("{message}");
+        std::process::exit(2)
+    };
+    let args = parse_args().unwrap_or_else(|e| fail(e));
+    let mut description =
+        VehicleDescription::load(&args.assets, &args.vehicle, &FileBlockTypes::default())
+            .unwrap_or_else(|e| fail(e.to_string()));
+    if let Some(n) = args.substeps {
+        description.substeps = n;
+    }
+    let program_text = std::fs::read_to_string(&args.program)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", args.program.display())));
+    let program: Program = ron::Options::default()
+        .from_str(&program_text)
+        .unwrap_or_else(|e| fail(format!("{}:{e}", args.program.display())));
 
+    let hz = args.hz;
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, TransformPlugin, VehiclePhysicsPlugins))
         .insert_resource(Time::<Fixed>::from_hz(hz))
@@ -107,28 +149,28 @@ fn main() {
         Friction::coefficient(0.9),
         Transform::default(),
     ));
-    let builder = CarBuilder {
-        name: "saloon".into(),
-        substeps,
-        ..default()
-    };
+    // On its wheels, with the springs at their design deflection.
+    let height = description
+        .axles
+        .iter()
+        .map(|a| a.wheel.radius as f32 - a.height)
+        .fold(0.0, f32::max);
     let mut commands = world.commands();
-    let car = builder.spawn(
-        &mut commands,
-        Transform::from_xyz(0.0, builder.wheel.radius as f32, 0.0),
-    );
+    let car = description.spawn(&mut commands, Transform::from_xyz(0.0, height, 0.0));
     world.flush();
 
-    let mut wheels: Vec<(Entity, String)> = {
+    // The wheels, front axle first, left before right.
+    let mut wheels: Vec<(u8, bool, Entity, String)> = {
         let mut q = world.query::<(Entity, &BlockOf, &Name, &WheelMount)>();
         q.iter(world)
             .filter(|(_, b, ..)| b.0 == car)
-            .map(|(e, _, n, _)| (e, n.as_str().trim_start_matches("wheel_").to_owned()))
+            .map(|(e, _, n, m)| (m.axle, m.side == Side::Right, e, n.as_str().to_owned()))
             .collect()
     };
-    wheels.sort_by(|a, b| a.1.cmp(&b.1));
+    wheels.sort_by_key(|w| (w.0, w.1));
+    let wheels: Vec<(Entity, String)> = wheels.into_iter().map(|w| (w.2, w.3)).collect();
 
-    let mut csv = String::from("time,x,z,speed,rpm,gear,throttle,brake,steering");
+    let mut csv = String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
     for (_, name) in &wheels {
         for field in [
             "load",
@@ -145,26 +187,43 @@ fn main() {
     csv.push('\n');
 
     let dt = 1.0 / hz;
-    let steps = (DURATION * hz) as usize;
-    let (mut to_100, mut top_speed) = (None, 0.0f64);
+    let steps = (program.duration * hz).round() as usize;
+    let (mut to_100, mut top_speed, mut start) = (None, 0.0f64, None);
+    let mut current = usize::MAX;
     for step in 0..steps {
         let t = step as f64 * dt;
-        let command = PROGRAM.iter().rev().find(|c| c.time <= t).unwrap();
+        let index = program.commands.iter().rposition(|c| c.time <= t);
         let (rpm, gear) = {
             let tel = app.world().get::<VehicleTelemetry>(car).unwrap();
             (tel.engine_rpm, tel.gear)
         };
         {
             let mut controls = app.world_mut().get_mut::<VehicleControls>(car).unwrap();
+            let fallback = Command::default();
+            let command = index.map_or(&fallback, |i| &program.commands[i]);
             controls.throttle = command.throttle;
             controls.brake = command.brake;
+            controls.clutch = command.clutch;
             controls.steering = command.steering;
-            if controls.gear == 0 && command.throttle > 0.0 {
-                controls.gear = 1;
-            } else if rpm > 6000.0 && gear == controls.gear && controls.gear < 6 {
-                controls.gear += 1;
-            } else if rpm < 1800.0 && gear == controls.gear && controls.gear > 1 {
-                controls.gear -= 1;
+            controls.handbrake = command.handbrake;
+            if index != Some(current) {
+                current = index.unwrap_or(usize::MAX);
+                if let Some(g) = command.gear {
+                    controls.gear = g;
+                }
+            }
+            if start.is_none() && command.throttle > 0.0 {
+                start = Some(t);
+            }
+            if let Some(shift) = &program.shift
+                && gear == controls.gear
+                && gear > 0
+            {
+                if rpm > shift.up_rpm {
+                    controls.gear += 1;
+                } else if rpm < shift.down_rpm && gear > 1 {
+                    controls.gear -= 1;
+                }
             }
         }
         app.update();
@@ -175,11 +234,11 @@ fn main() {
         let controls = world.get::<VehicleControls>(car).unwrap();
         top_speed = top_speed.max(tel.forward_speed);
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
-            to_100 = Some(t + dt - 1.0);
+            to_100 = start.map(|s| t + dt - s);
         }
         write!(
             csv,
-            "{:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.3}",
+            "{:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.2},{:.3},{:.2}",
             t + dt,
             p.x,
             p.z,
@@ -188,7 +247,9 @@ fn main() {
             tel.gear,
             controls.throttle,
             controls.brake,
-            tel.steering
+            controls.clutch,
+            tel.steering,
+            controls.handbrake,
         )
         .unwrap();
         for (w, _) in &wheels {
@@ -213,9 +274,14 @@ fn main() {
             std::process::exit(1);
         }
     }
-    std::fs::write(&path, csv).expect("write the CSV");
+    std::fs::write(&args.csv, csv).unwrap_or_else(|e| fail(format!("{}: {e}", args.csv.display())));
     let status = app.world().get::<Drivetrain>(car).unwrap().status().clone();
-    println!("wrote {path} ({steps} steps at {hz} Hz, {substeps} substeps; drivetrain {status:?})");
+    println!(
+        "{}: wrote {} ({steps} steps at {hz} Hz, {} substeps; drivetrain {status:?})",
+        description.name,
+        args.csv.display(),
+        description.substeps
+    );
     match to_100 {
         Some(t) => println!("0–100 km/h: {t:.2} s"),
         None => println!("0–100 km/h: not reached"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: for now a complete car driven headless by a script (no window, no GPU); it
-# writes headless_drive.csv and prints the car's 0–100 km/h time.
+# The main job, until the demo exists: a vehicle file driven headless by a program file (no
+# window, no GPU). It writes headless_drive.csv and prints the 0–100 km/h time. Options (see
+# examples/headless_drive.rs): --vehicle, --program, --csv, --hz, --substeps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

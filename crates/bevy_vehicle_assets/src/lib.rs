@@ -17,7 +17,10 @@ pub use description::{
     AxleSpec, AxleWheels, ChassisSpec, Connection, NamedBlock, VehicleDescription, VehicleTopology,
 };
 pub use error::VehicleFileError;
-pub use plugin::{VehicleAsset, VehicleAssetSystems, VehicleAssetsPlugin, VehicleLoader};
+pub use plugin::{
+    LoadedVehicle, VehicleAsset, VehicleAssetStatus, VehicleAssetSystems, VehicleAssetsPlugin,
+    VehicleLoader,
+};
 pub use spawn::SpawnedFrom;
 
 mod plugin;

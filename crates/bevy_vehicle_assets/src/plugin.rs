@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use bevy::asset::io::Reader;
-use bevy::asset::{AssetLoadFailedEvent, AssetLoader, LoadContext};
+use bevy::asset::{AssetLoader, LoadContext};
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -14,14 +14,17 @@ use crate::description::{BuildError, Fetched, VehicleDescription, build};
 use crate::error::VehicleFileError;
 use crate::spawn::SpawnedFrom;
 
-/// Loads vehicle files (`*.vehicle.ron`) as [`VehicleDescription`]s, spawns the vehicles of
+/// Loads vehicle files (`*.vehicle.ron`) as [`LoadedVehicle`] assets, spawns the vehicles of
 /// [`VehicleAsset`] entities, and updates them when their files change.
 ///
 /// Part of `VehiclePhysicsPlugins`. The loader needs Bevy's `AssetPlugin` (which
-/// `DefaultPlugins` brings).
-/// With Bevy's `file_watcher` feature, saving a file reloads it; otherwise call
-/// `AssetServer::reload`. A file that fails to load or reload is logged once with its
-/// [`VehicleFileError`]; a vehicle whose file fails to reload keeps its last good settings.
+/// `DefaultPlugins` brings), added before this plugin. With Bevy's `file_watcher` feature,
+/// saving a file reloads it; otherwise call `AssetServer::reload`.
+///
+/// A file that is refused is logged once per version of the file, with its
+/// [`VehicleFileError`], and shown in the entity's [`VehicleAssetStatus`]. A vehicle whose
+/// file is refused on reload keeps running on its last good settings; one whose file is
+/// refused at first is not built until the file is fixed.
 #[derive(Default)]
 pub struct VehicleAssetsPlugin;
 
@@ -33,28 +36,31 @@ pub enum VehicleAssetSystems {
 }
 
 impl Plugin for VehicleAssetsPlugin {
+    /// The loader and systems need Bevy's `AssetPlugin`, added before this plugin (as
+    /// `DefaultPlugins` does); without it (a headless app on `MinimalPlugins`) vehicles can
+    /// still be read with [`VehicleDescription::load`].
     fn build(&self, app: &mut App) {
         app.init_resource::<FileBlockTypes>();
-    }
-
-    /// The loader and systems need Bevy's `AssetPlugin`; without it (a headless app on
-    /// `MinimalPlugins`) vehicles can still be read with [`VehicleDescription::load`].
-    fn finish(&self, app: &mut App) {
-        if !app.world().contains_resource::<AssetServer>() {
+        if !app.is_plugin_added::<AssetPlugin>() {
             debug!("no AssetPlugin: vehicle files load only through VehicleDescription::load");
             return;
         }
         let types = app.world().resource::<FileBlockTypes>().clone();
-        app.init_asset::<VehicleDescription>()
+        app.init_asset::<LoadedVehicle>()
             .register_asset_loader(VehicleLoader { types })
             .add_systems(
                 Update,
-                (report_load_failures, sync_vehicle_assets)
-                    .chain()
-                    .in_set(VehicleAssetSystems::Sync),
+                sync_vehicle_assets.in_set(VehicleAssetSystems::Sync),
             );
     }
 }
+
+/// A vehicle file as loaded: the checked vehicle, or why the file was refused.
+///
+/// A refused file still loads as an asset (rather than failing the load), so that the error
+/// reaches the vehicles using it once, and a vehicle keeps its last good settings.
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct LoadedVehicle(pub Result<VehicleDescription, VehicleFileError>);
 
 /// On an entity with a `Transform`: make it the vehicle this file describes, once loaded, and
 /// keep it in step with the file.
@@ -70,8 +76,21 @@ impl Plugin for VehicleAssetsPlugin {
 /// }
 /// ```
 #[derive(Component, Clone, Debug)]
-#[require(Transform)]
-pub struct VehicleAsset(pub Handle<VehicleDescription>);
+#[require(Transform, VehicleAssetStatus)]
+pub struct VehicleAsset(pub Handle<LoadedVehicle>);
+
+/// On a [`VehicleAsset`] entity: what became of its file.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub enum VehicleAssetStatus {
+    /// The file has not loaded yet.
+    #[default]
+    Loading,
+    /// The vehicle matches the file.
+    Applied,
+    /// The latest version of the file was refused. The vehicle, if it was built before, runs
+    /// on its last good settings.
+    Refused(VehicleFileError),
+}
 
 /// The loader of `*.vehicle.ron` files. Referenced topologies, tires and CSV tables are read
 /// with the vehicle, so the asset is complete and checked when it loads, and editing any of
@@ -82,16 +101,16 @@ pub struct VehicleLoader {
 }
 
 impl AssetLoader for VehicleLoader {
-    type Asset = VehicleDescription;
+    type Asset = LoadedVehicle;
     type Settings = ();
-    type Error = VehicleFileError;
+    type Error = std::io::Error;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
         _settings: &(),
         load_context: &mut LoadContext<'_>,
-    ) -> Result<VehicleDescription, VehicleFileError> {
+    ) -> Result<LoadedVehicle, std::io::Error> {
         let path = load_context.path().path().to_owned();
         let whole_file = |reason: String| VehicleFileError {
             file: path.clone(),
@@ -101,12 +120,10 @@ impl AssetLoader for VehicleLoader {
             reason,
         };
         let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|e| whole_file(format!("cannot read the file: {e}")))?;
-        let text =
-            String::from_utf8(bytes).map_err(|e| whole_file(format!("not UTF-8 text: {e}")))?;
+        reader.read_to_end(&mut bytes).await?;
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Ok(LoadedVehicle(Err(whole_file("not UTF-8 text".into()))));
+        };
         let name = path.to_string_lossy().into_owned();
         // Build; each time a referenced file is needed, read it and build again.
         let mut files: HashMap<String, Result<Arc<str>, String>> = HashMap::new();
@@ -117,13 +134,13 @@ impl AssetLoader for VehicleLoader {
                 None => Fetched::Pending,
             };
             match build(&name, &text, &self.types, &mut fetch) {
-                Ok(description) => return Ok(description),
-                Err(BuildError::File(e)) => return Err(*e),
+                Ok(description) => return Ok(LoadedVehicle(Ok(description))),
+                Err(BuildError::File(e)) => return Ok(LoadedVehicle(Err(*e))),
                 Err(BuildError::Pending(p)) => {
                     let read = match load_context.read_asset_bytes(p.clone()).await {
                         Ok(bytes) => String::from_utf8(bytes)
                             .map(Arc::from)
-                            .map_err(|e| format!("not UTF-8 text: {e}")),
+                            .map_err(|_| "not UTF-8 text".to_owned()),
                         Err(e) => Err(e.to_string()),
                     };
                     files.insert(p, read);
@@ -137,42 +154,46 @@ impl AssetLoader for VehicleLoader {
     }
 }
 
-fn report_load_failures(mut failures: MessageReader<AssetLoadFailedEvent<VehicleDescription>>) {
-    for failure in failures.read() {
-        error!("vehicle file refused: {}", failure.error);
-    }
-}
-
 fn sync_vehicle_assets(
     mut commands: Commands,
-    mut events: MessageReader<AssetEvent<VehicleDescription>>,
-    descriptions: Res<Assets<VehicleDescription>>,
-    vehicles: Query<(
+    mut events: MessageReader<AssetEvent<LoadedVehicle>>,
+    files: Res<Assets<LoadedVehicle>>,
+    mut vehicles: Query<(
         Entity,
         &VehicleAsset,
+        &mut VehicleAssetStatus,
         Option<&SpawnedFrom>,
         Option<&VehicleControls>,
     )>,
 ) {
-    let changed: HashSet<AssetId<VehicleDescription>> = events
-        .read()
-        .filter_map(|event| match event {
-            AssetEvent::Modified { id } => Some(*id),
-            _ => None,
-        })
-        .collect();
-    for (entity, asset, spawned, controls) in &vehicles {
-        let Some(description) = descriptions.get(&asset.0) else {
+    let mut changed: HashSet<AssetId<LoadedVehicle>> = HashSet::new();
+    for event in events.read() {
+        if let AssetEvent::Added { id } | AssetEvent::Modified { id } = event
+            && changed.insert(*id)
+            && let Some(LoadedVehicle(Err(error))) = files.get(*id)
+        {
+            error!("vehicle file refused: {error}");
+        }
+    }
+    for (entity, asset, mut status, spawned, controls) in &mut vehicles {
+        let fresh = changed.contains(&asset.0.id());
+        if !(fresh || (spawned.is_none() && *status == VehicleAssetStatus::Loading)) {
             continue;
-        };
-        let controls = controls.cloned().unwrap_or_default();
-        match spawned {
-            None => description.build_on(&mut commands, entity, &controls),
-            Some(old) if changed.contains(&asset.0.id()) => {
-                description.update(&mut commands, entity, old, &controls);
-                info!("vehicle '{}' reloaded", description.name);
+        }
+        match files.get(&asset.0).map(|f| &f.0) {
+            None => {}
+            Some(Err(error)) => *status = VehicleAssetStatus::Refused(error.clone()),
+            Some(Ok(description)) => {
+                let controls = controls.cloned().unwrap_or_default();
+                match spawned {
+                    None => description.build_on(&mut commands, entity, &controls),
+                    Some(old) => {
+                        description.update(&mut commands, entity, old, &controls);
+                        info!("vehicle '{}' reloaded", description.name);
+                    }
+                }
+                *status = VehicleAssetStatus::Applied;
             }
-            Some(_) => {}
         }
     }
 }

@@ -1,0 +1,272 @@
+//! Vehicle files as Bevy assets: spawning from a handle, and retuning the live vehicle when its
+//! file changes on disk.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_vehicle_physics::assets::{SpawnedFrom, VehicleAssetStatus};
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+const VEHICLE: &str = "car.vehicle.ron";
+
+/// A scratch asset folder holding a copy of the hatchback and the files it references.
+fn scratch_assets(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bvp_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for file in [
+        "topologies/fwd.topology.ron",
+        "topologies/rwd.topology.ron",
+        "tires/passenger_205_60r15.tire.ron",
+        "engines/vw_ea211_1_4_tsi_110kw.csv",
+    ] {
+        let to = dir.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(Path::new(ASSETS).join(file), to).unwrap();
+    }
+    let vehicle =
+        std::fs::read_to_string(Path::new(ASSETS).join("vehicles/hatchback.vehicle.ron")).unwrap();
+    std::fs::write(dir.join(VEHICLE), vehicle).unwrap();
+    dir
+}
+
+/// Replaces `from` with `to` in the scratch vehicle file and asks the asset server to reload it
+/// (what the file watcher does on a save).
+fn edit(app: &mut App, dir: &Path, from: &str, to: &str) {
+    let path = dir.join(VEHICLE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "`{from}` not in the vehicle file");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    app.world().resource::<AssetServer>().reload(VEHICLE);
+}
+
+/// A headless app with an asset server on `dir`; every update is one 60 Hz fixed step.
+fn create_asset_app(dir: &Path) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: dir.to_string_lossy().into_owned(),
+            ..default()
+        },
+        VehiclePhysicsPlugins,
+    ))
+    .insert_resource(Time::<Fixed>::from_hz(60.0))
+    .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+    app.update();
+    app
+}
+
+/// Updates until `done` holds, at most `limit` times; returns how many updates it took.
+fn update_until(app: &mut App, limit: usize, mut done: impl FnMut(&mut App) -> bool) -> usize {
+    for n in 0..limit {
+        if done(app) {
+            return n;
+        }
+        app.update();
+        // Asset loads run on other threads; give them a moment.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("not done after {limit} updates");
+}
+
+/// The differential's torque multiplication: output torque over input torque.
+fn differential_gain(app: &mut App, car: Entity) -> f64 {
+    let world = app.world_mut();
+    let mut q = world.query::<(&BlockOf, &Name, &DifferentialSensors)>();
+    let (_, _, s) = q
+        .iter(world)
+        .find(|(b, n, _)| b.0 == car && n.as_str() == "differential")
+        .expect("the car has a differential");
+    (s.left_torque + s.right_torque) / s.input_torque
+}
+
+fn final_drive(app: &App, car: Entity) -> f64 {
+    let spawned = get::<SpawnedFrom>(app, car);
+    spawned
+        .description
+        .blocks
+        .iter()
+        .find_map(|b| b.block.as_any().downcast_ref::<Differential>())
+        .expect("a differential")
+        .ratio
+}
+
+fn engine_rpm(app: &App, car: Entity) -> f64 {
+    get::<VehicleTelemetry>(app, car).engine_rpm
+}
+
+#[test]
+fn editing_the_file_retunes_the_live_vehicle() {
+    let dir = scratch_assets("retune");
+    let mut app = create_asset_app(&dir);
+    spawn_flat_ground(&mut app, 1.0);
+    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
+    let car = app
+        .world_mut()
+        .spawn((
+            VehicleAsset(handle.clone()),
+            Transform::from_xyz(0.0, 0.33, 0.0),
+        ))
+        .id();
+    update_until(&mut app, 2000, |app| {
+        app.world().get::<SpawnedFrom>(car).is_some()
+    });
+
+    // Pull away gently in second gear, so the front tires keep their grip.
+    tick(&mut app, 60);
+    controls(&mut app, car, |c| {
+        c.gear = 2;
+        c.throttle = 0.3;
+    });
+    tick(&mut app, 120);
+    let gain = differential_gain(&mut app, car);
+    // Differential: output torque = ratio × efficiency × input torque.
+    assert!(
+        (gain - 3.647 * 0.98).abs() < 1e-6 * gain,
+        "gain {gain} before the edit"
+    );
+
+    // A new final drive on disk reaches the running car within a few steps, and nothing else
+    // jumps: the pose moves on by v·dt per step, the velocity and the engine speed carry on.
+    let (p0, v0, rpm0) = (
+        position(&app, car),
+        velocity(&app, car),
+        engine_rpm(&app, car),
+    );
+    edit(&mut app, &dir, "ratio: 3.647", "ratio: 4.5");
+    let steps = update_until(&mut app, 2000, |app| final_drive(app, car) == 4.5);
+    app.update();
+    let steps = steps + 1;
+    let (p1, v1, rpm1) = (
+        position(&app, car),
+        velocity(&app, car),
+        engine_rpm(&app, car),
+    );
+    let dt = 1.0 / 60.0;
+    let travelled = (p1 - p0).length();
+    let expected = v0.length() * steps as f32 * dt as f32;
+    assert!(
+        (travelled - expected).abs() < 0.05 * expected + 0.01,
+        "moved {travelled} m in {steps} steps at {} m/s",
+        v0.length()
+    );
+    assert!(
+        (v1 - v0).length() < 0.1 * v0.length() + 0.05,
+        "velocity {v0} -> {v1}"
+    );
+    assert!(rpm1 > 0.5 * rpm0, "engine speed {rpm0} -> {rpm1} rpm");
+    tick(&mut app, 5);
+    let gain = differential_gain(&mut app, car);
+    assert!(
+        (gain - 4.5 * 0.98).abs() < 1e-6 * gain,
+        "gain {gain} after the edit"
+    );
+
+    // A broken edit is refused with its location, and the car keeps running on its last good
+    // settings.
+    edit(&mut app, &dir, "ratio: 4.5", "ratio: 0.0");
+    update_until(&mut app, 2000, |app| {
+        matches!(
+            app.world().get::<VehicleAssetStatus>(car),
+            Some(VehicleAssetStatus::Refused(_))
+        )
+    });
+    let VehicleAssetStatus::Refused(error) = get::<VehicleAssetStatus>(&app, car) else {
+        unreachable!()
+    };
+    assert_eq!(
+        (error.field.as_str(), error.file.to_str().unwrap()),
+        ("blocks.differential.ratio", VEHICLE)
+    );
+    let text = std::fs::read_to_string(dir.join(VEHICLE)).unwrap();
+    let line = text.lines().position(|l| l.contains("ratio: 0.0")).unwrap() + 1;
+    assert_eq!(error.line, line, "{error}");
+    let v_before = velocity(&app, car).length();
+    tick(&mut app, 60);
+    assert_eq!(final_drive(&app, car), 4.5);
+    let v_after = velocity(&app, car).length();
+    assert!(
+        v_after > v_before && v_after.is_finite(),
+        "the car stopped pulling: {v_before} -> {v_after} m/s"
+    );
+    let gain = differential_gain(&mut app, car);
+    assert!((gain - 4.5 * 0.98).abs() < 1e-6 * gain);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_topology_change_rebuilds_the_drivetrain_and_keeps_the_body_moving() {
+    let dir = scratch_assets("topology");
+    let mut app = create_asset_app(&dir);
+    spawn_flat_ground(&mut app, 1.0);
+    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
+    let car = app
+        .world_mut()
+        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
+        .id();
+    update_until(&mut app, 2000, |app| {
+        app.world().get::<SpawnedFrom>(car).is_some()
+    });
+    tick(&mut app, 60);
+    controls(&mut app, car, |c| {
+        c.gear = 2;
+        c.throttle = 0.3;
+    });
+    tick(&mut app, 120);
+    let old_blocks = get::<SpawnedFrom>(&app, car).blocks;
+    let (p0, v0) = (position(&app, car), velocity(&app, car));
+    assert!(v0.length() > 1.0, "not moving: {v0}");
+
+    // Front-wheel drive becomes rear-wheel drive.
+    edit(
+        &mut app,
+        &dir,
+        "topologies/fwd.topology.ron",
+        "topologies/rwd.topology.ron",
+    );
+    let steps = update_until(&mut app, 2000, |app| {
+        get::<SpawnedFrom>(app, car)
+            .description
+            .topology
+            .connections
+            .iter()
+            .any(|c| c.block == "wheel_rl")
+    });
+    let (p1, v1) = (position(&app, car), velocity(&app, car));
+    let expected = v0.length() * steps as f32 / 60.0;
+    assert!(
+        ((p1 - p0).length() - expected).abs() < 0.05 * expected + 0.01,
+        "pose jumped: {p0} -> {p1} in {steps} steps"
+    );
+    assert!(
+        (v1 - v0).length() < 0.1 * v0.length() + 0.05,
+        "{v0} -> {v1}"
+    );
+    // New block entities, the old ones gone, and the drivetrain running again.
+    let new_blocks = get::<SpawnedFrom>(&app, car).blocks;
+    for entity in old_blocks.values() {
+        assert!(
+            app.world().get_entity(*entity).is_err(),
+            "{entity} left behind"
+        );
+    }
+    tick(&mut app, 120);
+    assert_eq!(
+        *app.world().get::<Drivetrain>(car).unwrap().status(),
+        DrivetrainStatus::Ready
+    );
+    let rear = new_blocks["wheel_rl"];
+    let torque = get::<WheelSensors>(&app, rear).drive_torque;
+    assert!(torque > 10.0, "rear wheel not driven: {torque} N·m");
+    assert!(
+        velocity(&app, car).length() > v1.length(),
+        "not accelerating"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
