@@ -630,16 +630,30 @@ fn compile(
 
 /// Hands changed driver controls to every block of type `B` of the vehicles whose controls
 /// changed (vehicles whose controls did not change cost nothing here).
+/// Hands the driver's changed controls to each block, in the component and in the solver's
+/// copy. Inputs are clamped, never refused, so the copy takes them directly: no settings check
+/// and no copy of the settings every time the throttle moves.
 fn apply_controls<B: Block>(
-    vehicles: Query<(&VehicleControls, &Blocks), Changed<VehicleControls>>,
-    mut blocks: Query<&mut B>,
+    mut vehicles: Query<(&VehicleControls, &Blocks, &mut Drivetrain), Changed<VehicleControls>>,
+    mut blocks: Query<(&mut B, &BlockSlot)>,
 ) {
-    for (controls, members) in &vehicles {
+    for (controls, members, mut drivetrain) in &mut vehicles {
         for member in members.iter() {
-            if let Ok(mut block) = blocks.get_mut(member)
-                && block.bypass_change_detection().apply_controls(controls)
+            let Ok((mut block, slot)) = blocks.get_mut(member) else {
+                continue;
+            };
+            if !block.bypass_change_detection().apply_controls(controls) {
+                continue;
+            }
+            match drivetrain
+                .bypass_change_detection()
+                .block_cell_mut::<B>(slot.node, member)
             {
-                block.set_changed();
+                Some(cell) => {
+                    cell.block.apply_controls(controls);
+                }
+                // Not compiled yet: the compiled program will start from the component.
+                None => block.set_changed(),
             }
         }
     }
