@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::{FileBlock, FileBlockTypes, WHEEL_TYPE, compact};
 use crate::error::{VehicleFileError, closest};
-use crate::source::{FieldPath, Node, NodeKind, SourceFile, offset_of, parse_tree};
+use crate::source::{FieldPath, Node, NodeKind, SourceFile, next_token, offset_of, parse_tree};
 
 /// Gravity (m/s²) for the static preload: Rapier's default.
 const GRAVITY: f64 = bevy_vehicle_chassis::GRAVITY;
@@ -468,9 +468,9 @@ impl Builder<'_> {
         text: &str,
         e: ron::error::SpannedError,
     ) -> BuildError {
-        let offset = base + offset_of(text, e.span.start.line, e.span.start.col);
         let d = &self.docs[doc];
-        let (path, _) = node.locate(&d.source.text, offset);
+        let offset = base + offset_of(text, e.span.start.line, e.span.start.col);
+        let (path, offset) = ron_error_at(node, &d.source.text, offset, &e.code);
         let reason = describe_ron_error(&e.code);
         self.error_at(doc, offset, &prefix.join(&path), reason)
     }
@@ -572,13 +572,18 @@ impl Builder<'_> {
         };
         for (name, node) in &overrides {
             if !block_nodes.iter().any(|(n, _)| n == name) {
+                // The name is what is wrong: point at it.
+                let key = root
+                    .field("blocks")
+                    .and_then(|f| f.value.key(&self.docs[VEHICLE].source.text, name))
+                    .unwrap_or(node);
                 let known: Vec<&str> = block_nodes.iter().map(|(n, _)| n.as_str()).collect();
                 let hint = closest(name, known.iter().copied())
                     .map(|c| format!(" (did you mean '{c}'?)"))
                     .unwrap_or_default();
                 return Err(self.error_at(
                     VEHICLE,
-                    node.span.start,
+                    key.span.start,
                     &FieldPath::root().field("blocks").key(name),
                     format!(
                         "the topology has no block called '{name}'{hint}; its blocks are {}",
@@ -656,11 +661,18 @@ impl Builder<'_> {
         self.check_vehicle(description)
     }
 
+    /// Refuses a map that gives a key twice, pointing at the second one.
     fn check_unique_keys(&self, doc: usize, map: &Node, path: &FieldPath, what: &str) -> Built<()> {
         let text = &self.docs[doc].source.text;
-        let entries = map.entries(text);
-        for (i, (key, node)) in entries.iter().enumerate() {
-            if entries[..i].iter().any(|(k, _)| k == key) {
+        let NodeKind::Map(entries) = &map.kind else {
+            return Ok(());
+        };
+        let keys: Vec<(&str, &Node)> = entries
+            .iter()
+            .filter_map(|(k, _)| k.string(text).map(|s| (s, k)))
+            .collect();
+        for (i, (key, node)) in keys.iter().enumerate() {
+            if keys[..i].iter().any(|(k, _)| k == key) {
                 return Err(self.error_at(
                     doc,
                     node.span.start,
@@ -696,7 +708,8 @@ impl Builder<'_> {
             ));
         }
         let vehicle_path = FieldPath::root().field("blocks").key(name);
-        let mut fields: Vec<(String, usize, Node)> = Vec::new();
+        // (name, document, span of the name there, value)
+        let mut fields: Vec<(String, usize, core::ops::Range<usize>, Node)> = Vec::new();
         for (doc, node, path) in [
             (topo_doc, Some(topo_node), topo_path),
             (VEHICLE, vehicle_node, &vehicle_path),
@@ -715,11 +728,25 @@ impl Builder<'_> {
                             format!("'{name}' is a `{type_name}` in the topology, not a `{n}`"),
                         ));
                     }
-                    for field in f {
-                        if let Some(i) = fields.iter().position(|(n, _, _)| *n == field.name) {
+                    for (i, field) in f.iter().enumerate() {
+                        if f[..i].iter().any(|g| g.name == field.name) {
+                            return Err(self.error_at(
+                                doc,
+                                field.name_span.start,
+                                &path.field(&field.name),
+                                format!("field `{}` is given twice", field.name),
+                            ));
+                        }
+                        // The vehicle's value replaces the topology's.
+                        if let Some(i) = fields.iter().position(|(n, ..)| *n == field.name) {
                             fields.remove(i);
                         }
-                        fields.push((field.name.clone(), doc, field.value.clone()));
+                        fields.push((
+                            field.name.clone(),
+                            doc,
+                            field.name_span.clone(),
+                            field.value.clone(),
+                        ));
                     }
                 }
                 NodeKind::Atom if doc == topo_doc && core::ptr::eq(node, topo_node) => {}
@@ -739,8 +766,9 @@ impl Builder<'_> {
         let mut composed = Composed::default();
         composed.push_str(type_name);
         composed.push_str("(");
-        for (field, doc, value) in &fields {
-            composed.push_str(field);
+        for (field, doc, name_span, value) in &fields {
+            // The name is a piece of its file, so that an unknown field points at it.
+            composed.push(*doc, &self.docs, name_span.clone());
             composed.push_str(": ");
             let csv = {
                 let text = &self.docs[*doc].source.text;
@@ -779,30 +807,35 @@ impl Builder<'_> {
         }
         composed.push_str(")");
 
+        // Paths of a piece from the topology's entry for the block (which may be inline in the
+        // vehicle file) are below `topo_path`, all others below `vehicle_path`.
+        let prefix_of = |doc: usize, origin: usize| {
+            if doc == topo_doc && topo_node.span.contains(&origin) {
+                topo_path.clone()
+            } else {
+                vehicle_path.clone()
+            }
+        };
         let tree = parse_tree(&composed.text).map_err(|e| {
             let (doc, offset) = composed.origin(e.offset);
             self.error_at(
                 doc,
                 offset,
-                &vehicle_path,
+                &prefix_of(doc, offset).join(&e.path),
                 format!("syntax error: {}", e.reason),
             )
         })?;
-        let located = |offset: usize, reason: String| {
-            let (path, _) = tree.locate(&composed.text, offset);
+        let located = |offset: usize, code: &ron::Error| {
+            let (path, offset) = ron_error_at(&tree, &composed.text, offset, code);
+            let reason = describe_ron_error(code);
             let (doc, origin) = composed.origin(offset);
-            let prefix = if doc == topo_doc && doc != VEHICLE {
-                topo_path.clone()
-            } else {
-                vehicle_path.clone()
-            };
-            self.error_at(doc, origin, &prefix.join(&path), reason)
+            self.error_at(doc, origin, &prefix_of(doc, origin).join(&path), reason)
         };
         let block = match self.types.parse(type_name, &composed.text) {
             Some(Ok(block)) => block,
             Some(Err(e)) => {
                 let offset = offset_of(&composed.text, e.span.start.line, e.span.start.col);
-                return Err(located(offset, describe_ron_error(&e.code)));
+                return Err(located(offset, &e.code));
             }
             None => unreachable!("checked above"),
         };
@@ -816,12 +849,7 @@ impl Builder<'_> {
                 len -= 1;
             };
             let (doc, origin) = composed.origin(node.span.start);
-            let prefix = if doc == topo_doc && doc != VEHICLE {
-                topo_path.clone()
-            } else {
-                vehicle_path.clone()
-            };
-            return Err(self.error_at(doc, origin, &prefix.join(&path), e.reason));
+            return Err(self.error_at(doc, origin, &prefix_of(doc, origin).join(&path), e.reason));
         }
         Ok(block)
     }
@@ -1027,34 +1055,24 @@ impl Builder<'_> {
             })
             .collect();
         if let Err(error) = order_blocks(&graph) {
-            let block = match &error {
-                DrivetrainError::MultipleRoots { roots } => roots.get(1).cloned(),
+            // The block at fault, and whether its connection is what is wrong (rather than
+            // the block lacking one, or a port of it left open).
+            let (block, by_connection) = match &error {
+                DrivetrainError::MultipleRoots { roots } => (roots.get(1).cloned(), false),
                 DrivetrainError::UnconnectedInput { block }
-                | DrivetrainError::UnconnectedPort { block, .. }
-                | DrivetrainError::RootHasInput { block, .. } => Some(block.clone()),
-                DrivetrainError::Cycle { blocks } => blocks.first().cloned(),
-                _ => None,
+                | DrivetrainError::UnconnectedPort { block, .. } => (Some(block.clone()), false),
+                DrivetrainError::RootHasInput { block, .. } => (Some(block.clone()), true),
+                DrivetrainError::Cycle { blocks } => (blocks.first().cloned(), true),
+                _ => (None, false),
             };
-            let (path, field) = match &block {
-                Some(b) if topology.connections.contains_key(b) => (
-                    FieldPath::root().field("connections").key(b),
-                    FieldPath::root().field("connections").key(b),
-                ),
-                Some(b) => (
-                    FieldPath::root().field("blocks").key(b),
-                    FieldPath::root().field("blocks").key(b),
-                ),
-                None => (
-                    FieldPath::root().field("blocks"),
-                    FieldPath::root().field("blocks"),
-                ),
+            let path = match &block {
+                Some(b) if by_connection && topology.connections.contains_key(b) => {
+                    FieldPath::root().field("connections").key(b)
+                }
+                Some(b) => FieldPath::root().field("blocks").key(b),
+                None => FieldPath::root().field("blocks"),
             };
-            return Err(self.error_at(
-                doc,
-                node_of(&path),
-                &prefix.join(&field),
-                error.to_string(),
-            ));
+            return Err(self.error_at(doc, node_of(&path), &prefix.join(&path), error.to_string()));
         }
 
         let mut blocks_sorted = types.to_vec();
@@ -1286,23 +1304,36 @@ fn static_axle_loads(d: &VehicleDescription) -> Result<Vec<f64>, String> {
     Ok(loads)
 }
 
-/// A file that does not parse: `ron`'s own message and position when it has one, the
-/// scanner's otherwise.
+/// A file that does not parse. Where `ron` and the scanner see the problem at the same place
+/// (up to blank space and comments), the scanner's message and field path (its message names
+/// the bracket a missing `,` or `]` belongs to); where they disagree, `ron`'s message and
+/// position, since `ron` reads the file in the end.
 fn syntax_error(source: &SourceFile, e: crate::source::ScanError) -> BuildError {
-    let (offset, reason) = match ron::Options::default().from_str::<IgnoredAny>(&source.text) {
-        Err(ron) => (
-            offset_of(&source.text, ron.span.start.line, ron.span.start.col),
-            describe_ron_error(&ron.code),
-        ),
-        Ok(_) => (e.offset, e.reason),
+    let text = &source.text;
+    let (offset, path, reason) = match ron::Options::default().from_str::<IgnoredAny>(text) {
+        Err(ron) => {
+            let offset = offset_of(text, ron.span.start.line, ron.span.start.col);
+            if next_token(text, offset) == e.offset {
+                (e.offset, e.path, e.reason)
+            } else {
+                (offset, FieldPath::root(), describe_ron_error(&ron.code))
+            }
+        }
+        Ok(_) => (e.offset, e.path, e.reason),
     };
-    VehicleFileError::at(
-        source,
-        offset,
-        &FieldPath::root(),
-        format!("syntax error: {reason}"),
-    )
-    .into()
+    VehicleFileError::at(source, offset, &path, format!("syntax error: {reason}")).into()
+}
+
+/// The field path (below `node`, which spans `offset` of `text`) and the offset to report for
+/// `ron`'s error `code` at `offset`: at the value after any blank space `ron` stopped before,
+/// and for a missing field at the start of the value that lacks it.
+fn ron_error_at(node: &Node, text: &str, offset: usize, code: &ron::Error) -> (FieldPath, usize) {
+    let offset = next_token(text, offset);
+    let (path, at) = node.locate(text, offset);
+    match code {
+        ron::Error::MissingStructField { .. } => (path, at.span.start),
+        _ => (path, offset),
+    }
 }
 
 fn quoted(names: &[&str]) -> String {
@@ -1330,6 +1361,10 @@ fn describe_ron_error(code: &ron::Error) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             )
+        }
+        ron::Error::MissingStructField { field, .. } => format!("missing field `{field}`"),
+        ron::Error::DuplicateStructField { field, .. } => {
+            format!("field `{field}` is given twice")
         }
         other => other.to_string(),
     }

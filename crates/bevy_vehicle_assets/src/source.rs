@@ -193,6 +193,18 @@ impl Node {
         }
     }
 
+    /// The key of the first map entry whose key is the string `key`, if this is a map that has
+    /// it (errors about the key itself, such as an unknown name, point at it).
+    pub fn key(&self, text: &str, key: &str) -> Option<&Node> {
+        match &self.kind {
+            NodeKind::Map(entries) => entries
+                .iter()
+                .map(|(k, _)| k)
+                .find(|k| k.string(text) == Some(key)),
+            _ => None,
+        }
+    }
+
     /// The value at `path` below this one. Newtype wrappers (`Some(x)`, `Variant(x)`) are looked
     /// through when the path goes on into a struct field or a sequence.
     pub fn find(&self, text: &str, path: &[Segment]) -> Option<&Node> {
@@ -324,6 +336,9 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 pub struct ScanError {
     /// Byte offset of the problem.
     pub offset: usize,
+    /// The field path of the value the scanner was reading (the innermost one that had begun),
+    /// e.g. `chassis` for a comma missing between two chassis fields.
+    pub path: FieldPath,
     /// What was expected.
     pub reason: String,
 }
@@ -334,12 +349,7 @@ const MAX_DEPTH: usize = 128;
 /// Parses the shape of a RON document: the single top-level value, after any `#![enable(..)]`
 /// attributes.
 pub fn parse_tree(text: &str) -> Result<Node, ScanError> {
-    let mut scanner = Scanner {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        depth: 0,
-    };
+    let mut scanner = Scanner::new(text, 0);
     scanner.skip_trivia()?;
     while scanner.peek() == Some(b'#') {
         scanner.skip_attribute()?;
@@ -348,9 +358,19 @@ pub fn parse_tree(text: &str) -> Result<Node, ScanError> {
     let node = scanner.value()?;
     scanner.skip_trivia()?;
     if scanner.pos < scanner.bytes.len() {
-        return Err(scanner.error("end of file after the value"));
+        return Err(scanner.error("the end of the file after the value"));
     }
     Ok(node)
+}
+
+/// Byte offset of the first character at or after `offset` that is not blank space or part of
+/// a comment (`offset` itself inside an unterminated block comment).
+pub fn next_token(text: &str, offset: usize) -> usize {
+    let mut scanner = Scanner::new(text, offset.min(text.len()));
+    match scanner.skip_trivia() {
+        Ok(()) => scanner.pos,
+        Err(_) => offset,
+    }
 }
 
 struct Scanner<'a> {
@@ -358,9 +378,21 @@ struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
+    /// Path of the value being read, for errors.
+    path: Vec<Segment>,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str, pos: usize) -> Self {
+        Scanner {
+            text,
+            bytes: text.as_bytes(),
+            pos,
+            depth: 0,
+            path: Vec::new(),
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -368,8 +400,19 @@ impl Scanner<'_> {
     fn error(&self, expected: &str) -> ScanError {
         ScanError {
             offset: self.pos,
+            path: FieldPath(self.path.clone()),
             reason: format!("expected {expected}"),
         }
+    }
+
+    /// A value at `segment` below the current path.
+    fn value_at(&mut self, segment: Option<Segment>) -> Result<Node, ScanError> {
+        let pushed = segment.map(|s| self.path.push(s)).is_some();
+        let node = self.value()?;
+        if pushed {
+            self.path.pop();
+        }
+        Ok(node)
     }
 
     fn skip_trivia(&mut self) -> Result<(), ScanError> {
@@ -440,7 +483,7 @@ impl Scanner<'_> {
             None => Err(self.error("a value")),
             Some(b'[') => {
                 self.pos += 1;
-                let items = self.list(b']', Self::value)?;
+                let items = self.list(start, b']', |s, i| s.value_at(Some(Segment::Index(i))))?;
                 Ok(Node {
                     span: start..self.pos,
                     kind: NodeKind::Seq(items),
@@ -448,10 +491,14 @@ impl Scanner<'_> {
             }
             Some(b'{') => {
                 self.pos += 1;
-                let entries = self.list(b'}', |s| {
+                let entries = self.list(start, b'}', |s, _| {
                     let key = s.value()?;
                     s.expect(b':', "`:` after the map key")?;
-                    Ok((key, s.value()?))
+                    let name = key
+                        .string(s.text)
+                        .unwrap_or(&s.text[key.span.clone()])
+                        .to_owned();
+                    Ok((key, s.value_at(Some(Segment::Key(name)))?))
                 })?;
                 Ok(Node {
                     span: start..self.pos,
@@ -525,6 +572,7 @@ impl Scanner<'_> {
         start: usize,
         name: Option<Range<usize>>,
     ) -> Result<Node, ScanError> {
+        let open = self.pos;
         self.pos += 1; // (
         self.skip_trivia()?;
         let is_struct = {
@@ -543,7 +591,7 @@ impl Scanner<'_> {
             is_struct
         };
         let kind = if is_struct {
-            let fields = self.list(b')', |s| {
+            let fields = self.list(open, b')', |s, _| {
                 s.skip_trivia()?;
                 let name_start = s.pos;
                 if !s
@@ -555,18 +603,24 @@ impl Scanner<'_> {
                 s.identifier();
                 let name_span = name_start..s.pos;
                 s.expect(b':', "`:` after the field name")?;
-                let value = s.value()?;
+                let name = s.text[name_span.clone()]
+                    .trim_start_matches("r#")
+                    .to_owned();
+                let value = s.value_at(Some(Segment::Field(name.clone())))?;
                 Ok(Field {
-                    name: s.text[name_span.clone()]
-                        .trim_start_matches("r#")
-                        .to_owned(),
+                    name,
                     name_span,
                     value,
                 })
             })?;
             NodeKind::Struct { name, fields }
         } else {
-            let items = self.list(b')', Self::value)?;
+            // A named tuple's first item is usually a newtype's content (`Some(x)`, `Csv(x)`):
+            // its path is the tuple's, as [`Node::locate`] has it for newtypes.
+            let named = name.is_some();
+            let items = self.list(open, b')', |s, i| {
+                s.value_at((!named || i > 0).then_some(Segment::Index(i)))
+            })?;
             NodeKind::Tuple { name, items }
         };
         Ok(Node {
@@ -575,25 +629,38 @@ impl Scanner<'_> {
         })
     }
 
-    /// Comma-separated items up to `close` (a trailing comma is allowed); consumes `close`.
+    /// Comma-separated items up to `close` (a trailing comma is allowed), after the opening
+    /// bracket at `open`; consumes `close`. `item` gets each item's index.
     fn list<T>(
         &mut self,
+        open: usize,
         close: u8,
-        mut item: impl FnMut(&mut Self) -> Result<T, ScanError>,
+        mut item: impl FnMut(&mut Self, usize) -> Result<T, ScanError>,
     ) -> Result<Vec<T>, ScanError> {
+        let closing = |s: &Self| {
+            let (line, column) = line_col(s.text, open);
+            format!(
+                "`{}` closing the `{}` at line {line}, column {column}",
+                close as char, s.bytes[open] as char
+            )
+        };
         let mut items = Vec::new();
         loop {
             self.skip_trivia()?;
-            if self.peek() == Some(close) {
-                self.pos += 1;
-                return Ok(items);
+            match self.peek() {
+                Some(c) if c == close => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                None => return Err(self.error(&closing(self))),
+                _ => {}
             }
-            items.push(item(self)?);
+            items.push(item(self, items.len())?);
             self.skip_trivia()?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(c) if c == close => {}
-                _ => return Err(self.error(&format!("`,` or `{}`", close as char))),
+                _ => return Err(self.error(&format!("`,` or {}", closing(self)))),
             }
         }
     }
@@ -710,14 +777,25 @@ Vehicle(
         assert_eq!(&DOC[y.span.clone()], "-2e-3");
         let d = tree.find(DOC, &FieldPath::parse("tire.d").0).unwrap();
         assert_eq!(&DOC[d.span.clone()], "1.0");
-        assert_eq!(line_col(DOC, node.span.start), (6, 53));
-        assert_eq!(offset_of(DOC, 6, 53), node.span.start);
+        assert_eq!(line_col(DOC, node.span.start), (6, 55));
+        assert_eq!(offset_of(DOC, 6, 55), node.span.start);
     }
 
     #[test]
     fn reports_where_the_syntax_breaks() {
         let err = parse_tree("Vehicle(name: \"x\" mass: 3)").unwrap_err();
         assert_eq!(err.offset, 18);
+        assert_eq!(err.path, FieldPath::root());
+        assert_eq!(
+            err.reason,
+            "expected `,` or `)` closing the `(` at line 1, column 8"
+        );
+        let err = parse_tree("(a: {\"k\": [1, (2, 3 4)]})").unwrap_err();
+        assert_eq!(err.path.to_string(), "a.k[1]");
+        assert_eq!(err.offset, 20);
+        let err = parse_tree("(a: Some(\"open))").unwrap_err();
+        assert_eq!((err.offset, err.path.to_string()), (9, "a".to_owned()));
+        assert_eq!(next_token("x  // c\n /* d */ y", 1), 17);
         assert!(parse_tree("[1, 2").is_err());
         assert!(parse_tree("\"open").is_err());
         assert!(parse_tree(&"[".repeat(1000)).is_err());
