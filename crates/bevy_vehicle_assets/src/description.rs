@@ -135,7 +135,7 @@ pub struct NamedBlock {
 /// Read one with [`VehicleDescription::load`] (from disk) or [`VehicleDescription::parse`], or
 /// load it as an asset (`asset_server.load("vehicles/x.vehicle.ron")`) and spawn it with a
 /// [`VehicleAsset`](crate::VehicleAsset) component.
-#[derive(Asset, TypePath, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct VehicleDescription {
     /// The vehicle's name.
     pub name: String,
@@ -366,7 +366,7 @@ impl From<VehicleFileError> for BuildError {
     }
 }
 
-type Built<T> = Result<T, BuildError>;
+pub(crate) type Built<T> = Result<T, BuildError>;
 
 /// A file taking part in a build, and its tree.
 struct Doc {
@@ -530,7 +530,52 @@ impl Builder<'_> {
                 (VEHICLE, topology_node, topology_path.clone())
             }
         };
-        let topology: TopologyFile = self.deserialize(topo_doc, &topo_node, &topo_prefix)?;
+
+        // The vehicle's block overrides.
+        let overrides: BTreeMap<String, Node> = match root.field("blocks") {
+            Some(f) => {
+                self.check_unique_keys(
+                    VEHICLE,
+                    &f.value,
+                    &FieldPath::root().field("blocks"),
+                    "block",
+                )?;
+                f.value
+                    .entries(&self.docs[VEHICLE].source.text)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.clone()))
+                    .collect()
+            }
+            None => BTreeMap::new(),
+        };
+        let (topology, blocks) =
+            self.read_topology((topo_doc, &topo_node, &topo_prefix), &root, &overrides)?;
+        let axles = self.read_axles(&file, &topology, &root)?;
+        let description = VehicleDescription {
+            name: file.name,
+            topology,
+            chassis: file.chassis,
+            axles,
+            blocks,
+            brakes: file.brakes,
+            steering: file.steering,
+            aerodynamics: file.aerodynamics,
+            substeps: file.substeps,
+            static_preload: file.static_preload,
+        };
+        self.check_vehicle(description)
+    }
+
+    /// Reads and checks a topology (document `topo_doc`, value `topo_node` at `topo_prefix`):
+    /// its blocks with their settings (the topology's, overridden field by field by
+    /// `overrides` from the vehicle file, whose tree is `root`), connections and axles.
+    fn read_topology(
+        &mut self,
+        (topo_doc, topo_node, topo_prefix): (usize, &Node, &FieldPath),
+        root: &Node,
+        overrides: &BTreeMap<String, Node>,
+    ) -> Built<(VehicleTopology, Vec<NamedBlock>)> {
+        let topology: TopologyFile = self.deserialize(topo_doc, topo_node, topo_prefix)?;
         let block_nodes: Vec<(String, Node)> = {
             let text = &self.docs[topo_doc].source.text;
             let blocks = topo_node
@@ -553,24 +598,7 @@ impl Builder<'_> {
             )?;
         }
 
-        // Block types, and the vehicle's overrides.
-        let overrides: BTreeMap<String, Node> = match root.field("blocks") {
-            Some(f) => {
-                self.check_unique_keys(
-                    VEHICLE,
-                    &f.value,
-                    &FieldPath::root().field("blocks"),
-                    "block",
-                )?;
-                f.value
-                    .entries(&self.docs[VEHICLE].source.text)
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v.clone()))
-                    .collect()
-            }
-            None => BTreeMap::new(),
-        };
-        for (name, node) in &overrides {
+        for (name, node) in overrides {
             if !block_nodes.iter().any(|(n, _)| n == name) {
                 // The name is what is wrong: point at it.
                 let key = root
@@ -644,21 +672,8 @@ impl Builder<'_> {
             });
         }
 
-        let topology = self.check_graph(&topology, &types, &blocks, topo_doc, &topo_prefix)?;
-        let axles = self.read_axles(&file, &topology, &root)?;
-        let description = VehicleDescription {
-            name: file.name,
-            topology,
-            chassis: file.chassis,
-            axles,
-            blocks,
-            brakes: file.brakes,
-            steering: file.steering,
-            aerodynamics: file.aerodynamics,
-            substeps: file.substeps,
-            static_preload: file.static_preload,
-        };
-        self.check_vehicle(description)
+        let topology = self.check_graph(&topology, &types, &blocks, topo_doc, topo_prefix)?;
+        Ok((topology, blocks))
     }
 
     /// Refuses a map that gives a key twice, pointing at the second one.
@@ -1408,6 +1423,48 @@ impl VehicleDescription {
             Err(BuildError::Pending(p)) => unreachable!("synchronous reads never pend ({p})"),
         }
     }
+}
+
+impl VehicleTopology {
+    /// Reads and checks a topology file on its own (a file called `path`, for messages): block
+    /// types known, settings valid as the topology gives them (defaults elsewhere), the graph
+    /// valid, every wheel on one axle. Referenced CSV tables come from `read`.
+    pub fn parse(
+        path: &str,
+        text: &str,
+        types: &FileBlockTypes,
+        mut read: impl FnMut(&str) -> Result<String, String>,
+    ) -> Result<Self, VehicleFileError> {
+        let mut fetch = |p: &str| match read(p) {
+            Ok(text) => Fetched::Text(text.into()),
+            Err(why) => Fetched::Missing(why),
+        };
+        match build_topology(path, text, types, &mut fetch) {
+            Ok(t) => Ok(t),
+            Err(BuildError::File(e)) => Err(*e),
+            Err(BuildError::Pending(p)) => unreachable!("synchronous reads never pend ({p})"),
+        }
+    }
+}
+
+/// Builds a topology from its file text; referenced files come from `fetch`.
+pub(crate) fn build_topology(
+    path: &str,
+    text: &str,
+    types: &FileBlockTypes,
+    fetch: &mut dyn FnMut(&str) -> Fetched,
+) -> Built<VehicleTopology> {
+    let source = SourceFile::new(path, text);
+    let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
+    let root = tree.clone();
+    let mut builder = Builder {
+        docs: vec![Doc { source, tree }],
+        fetch,
+        types,
+    };
+    builder
+        .read_topology((0, &root, &FieldPath::root()), &root, &BTreeMap::new())
+        .map(|(topology, _)| topology)
 }
 
 /// Builds a vehicle from its file text; referenced files come from `fetch`.

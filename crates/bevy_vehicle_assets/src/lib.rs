@@ -18,8 +18,8 @@ pub use description::{
 };
 pub use error::VehicleFileError;
 pub use plugin::{
-    LoadedVehicle, VehicleAsset, VehicleAssetStatus, VehicleAssetSystems, VehicleAssetsPlugin,
-    VehicleLoader,
+    LoadedTopology, LoadedVehicle, TopologyLoader, VehicleAsset, VehicleAssetStatus,
+    VehicleAssetSystems, VehicleAssetsPlugin, VehicleLoader,
 };
 pub use spawn::SpawnedFrom;
 

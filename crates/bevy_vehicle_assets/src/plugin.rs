@@ -10,7 +10,9 @@ use bevy::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::blocks::FileBlockTypes;
-use crate::description::{BuildError, Fetched, VehicleDescription, build};
+use crate::description::{
+    BuildError, Built, Fetched, VehicleDescription, VehicleTopology, build, build_topology,
+};
 use crate::error::VehicleFileError;
 use crate::spawn::SpawnedFrom;
 
@@ -47,7 +49,11 @@ impl Plugin for VehicleAssetsPlugin {
         }
         let types = app.world().resource::<FileBlockTypes>().clone();
         app.init_asset::<LoadedVehicle>()
-            .register_asset_loader(VehicleLoader { types })
+            .init_asset::<LoadedTopology>()
+            .register_asset_loader(VehicleLoader {
+                types: types.clone(),
+            })
+            .register_asset_loader(TopologyLoader { types })
             .add_systems(
                 Update,
                 sync_vehicle_assets.in_set(VehicleAssetSystems::Sync),
@@ -61,6 +67,13 @@ impl Plugin for VehicleAssetsPlugin {
 /// reaches the vehicles using it once, and a vehicle keeps its last good settings.
 #[derive(Asset, TypePath, Clone, Debug)]
 pub struct LoadedVehicle(pub Result<VehicleDescription, VehicleFileError>);
+
+/// A topology file as loaded: the checked topology, or why the file was refused.
+///
+/// Vehicle files read their topology themselves (and reload when it changes); load a topology
+/// as an asset to inspect or check it on its own (tools, editors, the debug view).
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct LoadedTopology(pub Result<VehicleTopology, VehicleFileError>);
 
 /// On an entity with a `Transform`: make it the vehicle this file describes, once loaded, and
 /// keep it in step with the file.
@@ -111,46 +124,88 @@ impl AssetLoader for VehicleLoader {
         _settings: &(),
         load_context: &mut LoadContext<'_>,
     ) -> Result<LoadedVehicle, std::io::Error> {
-        let path = load_context.path().path().to_owned();
-        let whole_file = |reason: String| VehicleFileError {
-            file: path.clone(),
-            line: 1,
-            column: 1,
-            field: String::new(),
-            reason,
-        };
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).await?;
-        let Ok(text) = String::from_utf8(bytes) else {
-            return Ok(LoadedVehicle(Err(whole_file("not UTF-8 text".into()))));
-        };
-        let name = path.to_string_lossy().into_owned();
-        // Build; each time a referenced file is needed, read it and build again.
-        let mut files: HashMap<String, Result<Arc<str>, String>> = HashMap::new();
-        loop {
-            let mut fetch = |p: &str| match files.get(p) {
-                Some(Ok(text)) => Fetched::Text(text.clone()),
-                Some(Err(why)) => Fetched::Missing(why.clone()),
-                None => Fetched::Pending,
-            };
-            match build(&name, &text, &self.types, &mut fetch) {
-                Ok(description) => return Ok(LoadedVehicle(Ok(description))),
-                Err(BuildError::File(e)) => return Ok(LoadedVehicle(Err(*e))),
-                Err(BuildError::Pending(p)) => {
-                    let read = match load_context.read_asset_bytes(p.clone()).await {
-                        Ok(bytes) => String::from_utf8(bytes)
-                            .map(Arc::from)
-                            .map_err(|_| "not UTF-8 text".to_owned()),
-                        Err(e) => Err(e.to_string()),
-                    };
-                    files.insert(p, read);
-                }
-            }
-        }
+        read_with_references(reader, load_context, |name, text, fetch| {
+            build(name, text, &self.types, fetch)
+        })
+        .await
+        .map(LoadedVehicle)
     }
 
     fn extensions(&self) -> &[&str] {
         &["vehicle.ron"]
+    }
+}
+
+/// The loader of `*.topology.ron` files, checked on their own (see [`VehicleTopology::parse`]).
+#[derive(TypePath)]
+pub struct TopologyLoader {
+    types: FileBlockTypes,
+}
+
+impl AssetLoader for TopologyLoader {
+    type Asset = LoadedTopology;
+    type Settings = ();
+    type Error = std::io::Error;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<LoadedTopology, std::io::Error> {
+        read_with_references(reader, load_context, |name, text, fetch| {
+            build_topology(name, text, &self.types, fetch)
+        })
+        .await
+        .map(LoadedTopology)
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["topology.ron"]
+    }
+}
+
+/// Reads the file, then builds it with `build`; each time a referenced file is needed, reads it
+/// through the load context (so that editing it reloads this asset) and builds again. Only
+/// I/O errors on the file itself fail the load; a refused file is an `Err` inside.
+async fn read_with_references<T>(
+    reader: &mut dyn Reader,
+    load_context: &mut LoadContext<'_>,
+    build: impl Fn(&str, &str, &mut dyn FnMut(&str) -> Fetched) -> Built<T>,
+) -> Result<Result<T, VehicleFileError>, std::io::Error> {
+    let path = load_context.path().path().to_owned();
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).await?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(Err(VehicleFileError {
+            file: path,
+            line: 1,
+            column: 1,
+            field: String::new(),
+            reason: "not UTF-8 text".into(),
+        }));
+    };
+    let name = path.to_string_lossy().into_owned();
+    let mut files: HashMap<String, Result<Arc<str>, String>> = HashMap::new();
+    loop {
+        let mut fetch = |p: &str| match files.get(p) {
+            Some(Ok(text)) => Fetched::Text(text.clone()),
+            Some(Err(why)) => Fetched::Missing(why.clone()),
+            None => Fetched::Pending,
+        };
+        match build(&name, &text, &mut fetch) {
+            Ok(value) => return Ok(Ok(value)),
+            Err(BuildError::File(e)) => return Ok(Err(*e)),
+            Err(BuildError::Pending(p)) => {
+                let read = match load_context.read_asset_bytes(p.clone()).await {
+                    Ok(bytes) => String::from_utf8(bytes)
+                        .map(Arc::from)
+                        .map_err(|_| "not UTF-8 text".to_owned()),
+                    Err(e) => Err(e.to_string()),
+                };
+                files.insert(p, read);
+            }
+        }
     }
 }
 
