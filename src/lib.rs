@@ -38,6 +38,11 @@
 //! | [`ChassisPlugin`](chassis::ChassisPlugin) | wheel contact, suspension, brakes, steering, forces into Rapier, telemetry |
 //! | [`VehicleAssetsPlugin`](assets::VehicleAssetsPlugin) | `*.vehicle.ron` files as assets: spawning with [`VehicleAsset`](assets::VehicleAsset), hot reload, located errors |
 //!
+//! Driver input is separate, for games that bring their own: add
+//! [`VehicleInputPlugin`](input::VehicleInputPlugin) and spawn a [`Driver`](input::Driver) to
+//! drive a vehicle with a gamepad or the keyboard through the public
+//! [`DriveAction`](input::DriveAction) set.
+//!
 //! Disable [`RapierSetupPlugin`](chassis::RapierSetupPlugin) (or add Rapier yourself first) to
 //! configure Rapier differently; it must run in `FixedUpdate`.
 
@@ -46,6 +51,7 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 pub use bevy_vehicle_assets as assets;
 pub use bevy_vehicle_chassis as chassis;
 pub use bevy_vehicle_drivetrain as drivetrain;
+pub use bevy_vehicle_input as input;
 pub use bevy_vehicle_tire as tire;
 
 /// All of the vehicle physics plugins. See the crate docs for the table.
