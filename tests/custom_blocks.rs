@@ -67,6 +67,9 @@ impl<B: Block> Block for Delegate<B> {
     fn update_modes(&self, runtime: &mut B::Runtime, state: &[f64], shafts: &Shafts) -> ModeChange {
         self.0.update_modes(runtime, state, shafts)
     }
+    fn limit_impulse(&self, runtime: &mut B::Runtime, shafts: &Shafts, substep: f64) -> bool {
+        self.0.limit_impulse(runtime, shafts, substep)
+    }
     fn sensors(&self, runtime: &B::Runtime, state: &[f64], shafts: &Shafts) -> B::Sensors {
         self.0.sensors(runtime, state, shafts)
     }

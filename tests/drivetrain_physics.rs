@@ -483,7 +483,17 @@ fn spawn_awd(app: &mut App, motor: Motor) -> (Entity, Vec<(Entity, f64, usize)>)
     let car = spawn_vehicle(app, "awd", 4);
     let j = motor.inertia;
     let m = spawn_block(app, car, "motor", motor, None);
-    let c = spawn_block(app, car, "clutch", Clutch::default(), Some((m, Port::OUT)));
+    // A clutch that holds any torque: a slipping clutch is a loss.
+    let c = spawn_block(
+        app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: 1e12,
+            ..default()
+        },
+        Some((m, Port::OUT)),
+    );
     let g = spawn_block(app, car, "gear", gear(2.5), Some((c, Port::OUT)));
     let centre = spawn_block(
         app,
@@ -869,4 +879,79 @@ fn long_steps_get_more_substeps() {
     fixed.max_substep = 0.0;
     assert_eq!(fixed.substeps_for(0.25), 4);
     assert_eq!(Drivetrain::new(0).substeps_for(f64::NAN), 1);
+}
+
+/// A gear engaged while the clutch's two sides turn at different speeds: the clutch can carry
+/// at most `capacity·h` of impulse, so instead of jerking the load to the engine's speed it
+/// slips at its capacity (the load's speed changes by exactly `C·r·dt/J` in the step) until
+/// the speeds meet at the speed that conserves the engine-side angular momentum
+/// `Je·ωe + (Jw/r)·ωw`, and then locks.
+#[test]
+fn engaging_a_gear_at_a_speed_mismatch_slips_the_clutch() {
+    let (je, jw, r, capacity) = (0.2, 50.0, 3.0, 300.0);
+    let (we0, ww0) = (300.0, 20.0);
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    // A motor giving no torque: the engine side only coasts.
+    let idle = Motor {
+        command: 0.0,
+        ..constant_torque_motor(1.0, je)
+    };
+    let motor = spawn_block(&mut app, car, "motor", idle, None);
+    let clutch = spawn_block(
+        &mut app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: capacity,
+            engagement: 1.0,
+            automatic: None,
+        },
+        Some((motor, Port::OUT)),
+    );
+    let gearbox = spawn_block(
+        &mut app,
+        car,
+        "gearbox",
+        Gearbox { gear: 0, ..gear(r) },
+        Some((clutch, Port::OUT)),
+    );
+    let w = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        wheel(jw, WheelLoad::None),
+        Some((gearbox, Port::OUT)),
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, motor, &[we0]);
+    set_state(&mut app, car, w, &[0.0, ww0]);
+    tick(&mut app, 1);
+    assert_eq!(state(&app, car, w)[1], ww0, "neutral: nothing couples");
+
+    set::<Gearbox>(&mut app, gearbox, |g| g.gear = 1);
+    tick(&mut app, 1);
+    let dt = fixed_dt(&app);
+    let ww1 = state(&app, car, w)[1];
+    assert!(
+        rel(ww1 - ww0, capacity * r * dt / jw) < 1e-9,
+        "the load jumped by {} rad/s; a clutch slipping at capacity gives {}",
+        ww1 - ww0,
+        capacity * r * dt / jw
+    );
+    assert!(!get::<ClutchSensors>(&app, clutch).locked);
+
+    tick(&mut app, 120);
+    let common = (je * we0 + jw / r * ww0) / (je + jw / (r * r));
+    let (we, ww) = (state(&app, car, motor)[0], state(&app, car, w)[1]);
+    assert!(get::<ClutchSensors>(&app, clutch).locked);
+    assert!(
+        rel(we, common) < 1e-6,
+        "engine {we} rad/s, expected {common}"
+    );
+    assert!(
+        rel(ww * r, common) < 1e-6,
+        "load {} rad/s, expected {common}",
+        ww * r
+    );
 }

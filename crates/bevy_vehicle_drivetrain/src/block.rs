@@ -424,6 +424,18 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         ModeChange::Unchanged
     }
 
+    /// Called after each momentum pass (a gear engaged, a coupling locked) with the angular
+    /// impulses (N·m·s) that pass sent through this block's shafts: whether the block could
+    /// carry them. A coupling of finite capacity `T` (a clutch, a limited-slip lock) carries at
+    /// most `T·substep` within one substep; one asked for more switches to slipping here and
+    /// returns `true`, and the solver runs the pass again. So a gear engaged against a
+    /// slipping-capable clutch makes the clutch slip instead of jerking the wheels to the
+    /// engine's speed. The default carries any impulse.
+    fn limit_impulse(&self, runtime: &mut Self::Runtime, shafts: &Shafts, substep: f64) -> bool {
+        let _ = (runtime, shafts, substep);
+        false
+    }
+
     /// Sensor values after a fixed step, from the final state and shaft values.
     fn sensors(&self, runtime: &Self::Runtime, state: &[f64], shafts: &Shafts) -> Self::Sensors;
 }

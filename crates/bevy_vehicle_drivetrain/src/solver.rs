@@ -52,6 +52,7 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
         derivative: &mut [f64],
     );
     fn update_modes(&mut self, state: &[f64], shafts: &Shafts) -> ModeChange;
+    fn limit_impulse(&mut self, shafts: &Shafts, substep: f64) -> bool;
     /// Takes over the runtime state of `old` (a `BlockCell` as `Any`) if it is the same block
     /// type.
     fn adopt_any(&mut self, old: &dyn Any) -> bool;
@@ -119,6 +120,9 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     #[inline]
     fn update_modes(&mut self, state: &[f64], shafts: &Shafts) -> ModeChange {
         self.block.update_modes(&mut self.runtime, state, shafts)
+    }
+    fn limit_impulse(&mut self, shafts: &Shafts, substep: f64) -> bool {
+        self.block.limit_impulse(&mut self.runtime, shafts, substep)
     }
     fn adopt_any(&mut self, old: &dyn Any) -> bool {
         match old.downcast_ref::<BlockCell<B>>() {
@@ -268,6 +272,10 @@ impl Cell {
         with_cell!(self, c => c.update_modes(state, shafts), open => ModeChange::Unchanged)
     }
 
+    fn limit_impulse(&mut self, shafts: &Shafts, substep: f64) -> bool {
+        with_cell!(self, c => c.limit_impulse(shafts, substep), open => false)
+    }
+
     pub fn adopt(&mut self, old: &Cell) -> bool {
         let Some(old) = old.as_any() else {
             return false;
@@ -414,11 +422,11 @@ impl Program {
         for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
             change = change.max(block.begin_step(&mut x[node.state()], &step));
         }
+        let h = dt / f64::from(substeps);
         if change == ModeChange::Impulsive || *pending_projection {
-            passes.project(x, delta);
+            passes.project(x, delta, h);
             *pending_projection = false;
         }
-        let h = dt / f64::from(substeps);
         let torque = StageContext {
             pass: Pass::Torque,
             substep: h,
@@ -492,7 +500,7 @@ impl Passes<'_> {
                 break;
             }
             if change == ModeChange::Impulsive {
-                self.project(x, delta);
+                self.project(x, delta, stage.substep);
             }
             self.evaluate(x, derivative, stage);
         }
@@ -509,13 +517,25 @@ impl Passes<'_> {
     }
 
     /// Momentum pass: makes speeds agree across every rigid connection, conserving angular
-    /// momentum, and adds the speed changes to the state `x`.
-    fn project(&mut self, x: &mut [f64], delta: &mut [f64]) {
+    /// momentum, and adds the speed changes to the state `x`. Couplings asked for more impulse
+    /// than they carry within a `substep` (s) slip instead ([`Block::limit_impulse`]), and the
+    /// pass runs again without them.
+    fn project(&mut self, x: &mut [f64], delta: &mut [f64], substep: f64) {
         let stage = StageContext {
             pass: Pass::Momentum,
-            substep: 0.0,
+            substep,
         };
-        self.evaluate(x, delta, &stage);
+        for _ in 0..MAX_MODE_ROUNDS {
+            self.evaluate(x, delta, &stage);
+            let mut limited = false;
+            for i in 0..self.nodes.len() {
+                let shafts = shafts_of(self.nodes, self.shafts, i);
+                limited |= self.blocks[i].limit_impulse(&shafts, substep);
+            }
+            if !limited {
+                break;
+            }
+        }
         for (x, d) in x.iter_mut().zip(delta.iter()) {
             *x += d;
         }

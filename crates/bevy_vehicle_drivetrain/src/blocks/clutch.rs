@@ -280,6 +280,22 @@ impl Block for Clutch {
         change.max(capacity_change)
     }
 
+    /// A locked clutch carries at most `capacity·substep` of angular impulse; more (a gear
+    /// engaged at a speed mismatch) makes it slip in the impulse's direction.
+    fn limit_impulse(&self, rt: &mut ClutchRuntime, shafts: &Shafts, substep: f64) -> bool {
+        let Some(input) = shafts.input else {
+            return false;
+        };
+        let impulse = input.down.torque;
+        if rt.mode == ClutchMode::Locked && impulse.abs() > rt.capacity * substep {
+            rt.mode = ClutchMode::Slipping {
+                direction: sign(impulse),
+            };
+            return true;
+        }
+        false
+    }
+
     fn sensors(&self, rt: &ClutchRuntime, _: &[f64], shafts: &Shafts) -> ClutchSensors {
         let input = shafts.input.map(|s| s.down).unwrap_or_default();
         let locked = rt.mode == ClutchMode::Locked;
