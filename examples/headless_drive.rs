@@ -40,12 +40,19 @@ struct Program {
     commands: Vec<Command>,
 }
 
-/// Shift points (engine rpm).
+/// Shift points (engine rpm), and the least time between two shifts (s): the driver waits
+/// for the clutch to bite before judging the engine speed again.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Shift {
     up_rpm: f64,
     down_rpm: f64,
+    #[serde(default = "default_pause")]
+    pause: f64,
+}
+
+fn default_pause() -> f64 {
+    1.0
 }
 
 /// The driver's inputs from `time` (s) on; unset pedals are released.
@@ -190,6 +197,7 @@ fn main() {
     let steps = (program.duration * hz).round() as usize;
     let (mut to_100, mut top_speed, mut start) = (None, 0.0f64, None);
     let mut current = usize::MAX;
+    let mut last_shift = f64::NEG_INFINITY;
     for step in 0..steps {
         let t = step as f64 * dt;
         let index = program.commands.iter().rposition(|c| c.time <= t);
@@ -218,11 +226,14 @@ fn main() {
             if let Some(shift) = &program.shift
                 && gear == controls.gear
                 && gear > 0
+                && t - last_shift >= shift.pause
             {
                 if rpm > shift.up_rpm {
                     controls.gear += 1;
+                    last_shift = t;
                 } else if rpm < shift.down_rpm && gear > 1 {
                     controls.gear -= 1;
+                    last_shift = t;
                 }
             }
         }
