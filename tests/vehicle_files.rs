@@ -31,23 +31,102 @@ fn rest_height(d: &VehicleDescription) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// What a vehicle's class should reach: 0–100 km/h time range (s), `None` for vehicles that do
-/// not drive themselves.
+/// What a vehicle's class should do in 20 s.
 struct Class {
     path: &'static str,
-    zero_to_100: Option<(f64, f64)>,
+    check: Check,
+}
+
+enum Check {
+    /// Drives itself: full throttle from rest for 20 s (see [`drive_program`]). `zero_to_100` is
+    /// the class's 0-100 km/h time range (s), `None` for vehicles that need not reach 100 km/h
+    /// within the 20 s; `speed_after_20s` the range of speed (km/h) it must have after 20 s.
+    Drive {
+        zero_to_100: Option<(f64, f64)>,
+        speed_after_20s: Option<(f64, f64)>,
+    },
+    /// Does not drive itself: launched straight ahead at `speed` (km/h), wheels rolling, and
+    /// left to coast for 20 s (see [`coast`]).
+    Coast { speed: f64 },
 }
 
 const VEHICLES: &[Class] = &[
     // Compact petrol hatchbacks of 90-130 kW: 7.5-11 s (published 8.2 s for the modelled car).
     Class {
         path: "vehicles/hatchback.vehicle.ron",
-        zero_to_100: Some((7.0, 11.5)),
+        check: Check::Drive {
+            zero_to_100: Some((7.0, 11.5)),
+            speed_after_20s: None,
+        },
+    },
+    // Rear-drive sports sedans of 180-250 kW at 1.5-1.7 t: about 5-7 s by their makers' data
+    // (published 5.8 s for the modelled BMW 330i Steptronic). The upper end leaves room for
+    // the scripted driver: a dry-clutch launch, a crude traction control and fixed shift
+    // points with the drive interrupted at each shift, where the real car launches through a
+    // torque converter (which multiplies torque at low speed) and shifts under load.
+    Class {
+        path: "vehicles/rwd_sports_sedan.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: Some((5.0, 8.0)),
+            speed_after_20s: None,
+        },
+    },
+    // Compact AWD SUVs of 110-135 kW at 1.4-1.6 t: 8-12 s (about 9.5 s for the modelled
+    // Forester 2.5 X manual, from a published road test).
+    Class {
+        path: "vehicles/awd_suv.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: Some((8.0, 12.0)),
+            speed_after_20s: None,
+        },
+    },
+    // One-tonne diesel double-cab pickups of 120-150 kW at 1.9-2.2 t, empty. Toyota publishes
+    // no figure for the modelled HiLux 3.0 D-4D, and none was found for it; estimated from
+    // power to weight: at 65 W/kg it has 1.26 times the hatchback's mass per power (82 W/kg,
+    // 8.2 s published), which scales to about 10.5 s, plus the diesel's narrow speed range
+    // (more gear changes): about 10-13 s, widened by 0.5 s for the scripted driver.
+    Class {
+        path: "vehicles/pickup.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: Some((9.5, 14.5)),
+            speed_after_20s: None,
+        },
+    },
+    // A 6x4 tractor running solo with 338 kW at 9.2 t (37 W/kg): makers publish no
+    // acceleration figures. Upper bound, from energy: with at most 338 kW into the vehicle
+    // for 20 s, 1/2·m·v² <= P·t gives at most 138 km/h. Lower bound: with a mean power of a
+    // third of its peak into the vehicle (the rest lost to 11 gear changes, wheelspin in the
+    // lowest gears and drag), 1/2·m·v² = P/3·t gives 80 km/h; slower, the drivetrain or the
+    // tires would be wasting most of its power.
+    Class {
+        path: "vehicles/semi_truck.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: None,
+            speed_after_20s: Some((80.0, 138.0)),
+        },
+    },
+    // A laden 18 t drawbar trailer launched at 80 km/h (the EU speed limit of trucks with
+    // trailers) and coasting.
+    Class {
+        path: "vehicles/trailer.vehicle.ron",
+        check: Check::Coast { speed: 80.0 },
     },
 ];
 
+/// Slip ratio of the driven tires above which the driver eases the throttle: about where the
+/// tires' force curves peak (κ ≈ 0.15 for the passenger set at its nominal load, 0.16 for the
+/// light-truck set, 0.21 for the truck sets).
+const TRACTION_SLIP: f64 = 0.2;
+
 /// Full throttle from rest, shifting up at 92 % of the engine's speed limit; returns the
 /// 0-100 km/h time (s), if reached within 20 s, and checks the run stays finite.
+///
+/// Like the traction control of every car in these classes (and like the drivers of published
+/// acceleration tests), the driver eases the throttle while a tire's slip ratio exceeds
+/// [`TRACTION_SLIP`], and opens it again at once when it does not. Without that, a car that
+/// spins its driven wheels at launch keeps them spinning well into the gears: past its peak a
+/// tire's force falls (to about 0.6 of the peak at large slip with the published passenger
+/// set), below what the engine delivers in first to third gear.
 fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f64> {
     let hz = fixed_dt(app).recip();
     let max_rpm = d
@@ -64,8 +143,10 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
         c.gear = 1;
         c.throttle = 1.0;
     });
+    let wheels = wheels(app, car);
     let mut reached = None;
     let mut shift_lock = 0;
+    let mut throttle = 1.0;
     for step in 0..(20.0 * hz) as usize {
         tick(app, 1);
         let t = (step + 1) as f64 / hz;
@@ -80,6 +161,19 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
         if reached.is_none() && telemetry.forward_speed >= 100.0 / 3.6 {
             reached = Some(t);
         }
+        let slip = wheels
+            .iter()
+            .map(|&w| get::<WheelState>(app, w).slip_ratio)
+            .fold(0.0, f64::max);
+        let next = if slip > TRACTION_SLIP {
+            (throttle - 0.25_f64).max(0.1)
+        } else {
+            1.0
+        };
+        if next != throttle {
+            throttle = next;
+            controls(app, car, |c| c.throttle = throttle);
+        }
         shift_lock -= 1;
         if telemetry.engine_rpm > 0.92 * max_rpm && telemetry.gear < gears && shift_lock <= 0 {
             let next = telemetry.gear + 1;
@@ -88,6 +182,95 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
         }
     }
     reached
+}
+
+/// Launches the vehicle straight ahead at `speed` (m/s) with every wheel rolling at that speed,
+/// lets it coast for 20 s on flat ground, and checks that it stays finite, runs straight and
+/// slows down as rolling resistance and drag alone predict.
+///
+/// With the chassis mass `m`, the wheels' inertias `I` and radii `r`, rolling-resistance
+/// coefficients `c_rr` and drag area `CdA`, the equation of motion on flat ground is
+/// `(m + ΣI/r²)·dv/dt = −Σ c_rr·F_z − ½·ρ·CdA·v²`, with `Σ c_rr·F_z = c_rr·m·g` when every tire
+/// has the same `c_rr`. Writing `a = c_rr·m·g/m_eff` and `b = ½·ρ·CdA/m_eff`, it integrates to
+/// `v(t) = √(a/b)·tan(atan(v₀·√(b/a)) − √(a·b)·t)`. The tires' slip and patch damping may only
+/// add a little; the measured loss of speed must lie within 10 % of that prediction.
+fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
+    let hz = fixed_dt(app).recip();
+    let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
+    set::<bevy_rapier3d::prelude::Velocity>(app, car, |v| v.linear = forward * speed);
+    for w in wheels(app, car) {
+        let radius = get::<Wheel>(app, w).radius;
+        let mut s = state(app, car, w);
+        s[1] = f64::from(speed) / radius;
+        set_state(app, car, w, &s);
+    }
+    let start = position(app, car);
+    let v0 = f64::from(speed);
+    let duration = 20.0;
+    let mut max_lateral: f32 = 0.0;
+    for step in 0..(duration * hz) as usize {
+        tick(app, 1);
+        let t = (step + 1) as f64 / hz;
+        let p = position(app, car);
+        let v = velocity(app, car);
+        assert!(
+            p.is_finite() && v.is_finite(),
+            "{}: not finite at {t:.2} s: {p} {v}",
+            d.name
+        );
+        let offset = p - start;
+        max_lateral = max_lateral.max((offset - forward * offset.dot(forward)).length());
+    }
+    let v_end = f64::from(velocity(app, car).dot(forward));
+    let telemetry = get::<VehicleTelemetry>(app, car);
+
+    // The closed-form prediction.
+    let mass = f64::from(d.chassis.mass);
+    let rotating: f64 = d
+        .axles
+        .iter()
+        .map(|a| 2.0 * a.wheel.inertia / (a.wheel.radius * a.wheel.radius))
+        .sum();
+    let m_eff = mass + rotating;
+    let c_rr = d.axles[0].wheel.tire.rolling_resistance;
+    for a in &d.axles {
+        assert_eq!(
+            a.wheel.tire.rolling_resistance, c_rr,
+            "{}: the closed form assumes one rolling-resistance coefficient",
+            d.name
+        );
+    }
+    let a = c_rr * mass * G / m_eff;
+    let b = 0.5 * d.aerodynamics.air_density * d.aerodynamics.drag_area / m_eff;
+    let k = (a / b).sqrt();
+    let predicted = k * ((v0 / k).atan() - (a * b).sqrt() * duration).tan();
+    let (loss, predicted_loss) = (v0 - v_end, v0 - predicted);
+    println!(
+        "{}: coasted from {:.1} to {:.2} km/h in {duration} s (predicted {:.2} km/h), \
+         {max_lateral:.3} m off line",
+        d.name,
+        v0 * 3.6,
+        v_end * 3.6,
+        predicted * 3.6
+    );
+    assert!(
+        (loss - predicted_loss).abs() <= 0.1 * predicted_loss,
+        "{}: lost {loss:.3} m/s coasting for {duration} s; rolling resistance and drag alone \
+         lose {predicted_loss:.3} m/s",
+        d.name
+    );
+    // Straight: a symmetric vehicle on flat ground has nothing to turn it.
+    assert!(
+        max_lateral < 0.05,
+        "{}: drifted {max_lateral} m sideways",
+        d.name
+    );
+    assert!(
+        telemetry.yaw_rate.abs() < 1e-3,
+        "{}: yaw rate {} rad/s",
+        d.name,
+        telemetry.yaw_rate
+    );
 }
 
 #[test]
@@ -116,15 +299,34 @@ fn shipped_vehicles_load_settle_and_accelerate_like_their_class() {
             d.name
         );
         assert!(velocity(&app, car).length() < 0.01, "{}: moving", d.name);
-        let time = drive_program(&mut app, car, &d);
-        println!("{}: 0-100 km/h in {time:?} s", d.name);
-        if let Some((low, high)) = class.zero_to_100 {
-            let time = time.unwrap_or_else(|| panic!("{}: never reached 100 km/h", d.name));
-            assert!(
-                (low..=high).contains(&time),
-                "{}: 0-100 km/h in {time:.2} s, outside its class's {low}-{high} s",
-                d.name
-            );
+        match class.check {
+            Check::Drive {
+                zero_to_100,
+                speed_after_20s,
+            } => {
+                let time = drive_program(&mut app, car, &d);
+                let speed = get::<VehicleTelemetry>(&app, car).forward_speed * 3.6;
+                println!(
+                    "{}: 0-100 km/h in {time:?} s, {speed:.1} km/h after 20 s",
+                    d.name
+                );
+                if let Some((low, high)) = zero_to_100 {
+                    let time = time.unwrap_or_else(|| panic!("{}: never reached 100 km/h", d.name));
+                    assert!(
+                        (low..=high).contains(&time),
+                        "{}: 0-100 km/h in {time:.2} s, outside its class's {low}-{high} s",
+                        d.name
+                    );
+                }
+                if let Some((low, high)) = speed_after_20s {
+                    assert!(
+                        (low..=high).contains(&speed),
+                        "{}: {speed:.1} km/h after 20 s, outside its class's {low}-{high} km/h",
+                        d.name
+                    );
+                }
+            }
+            Check::Coast { speed } => coast(&mut app, car, &d, (speed / 3.6) as f32),
         }
     }
 }
@@ -142,5 +344,33 @@ fn written_vehicles_read_back_identically() {
         )
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(again.to_ron().unwrap(), text, "{}", class.path);
+    }
+}
+
+/// The brake pedal's torque per wheel follows `front_bias`: the front axle's share of the
+/// total, the rest split equally over the axles behind it, the largest share at `max_torque`
+/// (checked on the three-axle tractor: 0.55 front, 0.225 on each drive axle).
+#[test]
+fn brake_bias_splits_the_rest_over_the_rear_axles() {
+    let d = load("vehicles/semi_truck.vehicle.ron");
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 1.0);
+    let car = spawn(
+        &mut app,
+        &d,
+        Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
+    );
+    tick(&mut app, 30);
+    controls(&mut app, car, |c| c.brake = 1.0);
+    tick(&mut app, 1);
+    let (max, bias) = (d.brakes.max_torque, d.brakes.front_bias);
+    let rear_share = (1.0 - bias) / 2.0;
+    for (i, w) in wheels(&mut app, car).into_iter().enumerate() {
+        let torque = get::<Wheel>(&app, w).brake_torque;
+        let expected = if i < 2 { max } else { max * rear_share / bias };
+        assert!(
+            (torque - expected).abs() < 1e-9 * max,
+            "wheel {i}: {torque} N·m, expected {expected}"
+        );
     }
 }
