@@ -386,7 +386,7 @@ fn spawn_raycast_car(world: &mut World, at: Vec3) {
         ColliderMassProperties::MassProperties(MassProperties {
             local_center_of_mass: Vec3::new(0.0, 0.184, 0.0),
             mass: 1300.0,
-            principal_inertia: Vec3::new(550.0, 2000.0, 1800.0),
+            principal_inertia: Vec3::new(1800.0, 2000.0, 550.0),
             ..default()
         }),
         Velocity::default(),

@@ -59,7 +59,8 @@ pub struct ChassisSpec {
     /// Total mass, wheels included (kg, > 0).
     pub mass: f32,
     /// Principal moments of inertia about the centre of mass, along the chassis axes
-    /// (kg·m², each > 0).
+    /// (kg·m², each > 0): about X (pitch), Y (yaw) and Z (roll), since +X is right and −Z
+    /// forward.
     pub inertia: [f32; 3],
     /// Centre of mass (m, chassis frame: +X right, +Y up, −Z forward).
     pub center_of_mass: [f32; 3],

@@ -143,7 +143,7 @@ pub struct CarBuilder {
     /// Total mass, wheels included (kg, > 0).
     pub mass: f32,
     /// Principal moments of inertia about the centre of mass, along the chassis axes (kg·m²,
-    /// each > 0).
+    /// each > 0): about X (pitch), Y (yaw) and Z (roll), since +X is right and −Z forward.
     pub inertia: Vec3,
     /// Centre of mass (m, chassis frame, finite). With [`CarBuilder::static_preload`] its `z`
     /// must lie between the axles (inclusive), or an axle would carry a negative load.
@@ -191,12 +191,13 @@ pub struct CarBuilder {
 
 impl Default for CarBuilder {
     /// A 1300 kg front-engined rear-drive saloon with a 2.6 m wheelbase and 1.5 m track, its
-    /// centre of mass 0.5 m above the ground and 55 % on the front axle.
+    /// centre of mass 0.5 m above the ground and 55 % on the front axle; pitch, yaw and roll
+    /// inertia 1800, 2000 and 550 kg·m².
     fn default() -> Self {
         CarBuilder {
             name: "car".into(),
             mass: 1300.0,
-            inertia: Vec3::new(550.0, 2000.0, 1800.0),
+            inertia: Vec3::new(1800.0, 2000.0, 550.0),
             center_of_mass: Vec3::new(0.0, 0.5 - 0.316, -0.13),
             body_half_extents: Vec3::new(0.85, 0.3, 2.1),
             body_center: Vec3::new(0.0, 0.45, 0.0),

@@ -205,16 +205,18 @@ pub struct WheelState {
 /// On a vehicle entity: brakes, from the driver's pedal, handbrake and parking lock to a brake
 /// torque at each wheel.
 ///
-/// At full pedal the axle given the larger share by `front_bias` gets `max_torque` per wheel and
-/// the other axles proportionally less (`front_bias` is the front axle's share of the total;
-/// 0.5 brakes both equally). The handbrake adds up to `handbrake_torque` per wheel on
+/// `front_bias` is the front axle's share of the total braking; the axles behind it share the
+/// rest equally (0.5 on a two-axle car brakes both axles equally; 1/3 on a three-axle truck
+/// brakes all three equally). At full pedal the axle with the largest share gets `max_torque`
+/// per wheel and the others proportionally less. The handbrake adds up to `handbrake_torque` per wheel on
 /// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Brakes {
     /// Brake torque per wheel of the more-braked axle at full pedal (N·m, ≥ 0).
     pub max_torque: f64,
-    /// Front axle's share of the braking (dimensionless, [0, 1]).
+    /// Front axle's share of the braking; the other axles share the rest equally
+    /// (dimensionless, [0, 1]).
     pub front_bias: f64,
     /// Handbrake torque per wheel at full lever (N·m, ≥ 0).
     pub handbrake_torque: f64,

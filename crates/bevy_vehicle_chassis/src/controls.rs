@@ -17,12 +17,18 @@ pub(crate) fn apply_brakes(
 ) {
     for (controls, brakes, blocks) in &vehicles {
         let bias = brakes.front_bias.clamp(0.0, 1.0);
-        // The axle with the larger share gets the full torque, the other its proportion.
-        let (front, rear) = if bias >= 0.5 {
-            (1.0, (1.0 - bias) / bias)
-        } else {
-            (bias / (1.0 - bias), 1.0)
-        };
+        // The front axle's share is the bias; the axles behind it split the rest equally. The
+        // axle with the largest share gets the full torque, the others their proportion.
+        let rear_axles = blocks
+            .iter()
+            .filter_map(|b| wheels.get(b).ok())
+            .map(|(mount, _)| mount.axle)
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let (front, rear) = (bias, (1.0 - bias) / f64::from(rear_axles));
+        let largest = front.max(rear);
+        let (front, rear) = (front / largest, rear / largest);
         for block in blocks.iter() {
             let Ok((mount, mut wheel)) = wheels.get_mut(block) else {
                 continue;
