@@ -1088,7 +1088,12 @@ impl Builder<'_> {
                 Some(b) => FieldPath::root().field("blocks").key(b),
                 None => FieldPath::root().field("blocks"),
             };
-            return Err(self.error_at(doc, node_of(&path), &prefix.join(&path), error.to_string()));
+            // The drivetrain words some errors to follow a vehicle's name ("has a cycle: ..").
+            let mut reason = error.to_string();
+            if reason.starts_with("has ") {
+                reason.insert_str(0, "the drivetrain ");
+            }
+            return Err(self.error_at(doc, node_of(&path), &prefix.join(&path), reason));
         }
 
         let mut blocks_sorted = types.to_vec();
