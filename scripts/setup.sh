@@ -3,7 +3,8 @@
 # Safe to run repeatedly: it only installs packages that are missing.
 set -euo pipefail
 
-packages=(pkg-config libudev-dev)
+# DEMO_PACKAGES adds what the demo needs to open a window (see scripts/demo.sh).
+packages=(pkg-config libudev-dev ${DEMO_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,0 +1,133 @@
+//! Cameras: a smooth chase camera that keeps out of walls, an orbit camera, and a cockpit
+//! camera. V (or the right stick's click) switches between them; the right stick or the J/L
+//! keys turn the orbit camera.
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+
+use crate::vehicles::PlayerVehicle;
+
+/// Spawns the camera and moves it after the vehicles have moved.
+pub struct CameraPlugin;
+
+impl Plugin for CameraPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Startup, spawn_camera).add_systems(
+            PostUpdate,
+            (switch_view, follow)
+                .chain()
+                .before(TransformSystems::Propagate),
+        );
+    }
+}
+
+/// Which view the camera gives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    /// Behind and above the vehicle, following its heading.
+    #[default]
+    Chase,
+    /// Around the vehicle at a fixed distance, turned by the player.
+    Orbit,
+    /// From the driver's seat.
+    Cockpit,
+}
+
+/// The demo's camera.
+#[derive(Component, Default)]
+pub struct DemoCamera {
+    /// The current view.
+    pub view: View,
+    /// Orbit angle about the vertical (rad).
+    orbit: f32,
+}
+
+/// Distance behind (m) and height above (m) the vehicle of the chase view.
+const CHASE: (f32, f32) = (7.0, 2.6);
+/// How fast the chase camera catches up (1/s).
+const STIFFNESS: f32 = 6.0;
+
+fn spawn_camera(mut commands: Commands) {
+    commands.spawn((
+        Camera3d::default(),
+        DemoCamera::default(),
+        Transform::from_xyz(0.0, 4.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}
+
+fn switch_view(
+    keys: Res<ButtonInput<KeyCode>>,
+    pads: Query<&Gamepad>,
+    time: Res<Time>,
+    mut cameras: Query<&mut DemoCamera>,
+) {
+    let pressed = keys.just_pressed(KeyCode::KeyV)
+        || pads
+            .iter()
+            .any(|p| p.just_pressed(GamepadButton::RightThumb));
+    let turn = pads
+        .iter()
+        .map(|p| p.get(GamepadAxis::RightStickX).unwrap_or(0.0))
+        .sum::<f32>()
+        + f32::from(keys.pressed(KeyCode::KeyL))
+        - f32::from(keys.pressed(KeyCode::KeyJ));
+    for mut camera in &mut cameras {
+        if pressed {
+            camera.view = match camera.view {
+                View::Chase => View::Orbit,
+                View::Orbit => View::Cockpit,
+                View::Cockpit => View::Chase,
+            };
+        }
+        camera.orbit += turn * 1.5 * time.delta_secs();
+    }
+}
+
+fn follow(
+    time: Res<Time>,
+    vehicles: Query<(Entity, &Transform), (With<PlayerVehicle>, Without<DemoCamera>)>,
+    mut cameras: Query<(&DemoCamera, &mut Transform)>,
+    rapier: ReadRapierContext,
+) {
+    let Some((vehicle, target)) = vehicles.iter().next() else {
+        return;
+    };
+    let Ok((camera, mut transform)) = cameras.single_mut() else {
+        return;
+    };
+    let (yaw, _, _) = target.rotation.to_euler(EulerRot::YXZ);
+    let heading = Quat::from_rotation_y(yaw);
+    let focus = target.translation + Vec3::Y * 0.8;
+    let (wanted, look_at) = match camera.view {
+        View::Chase => (focus + heading * Vec3::new(0.0, CHASE.1, CHASE.0), focus),
+        View::Orbit => (
+            focus + Quat::from_rotation_y(yaw + camera.orbit) * Vec3::new(0.0, 3.0, 9.0),
+            focus,
+        ),
+        View::Cockpit => {
+            let seat = target.translation + target.rotation * Vec3::new(-0.35, 0.75, 0.2);
+            *transform = Transform::from_translation(seat).looking_at(
+                seat + target.rotation * Vec3::NEG_Z,
+                target.rotation * Vec3::Y,
+            );
+            return;
+        }
+    };
+    // Keep a wall or the ground from coming between the camera and the vehicle.
+    let mut wanted = wanted;
+    if let Ok(context) = rapier.single() {
+        let offset = wanted - focus;
+        let length = offset.length();
+        if length > 1e-3 {
+            let filter = QueryFilter::default()
+                .exclude_rigid_body(vehicle)
+                .exclude_sensors();
+            if let Some((_, toi)) = context.cast_ray(focus, offset / length, length, true, filter) {
+                wanted = focus + offset / length * (toi - 0.3).max(0.5);
+            }
+        }
+    }
+    let blend = 1.0 - (-STIFFNESS * time.delta_secs()).exp();
+    transform.translation = transform.translation.lerp(wanted, blend);
+    transform.look_at(look_at, Vec3::Y);
+}

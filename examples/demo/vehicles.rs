@@ -1,0 +1,187 @@
+//! The player's vehicles: every file in `assets/vehicles/`, one at a time; switching, reset,
+//! and simple visuals (a body box and wheel cylinders).
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_vehicle_physics::assets::SpawnedFrom;
+use bevy_vehicle_physics::input::{DriveAction, Driver};
+use bevy_vehicle_physics::prelude::*;
+use leafwing_input_manager::prelude::*;
+
+/// Where vehicles start (m, world frame), facing −Z.
+pub const START: Vec3 = Vec3::new(0.0, 1.2, 0.0);
+
+/// Spawns the player and the current vehicle; switches and resets on request.
+pub struct VehiclesPlugin;
+
+impl Plugin for VehiclesPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(Garage::from_folder())
+            .add_systems(Startup, spawn_player)
+            .add_systems(
+                Update,
+                (switch_vehicle, reset_vehicle, track_last_good, add_visuals),
+            );
+    }
+}
+
+/// The vehicle files, and which one is driven.
+#[derive(Resource)]
+pub struct Garage {
+    /// Asset paths of the vehicle files, sorted.
+    pub files: Vec<String>,
+    /// Index of the current one.
+    pub current: usize,
+}
+
+impl Garage {
+    fn from_folder() -> Self {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/vehicles");
+        let mut files: Vec<String> = std::fs::read_dir(folder)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| n.ends_with(".vehicle.ron"))
+                    .map(|n| format!("vehicles/{n}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        // The hatchback first: it is the one the README describes.
+        if let Some(i) = files.iter().position(|f| f.contains("hatchback")) {
+            files.swap(0, i);
+        }
+        Garage { files, current: 0 }
+    }
+}
+
+/// Marks the vehicle the player drives.
+#[derive(Component)]
+pub struct PlayerVehicle;
+
+/// The last place the player's vehicle stood upright on its wheels: where a reset puts it.
+#[derive(Component, Clone, Copy)]
+struct LastGood {
+    position: Vec3,
+    heading: f32,
+}
+
+fn spawn_vehicle(
+    commands: &mut Commands,
+    assets: &AssetServer,
+    path: &str,
+    at: Transform,
+) -> Entity {
+    commands
+        .spawn((
+            VehicleAsset(assets.load(path.to_owned())),
+            at,
+            PlayerVehicle,
+            LastGood {
+                position: at.translation,
+                heading: 0.0,
+            },
+        ))
+        .id()
+}
+
+fn spawn_player(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Garage>) {
+    let Some(path) = garage.files.first() else {
+        error!("no vehicle files in assets/vehicles/");
+        return;
+    };
+    let car = spawn_vehicle(
+        &mut commands,
+        &assets,
+        path,
+        Transform::from_translation(START),
+    );
+    commands.spawn(Driver::of(car));
+}
+
+fn switch_vehicle(
+    mut commands: Commands,
+    assets: Res<AssetServer>,
+    mut garage: ResMut<Garage>,
+    mut drivers: Query<(&mut Driver, &ActionState<DriveAction>)>,
+    vehicles: Query<(Entity, &Transform), With<PlayerVehicle>>,
+) {
+    for (mut driver, actions) in &mut drivers {
+        if !actions.just_pressed(&DriveAction::NextVehicle) || garage.files.is_empty() {
+            continue;
+        }
+        let mut at = Transform::from_translation(START);
+        for (vehicle, transform) in &vehicles {
+            // Next to where the old one was, upright, facing the same way.
+            let (yaw, _, _) = transform.rotation.to_euler(EulerRot::YXZ);
+            at = Transform::from_translation(transform.translation + Vec3::Y * 1.0)
+                .with_rotation(Quat::from_rotation_y(yaw));
+            commands.entity(vehicle).despawn();
+        }
+        garage.current = (garage.current + 1) % garage.files.len();
+        let path = garage.files[garage.current].clone();
+        info!("driving {path}");
+        driver.vehicle = Some(spawn_vehicle(&mut commands, &assets, &path, at));
+    }
+}
+
+fn track_last_good(mut vehicles: Query<(&Transform, &Velocity, &VehicleTelemetry, &mut LastGood)>) {
+    for (transform, velocity, telemetry, mut last) in &mut vehicles {
+        let upright = transform.rotation * Vec3::Y;
+        if upright.y > 0.9 && telemetry.grounded_wheels >= 3 && velocity.linear.length() < 30.0 {
+            let (yaw, _, _) = transform.rotation.to_euler(EulerRot::YXZ);
+            *last = LastGood {
+                position: transform.translation,
+                heading: yaw,
+            };
+        }
+    }
+}
+
+fn reset_vehicle(
+    drivers: Query<&ActionState<DriveAction>, With<Driver>>,
+    mut vehicles: Query<(&mut Transform, &mut Velocity, &LastGood), With<PlayerVehicle>>,
+) {
+    if !drivers.iter().any(|a| a.just_pressed(&DriveAction::Reset)) {
+        return;
+    }
+    for (mut transform, mut velocity, last) in &mut vehicles {
+        transform.translation = last.position + Vec3::Y * 0.5;
+        transform.rotation = Quat::from_rotation_y(last.heading);
+        *velocity = Velocity::zero();
+    }
+}
+
+/// Gives a newly built vehicle a body box, and each new wheel a cylinder.
+fn add_visuals(
+    mut commands: Commands,
+    built: Query<(Entity, &SpawnedFrom), Added<SpawnedFrom>>,
+    wheels: Query<(Entity, &Wheel, &WheelMount), Added<WheelMount>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (vehicle, spawned) in &built {
+        let chassis = &spawned.description.chassis;
+        let [x, y, z] = chassis.body_half_extents;
+        commands
+            .entity(vehicle)
+            .insert(Visibility::default())
+            .with_child((
+                Mesh3d(meshes.add(Cuboid::new(2.0 * x, 2.0 * y, 2.0 * z))),
+                MeshMaterial3d(materials.add(Color::srgb(0.75, 0.15, 0.12))),
+                Transform::from_translation(Vec3::from(chassis.body_center)),
+            ));
+    }
+    for (wheel, block, mount) in &wheels {
+        commands
+            .entity(wheel)
+            .insert(Visibility::default())
+            .with_child((
+                Mesh3d(meshes.add(Cylinder::new(block.radius as f32, mount.width))),
+                MeshMaterial3d(materials.add(Color::srgb(0.08, 0.08, 0.08))),
+                // The cylinder's axis is Y; the axle is X.
+                Transform::from_rotation(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
+            ));
+    }
+}
