@@ -1,7 +1,7 @@
 //! Driver input for `bevy_vehicle_physics`: a public
 //! [`leafwing-input-manager`](leafwing_input_manager) action set, [`DriveAction`], with a
 //! gamepad and keyboard default map, turned into a vehicle's
-//! [`VehicleControls`](bevy_vehicle_drivetrain::VehicleControls) every fixed step.
+//! [`VehicleControls`] every fixed step.
 //!
 //! Spawn a [`Driver`] (it brings the default [`InputMap`]; replace it to rebind) and point it at
 //! a vehicle:
