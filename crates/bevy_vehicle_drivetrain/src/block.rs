@@ -349,6 +349,35 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         false
     }
 
+    /// Takes the driver inputs of `source` (a newer copy of this block) if it differs from
+    /// `self` in nothing else, and says whether it did; otherwise leaves `self` unchanged and
+    /// returns `false`.
+    ///
+    /// When a block component changes, the solver first offers the change here: inputs are
+    /// clamped where they are used rather than refused, so a change of inputs alone (a
+    /// throttle, a brake torque) needs neither a settings check nor a copy of the settings.
+    /// Any other change is checked with [`Block::validate`] and copied whole. The default
+    /// takes nothing, which is always correct; for blocks whose inputs change every step,
+    /// copy the input fields from `source`, compare, and put them back when the blocks still
+    /// differ:
+    ///
+    /// ```ignore
+    /// fn take_inputs(&mut self, source: &Self) -> bool {
+    ///     let old = core::mem::replace(&mut self.command, source.command);
+    ///     if *self == *source {
+    ///         return true;
+    ///     }
+    ///     self.command = old;
+    ///     false
+    /// }
+    /// ```
+    ///
+    /// (A `NaN` anywhere makes the two unequal, so such a change always gets checked.)
+    fn take_inputs(&mut self, source: &Self) -> bool {
+        let _ = source;
+        false
+    }
+
     /// Derives cached values in `runtime` from the settings. Called when the block enters a
     /// drivetrain (before [`Block::init`]) and whenever its component changes.
     fn settings_changed(&self, runtime: &mut Self::Runtime) {

@@ -685,6 +685,14 @@ fn sync_block_in<B: Block>(
         let Ok(mut drivetrain) = vehicles.get_mut(slot.vehicle) else {
             continue;
         };
+        // Inputs alone need no settings check (see `Block::take_inputs`).
+        if drivetrain
+            .bypass_change_detection()
+            .block_cell_mut::<B>(slot.node, entity)
+            .is_some_and(|cell| cell.block.take_inputs(&block))
+        {
+            continue;
+        }
         match block.validate() {
             Ok(()) => {
                 if let Some(cell) = drivetrain.block_cell_mut::<B>(slot.node, entity) {

@@ -231,14 +231,20 @@ impl Cell {
         with_cell!(self, c => c.begin_step(state, step), open => ModeChange::Unchanged)
     }
 
+    /// Runs the block's upstream function and writes its message into `up`.
+    ///
+    /// Each arm stores its own result: a 24-byte message returned across the `match` would be
+    /// assembled in a stack slot and copied out with wider loads than the stores that wrote
+    /// it, which stalls store forwarding in the hottest loop of the solver.
     #[inline]
-    fn upstream(
+    fn upstream_into(
         &self,
         state: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
         derivative: &mut [f64],
-    ) -> ShaftUp {
+        up: &mut ShaftUp,
+    ) {
         if let Cell::Custom(_) = self {
             // The derivative buffers are shared between vehicles: never let a user block that
             // forgets a state read another vehicle's numbers.
@@ -246,8 +252,8 @@ impl Cell {
         }
         with_cell!(
             self,
-            c => c.upstream(state, stage, outputs, derivative),
-            open => ShaftUp::FREE
+            c => *up = c.upstream(state, stage, outputs, derivative),
+            open => *up = ShaftUp::FREE
         )
     }
 
@@ -553,13 +559,17 @@ impl Passes<'_> {
             if !node.input {
                 continue;
             }
-            let up = self.blocks[i].upstream(
+            // Children follow their parent: shaft `i` lies before the children's shafts.
+            let children = node.children();
+            let (head, tail) = self.shafts.split_at_mut(i + 1);
+            let offset = i + 1;
+            self.blocks[i].upstream_into(
                 &state[node.state()],
                 stage,
-                &self.shafts[node.children()],
+                &tail[children.start - offset..children.end - offset],
                 &mut derivative[node.state()],
+                &mut head[i].up,
             );
-            self.shafts[i].up = up;
         }
         // Downstream: roots first. The input shaft lies before the children's.
         for i in 0..count {

@@ -146,6 +146,8 @@ impl Block for Clutch {
     }
 
     /// Engagement is the clutch pedal's complement.
+    take_inputs_fields!(engagement);
+
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(&mut self.engagement, 1.0 - controls.clutch())
     }

@@ -284,6 +284,8 @@ impl Block for Engine {
         Ok(())
     }
 
+    take_inputs_fields!(throttle, running);
+
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         let a = set_if_changed(&mut self.throttle, controls.throttle());
         let b = set_if_changed(&mut self.running, controls.engine_running);

@@ -198,6 +198,8 @@ impl Block for Gearbox {
         Ports::INLINE
     }
 
+    take_inputs_fields!(gear);
+
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(&mut self.gear, controls.gear)
     }

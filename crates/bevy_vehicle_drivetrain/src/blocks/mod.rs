@@ -9,6 +9,22 @@
 //! | [`Differential`] | split, limited-slip | — | `left`, `right` |
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
 
+/// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
+/// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
+/// two copies still differ in anything else.
+macro_rules! take_inputs_fields {
+    ($($field:ident),+ $(,)?) => {
+        fn take_inputs(&mut self, source: &Self) -> bool {
+            let old = ($(core::mem::replace(&mut self.$field, source.$field),)+);
+            if *self == *source {
+                return true;
+            }
+            ($(self.$field,)+) = old;
+            false
+        }
+    };
+}
+
 mod clutch;
 mod differential;
 mod engine;

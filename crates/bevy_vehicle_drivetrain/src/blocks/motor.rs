@@ -112,6 +112,8 @@ impl Block for Motor {
 
     /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
     /// neutral).
+    take_inputs_fields!(command);
+
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(
             &mut self.command,

@@ -413,6 +413,8 @@ impl Block for Wheel {
         Self::state_len_for(&self.load)
     }
 
+    take_inputs_fields!(brake_torque);
+
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("inertia", self.inertia)?;
         check_positive("radius", self.radius)?;
