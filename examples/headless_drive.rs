@@ -14,7 +14,9 @@
 //! settings (see `assets/programs/`). Every fixed step goes to the CSV: time, position, speed,
 //! engine rpm, gear, the driver's inputs, and per wheel its load, slip ratio, slip angle,
 //! longitudinal and lateral tire force, suspension travel and whether it touches the ground.
-//! The run prints the 0–100 km/h time and the top speed, and exits with status 1 if the
+//! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the
+//! distance covered from the pedal going down to standstill (or to the pedal coming up, with
+//! the speed then); it exits with status 1 if the
 //! simulation ever leaves the finite numbers, 2 on a bad file or argument.
 
 use std::fmt::Write as _;
@@ -198,6 +200,10 @@ fn main() {
     let (mut to_100, mut top_speed, mut start) = (None, 0.0f64, None);
     let mut current = usize::MAX;
     let mut last_shift = f64::NEG_INFINITY;
+    // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
+    // (speed before, speed after (m/s), distance (m)).
+    let mut braking: Option<(f64, Vec3)> = None;
+    let mut stops: Vec<(f64, f64, f64)> = Vec::new();
     for step in 0..steps {
         let t = step as f64 * dt;
         let index = program.commands.iter().rposition(|c| c.time <= t);
@@ -244,6 +250,18 @@ fn main() {
         let p = world.get::<Transform>(car).unwrap().translation;
         let controls = world.get::<VehicleControls>(car).unwrap();
         top_speed = top_speed.max(tel.forward_speed);
+        // A braking run starts when the brake pedal goes down while moving and ends at
+        // standstill (below 0.1 m/s) or when the pedal comes up.
+        if let Some((from, at)) = braking {
+            let stopped = tel.forward_speed.abs() < 0.1;
+            if stopped || controls.brake <= 0.0 {
+                let distance = f64::from((p - at).with_y(0.0).length());
+                stops.push((from, tel.forward_speed.abs(), distance));
+                braking = None;
+            }
+        } else if controls.brake > 0.0 && tel.forward_speed.abs() > 1.0 {
+            braking = Some((tel.forward_speed.abs(), p));
+        }
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
             to_100 = start.map(|s| t + dt - s);
         }
@@ -298,4 +316,18 @@ fn main() {
         None => println!("0–100 km/h: not reached"),
     }
     println!("top speed: {:.1} km/h", top_speed * 3.6);
+    for (from, to, distance) in stops {
+        if to < 0.1 {
+            println!(
+                "stopping distance from {:.1} km/h: {distance:.1} m",
+                from * 3.6
+            );
+        } else {
+            println!(
+                "braking from {:.1} to {:.1} km/h: {distance:.1} m",
+                from * 3.6,
+                to * 3.6
+            );
+        }
+    }
 }

@@ -374,3 +374,75 @@ fn brake_bias_splits_the_rest_over_the_rear_axles() {
         );
     }
 }
+
+/// The examples on the reference page `docs/vehicle_files.md` are real files: written to an
+/// asset folder of their own under the path in their first-line comment, the vehicle loads,
+/// takes its overrides, spawns, and rests on its wheels.
+#[test]
+fn reference_page_examples_load_and_drive() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/vehicle_files.md"
+    ))
+    .expect("the reference page");
+    let root = std::env::temp_dir().join(format!("bvp_doc_examples_{}", std::process::id()));
+    let mut written = Vec::new();
+    for block in page.split("```ron\n").skip(1) {
+        let body = block.split("```").next().unwrap_or_default();
+        let Some(path) = body
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// "))
+            .filter(|p| p.ends_with(".ron"))
+        else {
+            continue;
+        };
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, body).unwrap();
+        written.push(path.to_owned());
+    }
+    assert!(
+        written.iter().any(|p| p.ends_with(".vehicle.ron"))
+            && written.iter().any(|p| p.ends_with(".topology.ron")),
+        "the page's examples: {written:?}"
+    );
+    for vehicle in written.iter().filter(|p| p.ends_with(".vehicle.ron")) {
+        let d = VehicleDescription::load(&root, vehicle, &FileBlockTypes::default())
+            .unwrap_or_else(|e| panic!("docs/vehicle_files.md example {vehicle}: {e}"));
+        assert_eq!(d.axles.len(), 2, "{vehicle}");
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 0.9);
+        let car = spawn(
+            &mut app,
+            &d,
+            Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
+        );
+        tick(&mut app, 180);
+        let world = app.world();
+        assert_eq!(
+            *world.get::<Drivetrain>(car).unwrap().status(),
+            DrivetrainStatus::Ready,
+            "{vehicle}"
+        );
+        let v = world
+            .get::<bevy_rapier3d::prelude::Velocity>(car)
+            .unwrap()
+            .linear;
+        assert!(
+            v.length() < 0.05,
+            "{vehicle}: still moving at {v} m/s after 3 s"
+        );
+        let mut wheels = app.world_mut().query::<&WheelState>();
+        let grounded = wheels.iter(app.world()).filter(|w| w.grounded).count();
+        let world = app.world();
+        assert_eq!(
+            grounded,
+            4,
+            "{vehicle}: wheels on the ground; chassis {:?}, at {}",
+            world.get::<ChassisStatus>(car),
+            world.get::<Transform>(car).unwrap().translation
+        );
+    }
+    std::fs::remove_dir_all(&root).ok();
+}

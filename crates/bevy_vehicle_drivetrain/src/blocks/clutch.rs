@@ -145,9 +145,9 @@ impl Block for Clutch {
         Ports::INLINE
     }
 
-    /// Engagement is the clutch pedal's complement.
     take_inputs_fields!(engagement);
 
+    /// Engagement is the clutch pedal's complement.
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(&mut self.engagement, 1.0 - controls.clutch())
     }

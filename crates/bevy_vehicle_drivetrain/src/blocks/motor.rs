@@ -110,10 +110,10 @@ impl Block for Motor {
         1
     }
 
-    /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
-    /// neutral).
     take_inputs_fields!(command);
 
+    /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
+    /// neutral).
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(
             &mut self.command,
