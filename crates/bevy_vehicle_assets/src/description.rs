@@ -27,10 +27,15 @@
 //! A **vehicle** (`*.vehicle.ron`) names a topology (a path, or a `Topology(..)` inline) and
 //! sets the values: `chassis`, one entry in `axles` per topology axle (position, track, wheel,
 //! tire, suspension, anti-roll bar), `blocks` (any field of any block, overriding the
-//! topology's), `brakes`, `steering`, `aerodynamics` and `substeps`. A tire is a path to a
-//! `*.tire.ron` file or a `Tire(..)` inline; any block field may be given as
-//! `Csv("path.csv")`, a table of two numeric columns (e.g. an engine's rpm and torque), one
-//! row per line, with an optional header line.
+//! topology's), `brakes`, `steering`, `aerodynamics`, `substeps` and `static_preload` (on by
+//! default: each suspension's `preload` is set to its static deflection under the chassis
+//! weight, so the vehicle spawns at its design ride height). A tire is a path to a
+//! `*.tire.ron` file or a `Tire(..)` inline; a block field that is a list of number pairs (an
+//! engine's torque table) may be given as `Csv("path.csv")`, a table of two numeric columns,
+//! one row per line, with an optional header on the first line; blank lines and lines starting
+//! with `#` are skipped.
+//!
+//! Every field, with its unit and default, is listed in `docs/vehicle_files.md`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

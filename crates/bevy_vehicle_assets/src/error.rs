@@ -9,7 +9,7 @@ use crate::source::{FieldPath, SourceFile, line_col};
 /// A refused file: the file, the 1-based line and column, the field path and the reason.
 ///
 /// Displayed as `file:line:column: field: reason`, e.g.
-/// ``assets/vehicles/hatchback.vehicle.ron:41:28: `blocks.gearbox.forward_ratios[2]`: setting must be greater than 0, got 0``.
+/// ``vehicles/test.vehicle.ron:38:48: `blocks.gearbox.forward_ratios[2]`: must be greater than 0, got 0``.
 /// The position points at the value that is wrong (or, for a missing field, at the value that
 /// lacks it); for an error in a referenced file (a topology, a tire, a CSV table) it is in that
 /// file.

@@ -28,7 +28,7 @@
 //!
 //! A block has at most one input and a fixed list of named outputs, declared by
 //! [`Block::ports`]. A block without an input is a **root** (an engine or motor); a vehicle has
-//! exactly one. Connections name the upstream output port explicitly (see
+//! at most one (a trailer has none: its wheels turn freely). Connections name the upstream output port explicitly (see
 //! [`DrivenBy`](crate::DrivenBy)), so a differential's left and right outputs are never confused
 //! with the order of a list.
 

@@ -52,7 +52,8 @@ pub struct Differential {
     pub lock_ratio: f64,
     /// Efficiency (dimensionless, (0, 1]).
     pub efficiency: f64,
-    /// Input: lock the outputs regardless of `lock_torque`.
+    /// Lock the outputs together regardless of `lock_torque` (a setting in vehicle files; a
+    /// game may also switch it at run time, like a driver-operated diff lock).
     pub locked: bool,
 }
 

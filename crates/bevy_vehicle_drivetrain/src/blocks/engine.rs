@@ -42,16 +42,16 @@ const LIMITER_BAND: f64 = 150.0;
 pub struct Engine {
     /// Full-throttle torque (N·m) against crank speed (rpm).
     pub torque_curve: TorqueCurve,
-    /// Inertia of crank, flywheel and everything turning at crank speed (kg·m²).
+    /// Inertia of crank, flywheel and everything turning at crank speed (kg·m², > 0).
     pub inertia: f64,
-    /// Idle speed the idle controller holds (rpm).
+    /// Idle speed the idle controller holds (rpm, > 0).
     pub idle_rpm: f64,
     /// Fraction of `idle_rpm` over which the idle controller goes from no to full throttle
     /// (dimensionless, (0, 1]).
     pub idle_band: f64,
-    /// A running engine slower than this stalls (rpm).
+    /// A running engine slower than this stalls (rpm, ≥ 0 and below `idle_rpm`).
     pub stall_rpm: f64,
-    /// Rev limiter: fuel is cut at this speed (rpm).
+    /// Rev limiter: fuel is cut at this speed (rpm, above `idle_rpm`).
     pub max_rpm: f64,
     /// Engine braking with the throttle closed, at `max_rpm` (N·m, ≥ 0); proportional to rpm.
     pub braking_torque: f64,

@@ -69,7 +69,8 @@ impl PowerFlow {
 pub struct Gearbox {
     /// Forward ratios, first gear first: input speed / output speed (dimensionless, > 0).
     pub forward_ratios: Vec<f64>,
-    /// Reverse ratios, as positive numbers; reverse gears turn the output backward.
+    /// Reverse ratios, first reverse first: input speed / output speed as positive numbers
+    /// (dimensionless, each > 0; may be empty). Reverse gears turn the output backward.
     pub reverse_ratios: Vec<f64>,
     /// Time spent in neutral when changing gear (s, ≥ 0).
     pub shift_time: f64,
