@@ -8,6 +8,7 @@
 //! | [`Gearbox`] | gear (manual) | — | `out` |
 //! | [`Differential`] | split, limited-slip | — | `left`, `right` |
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
+//! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
 
 /// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
 /// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
@@ -30,6 +31,7 @@ mod differential;
 mod engine;
 pub(crate) mod gearbox;
 mod motor;
+mod torque_converter;
 mod wheel;
 
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
@@ -37,4 +39,7 @@ pub use differential::{Differential, DifferentialMode, DifferentialRuntime, Diff
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use motor::{Motor, MotorSensors};
+pub use torque_converter::{
+    ConverterMode, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
+};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

@@ -1,0 +1,241 @@
+//! Heavy-powertrain blocks (torque converter, automatic transmission, retarder) against
+//! closed-form results. Tolerances are stated per test. Run with `--nocapture` to see the
+//! measured values each test prints.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+// ---- Torque converter -------------------------------------------------------------------------
+
+/// An engine at full throttle without friction, so that its net torque is the table's.
+fn frictionless_engine(throttle: f64) -> Engine {
+    Engine {
+        throttle,
+        throttle_delay: 0.0,
+        friction_torque: 0.0,
+        viscous_friction: 0.0,
+        ..default()
+    }
+}
+
+/// Converter output held by a braked wheel; full throttle. The engine settles at the speed
+/// where its table torque equals the converter's `K·ω²` (found here by bisection on the
+/// table), within 2 %; the output torque is `torque_multiplication ×` the coupling torque
+/// (relation exact at SR = 0: 1e-9 relative).
+#[test]
+fn converter_stall_speed_and_torque_multiplication() {
+    let converter = TorqueConverter {
+        stall_rpm: 2400.0,
+        stall_torque: 185.0,
+        torque_multiplication: 2.2,
+        lockup_torque: 0.0,
+        ..default()
+    };
+    let engine_block = frictionless_engine(1.0);
+    // Expected stall: T_full(rpm) = K·ω², bisection on the piecewise-linear table.
+    let k = converter.capacity_factor();
+    let f = |rpm: f64| {
+        let w = rpm_to_rad_s(rpm);
+        engine_block.torque_curve.torque_at(rpm) - k * w * w
+    };
+    let (mut lo, mut hi) = (800.0, 6000.0);
+    assert!(f(lo) > 0.0 && f(hi) < 0.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let expected_rpm = 0.5 * (lo + hi);
+    // The table's value differs from the setting, so the test does not just echo stall_rpm.
+    assert!((expected_rpm - converter.stall_rpm).abs() > 20.0);
+
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "truck", 4);
+    let engine = spawn_block(&mut app, car, "engine", engine_block, None);
+    let tc = spawn_block(
+        &mut app,
+        car,
+        "converter",
+        converter.clone(),
+        Some((engine, Port::OUT)),
+    );
+    let w = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        Wheel {
+            brake_torque: 1e6,
+            ..wheel(1.2, WheelLoad::None)
+        },
+        Some((tc, Port::OUT)),
+    );
+    tick(&mut app, 300);
+    let rpm = get::<EngineSensors>(&app, engine).rpm;
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    println!(
+        "stall: engine {rpm:.2} rpm, expected {expected_rpm:.2} rpm (err {:.2e}); coupling {:.3} N·m, output {:.3} N·m, ratio {:.9}",
+        rel(rpm, expected_rpm),
+        s.coupling_torque,
+        s.output_torque,
+        s.output_torque / s.coupling_torque
+    );
+    assert_eq!(state(&app, car, w)[1], 0.0, "the wheel is held");
+    assert!(rel(rpm, expected_rpm) < 0.02, "{rpm} vs {expected_rpm}");
+    assert_eq!(s.speed_ratio, 0.0);
+    let w_in = rpm_to_rad_s(rpm);
+    assert!(rel(s.coupling_torque, k * w_in * w_in) < 1e-9);
+    assert!(rel(s.output_torque, 2.2 * s.coupling_torque) < 1e-9);
+    assert!(rel(s.torque_ratio, 2.2) < 1e-12);
+}
+
+/// Spawns engine → converter → 4:1 gear → wheel carrying a 1500 kg vehicle; returns
+/// (vehicle, engine, converter, wheel).
+fn spawn_converter_car(
+    app: &mut App,
+    engine: Engine,
+    converter: TorqueConverter,
+) -> (Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "car", 4);
+    let engine = spawn_block(app, car, "engine", engine, None);
+    let tc = spawn_block(app, car, "converter", converter, Some((engine, Port::OUT)));
+    let g = spawn_block(app, car, "gear", gear(4.0), Some((tc, Port::OUT)));
+    let load = WheelLoad::Vehicle {
+        mass: 1500.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.7,
+        air_density: 1.2,
+    };
+    let w = spawn_block(app, car, "wheel", wheel(2.4, load), Some((g, Port::OUT)));
+    (car, engine, tc, w)
+}
+
+/// Open lock-up, after 15 s at half throttle: the converter slips (speed ratio below 0.99). Lock-up engaged: within 1 s the
+/// input and output turn together (engine speed = 4 × wheel speed to 1e-9 relative).
+#[test]
+fn converter_lockup_makes_input_and_output_turn_together() {
+    let mut app = create_app(60.0);
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        frictionless_engine(0.5),
+        TorqueConverter {
+            lockup_torque: 800.0,
+            ..default()
+        },
+    );
+    tick(&mut app, 900);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let open_ratio = s.speed_ratio;
+    println!("lock-up open: SR {:.4}", open_ratio);
+    assert!(!s.locked && open_ratio < 0.99 && open_ratio > 0.5, "{s:?}");
+    set::<TorqueConverter>(&mut app, tc, |c| c.lockup = 1.0);
+    tick(&mut app, 60);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let (we, ww) = (state(&app, car, engine)[0], state(&app, car, w)[1]);
+    println!(
+        "lock-up engaged: engine {we:.4} rad/s, 4 × wheel {:.4} rad/s, SR {:.12}, torque {:.2} N·m",
+        4.0 * ww,
+        s.speed_ratio,
+        s.coupling_torque
+    );
+    assert!(s.locked, "{s:?}");
+    assert!(rel(we, 4.0 * ww) < 1e-9);
+    assert!((s.speed_ratio - 1.0).abs() < 1e-9);
+    assert!(s.coupling_torque.abs() <= s.lockup_capacity);
+    // Still locked and together a while later: no chatter.
+    tick(&mut app, 120);
+    assert!(get::<TorqueConverterSensors>(&app, tc).locked);
+    assert!(rel(state(&app, car, engine)[0], 4.0 * state(&app, car, w)[1]) < 1e-9);
+}
+
+fn finite(s: &TorqueConverterSensors) -> bool {
+    [
+        s.speed_ratio,
+        s.coupling_torque,
+        s.output_torque,
+        s.torque_ratio,
+        s.input_speed,
+        s.output_speed,
+        s.output_power,
+    ]
+    .iter()
+    .all(|v| v.is_finite())
+}
+
+/// Engine off and everything at rest (SR undefined): no NaN. A rolling vehicle then turns the
+/// stopped engine through the converter (reverse flow): negative coupling torque, no torque
+/// multiplication (output torque = coupling torque, 1e-12), the engine is dragged forward.
+#[test]
+fn converter_at_standstill_and_with_reverse_flow() {
+    let mut app = create_app(60.0);
+    let mut engine = frictionless_engine(0.0);
+    engine.running = false;
+    engine.braking_torque = 0.0;
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        engine,
+        TorqueConverter {
+            lockup_torque: 0.0,
+            ..default()
+        },
+    );
+    tick(&mut app, 30);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    assert!(finite(&s), "{s:?}");
+    assert_eq!(s.input_speed, 0.0);
+    assert_eq!(s.speed_ratio, 0.0);
+    assert_eq!(s.coupling_torque, 0.0);
+
+    // Vehicle rolling at 40 rad/s of wheel (160 rad/s at the turbine), engine stopped.
+    set_state(&mut app, car, w, &[0.0, 40.0]);
+    tick(&mut app, 1);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    println!("reverse flow: {s:?}");
+    assert!(finite(&s));
+    assert!(s.coupling_torque < 0.0, "the turbine drives the impeller");
+    assert!(rel(s.output_torque, s.coupling_torque) < 1e-12);
+    assert_eq!(s.torque_ratio, 1.0);
+    let mut max_engine = 0.0_f64;
+    for _ in 0..120 {
+        tick(&mut app, 1);
+        let s = get::<TorqueConverterSensors>(&app, tc);
+        assert!(finite(&s), "{s:?}");
+        max_engine = max_engine.max(state(&app, car, engine)[0]);
+    }
+    assert!(
+        max_engine > 10.0,
+        "the engine is dragged forward: {max_engine}"
+    );
+    // The wheel lost speed to the engine and to drag, and never reversed.
+    let ww = state(&app, car, w)[1];
+    assert!(ww > 0.0 && ww < 40.0, "{ww}");
+}
+
+/// Engine running closed-throttle, vehicle coasting fast: engine braking through the
+/// converter. The coupling torque is negative, the output gets it unmultiplied (1e-12), and the
+/// engine is pulled above idle.
+#[test]
+fn converter_transmits_engine_braking() {
+    let mut app = create_app(60.0);
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        frictionless_engine(0.0),
+        TorqueConverter::default(),
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, w, &[0.0, 100.0]);
+    tick(&mut app, 60);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let rpm = get::<EngineSensors>(&app, engine).rpm;
+    println!("engine braking: engine {rpm:.0} rpm, {s:?}");
+    assert!(finite(&s));
+    assert!(s.speed_ratio > 1.0, "overrun");
+    assert!(s.coupling_torque < 0.0 && s.output_torque < 0.0);
+    assert!(rel(s.output_torque, s.coupling_torque) < 1e-12);
+    assert!(rpm > 1200.0, "pulled above idle: {rpm}");
+}
