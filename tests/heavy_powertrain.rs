@@ -239,3 +239,246 @@ fn converter_transmits_engine_braking() {
     assert!(rel(s.output_torque, s.coupling_torque) < 1e-12);
     assert!(rpm > 1200.0, "pulled above idle: {rpm}");
 }
+
+// ---- Automatic transmission -------------------------------------------------------------------
+
+/// Spawns engine → converter → automatic (in drive) → 3.7:1 final drive → one wheel carrying
+/// a 1500 kg vehicle. Returns (vehicle, engine, automatic, wheel).
+fn spawn_automatic_car(
+    app: &mut App,
+    engine: Engine,
+    automatic: AutomaticTransmission,
+    load: WheelLoad,
+) -> (Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "car", 4);
+    let engine = spawn_block(app, car, "engine", engine, None);
+    let tc = spawn_block(
+        app,
+        car,
+        "converter",
+        TorqueConverter {
+            lockup_torque: 0.0,
+            ..default()
+        },
+        Some((engine, Port::OUT)),
+    );
+    let at = spawn_block(app, car, "automatic", automatic, Some((tc, Port::OUT)));
+    let fd = spawn_block(app, car, "final drive", gear(3.7), Some((at, Port::OUT)));
+    let w = spawn_block(app, car, "wheel", wheel(2.4, load), Some((fd, Port::OUT)));
+    (car, engine, at, w)
+}
+
+fn vehicle_load() -> WheelLoad {
+    WheelLoad::Vehicle {
+        mass: 1500.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.7,
+        air_density: 1.2,
+    }
+}
+
+/// One step of an automatic's sensors.
+struct Sample {
+    gear: i32,
+    ratio: f64,
+    shifting: bool,
+    input_rpm: f64,
+    up_rpm: f64,
+}
+
+/// Runs `steps` fixed steps, sampling the automatic after each.
+fn record(app: &mut App, at: Entity, steps: usize) -> Vec<Sample> {
+    (0..steps)
+        .map(|_| {
+            tick(app, 1);
+            let s = get::<AutomaticSensors>(app, at);
+            Sample {
+                gear: s.gear,
+                ratio: s.ratio,
+                shifting: s.shifting,
+                input_rpm: rad_s_to_rpm(s.input_speed),
+                up_rpm: s.shift_up_rpm,
+            }
+        })
+        .collect()
+}
+
+/// The input-shaft rpm the first 1→2 upshift was decided on (the step before the gear sensor
+/// changed), and the up point in effect then.
+fn first_upshift(samples: &[Sample]) -> (f64, f64) {
+    let i = samples
+        .windows(2)
+        .position(|w| w[0].gear == 1 && w[1].gear == 2)
+        .expect("an upshift from first gear");
+    (samples[i].input_rpm, samples[i].up_rpm)
+}
+
+/// From rest at full throttle the first upshift happens when the input shaft passes the
+/// high-throttle up point (4500 rpm), within 3 %. During every shift the ratio changes by at
+/// most `|r_from − r_to| × dt / transition_time` per step (1e-9 relative slack), and takes at
+/// least `transition_time / dt − 1` steps: never a step change.
+#[test]
+fn automatic_upshifts_at_the_high_throttle_point_with_ramped_ratio() {
+    let mut app = create_app(60.0);
+    let automatic = AutomaticTransmission {
+        selection: 1,
+        throttle: 1.0,
+        transition_time: 0.5,
+        ..default()
+    };
+    let (.., at, _) = spawn_automatic_car(
+        &mut app,
+        Engine {
+            throttle: 1.0,
+            ..default()
+        },
+        automatic.clone(),
+        vehicle_load(),
+    );
+    let samples = record(&mut app, at, 60 * 25);
+    let (rpm, up) = first_upshift(&samples);
+    println!("full throttle: upshift 1→2 at {rpm:.1} rpm, point {up} rpm");
+    assert_eq!(up, 4500.0);
+    assert!(rpm >= up && rel(rpm, up) < 0.03, "{rpm} vs {up}");
+
+    let dt = fixed_dt(&app);
+    let mut bound = 0.0;
+    let mut worst: f64 = 0.0;
+    let mut ramp_steps = 0;
+    for w in samples.windows(2) {
+        if w[1].gear != w[0].gear {
+            bound = (automatic.ratio(w[0].gear) - automatic.ratio(w[1].gear)).abs() * dt
+                / automatic.transition_time;
+        }
+        let change = (w[1].ratio - w[0].ratio).abs();
+        if change > 0.0 {
+            worst = worst.max(change / bound);
+            assert!(
+                change <= bound * (1.0 + 1e-9),
+                "ratio jumped by {change} (bound {bound})"
+            );
+        }
+        if w[1].shifting {
+            ramp_steps += 1;
+        }
+    }
+    let gears = samples.last().unwrap().gear;
+    println!(
+        "ramp: worst step {worst:.6} of bound, {ramp_steps} steps shifting, {} shifts, final gear {gears}",
+        samples
+            .windows(2)
+            .filter(|w| w[0].gear != w[1].gear)
+            .count()
+    );
+    assert!(gears >= 3, "kept upshifting: {gears}");
+    let min_steps = ((automatic.transition_time / dt) as usize - 1) * (gears as usize - 1);
+    assert!(ramp_steps >= min_steps, "{ramp_steps} < {min_steps}");
+}
+
+/// At light throttle (at the low shift throttle) the first upshift happens at the low-throttle
+/// up point (2000 rpm), within 3 %.
+#[test]
+fn automatic_upshifts_at_the_low_throttle_point_at_light_throttle() {
+    let mut app = create_app(60.0);
+    let automatic = AutomaticTransmission {
+        selection: 1,
+        throttle: 0.35,
+        low_shift_throttle: 0.35,
+        ..default()
+    };
+    let engine = Engine {
+        throttle: 0.35,
+        braking_torque: 20.0,
+        ..frictionless_engine(0.35)
+    };
+    let (.., at, _) = spawn_automatic_car(&mut app, engine, automatic, vehicle_load());
+    let samples = record(&mut app, at, 60 * 30);
+    let (rpm, up) = first_upshift(&samples);
+    println!("light throttle: upshift 1→2 at {rpm:.1} rpm, point {up} rpm");
+    assert_eq!(up, 2000.0);
+    assert!(rpm >= up && rel(rpm, up) < 0.03, "{rpm} vs {up}");
+}
+
+/// Held at 13.7 m/s by a stiff rolling road, half throttle (up 3250 rpm, down 1800 rpm): the
+/// transmission climbs 1 → 2 → 3 (input 2270 rpm in third) and then stays: over 30 s at most
+/// the two initial shifts, none in the last 25 s.
+#[test]
+fn automatic_does_not_hunt_at_steady_speed() {
+    let mut app = create_app(60.0);
+    let v = 13.7;
+    let (car, _, at, w) = spawn_automatic_car(
+        &mut app,
+        Engine {
+            throttle: 0.5,
+            ..default()
+        },
+        AutomaticTransmission {
+            selection: 1,
+            throttle: 0.5,
+            ..default()
+        },
+        WheelLoad::Road {
+            ground_speed: v,
+            stiffness: 300.0,
+        },
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, w, &[0.0, v / 0.3]);
+    let samples = record(&mut app, at, 60 * 30);
+    let shifts: Vec<usize> = samples
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].gear != w[1].gear)
+        .map(|(i, _)| i)
+        .collect();
+    let last = samples.last().unwrap();
+    println!(
+        "steady speed: shifts at steps {shifts:?}, final gear {}, input {:.0} rpm",
+        last.gear, last.input_rpm
+    );
+    assert!(shifts.len() <= 2, "hunting: {shifts:?}");
+    assert!(
+        shifts.iter().all(|&i| i < 60 * 5),
+        "late shifts: {shifts:?}"
+    );
+    assert_eq!(last.gear, 3);
+}
+
+/// Park through the driver's controls: a 400 N·m wheel torque (a slope) cannot turn the
+/// parked output in 5 s (wheel speed exactly 0); in neutral the same load rolls it back.
+#[test]
+fn automatic_park_holds_the_output() {
+    let mut app = create_app(60.0);
+    let (car, _, at, w) = spawn_automatic_car(
+        &mut app,
+        Engine::default(),
+        AutomaticTransmission::default(),
+        WheelLoad::Torque(-400.0),
+    );
+    app.world_mut().entity_mut(car).insert(VehicleControls {
+        parking: true,
+        gear: 1,
+        ..default()
+    });
+    tick(&mut app, 1);
+    assert!(
+        get::<AutomaticTransmission>(&app, at).park,
+        "park from the controls"
+    );
+    let mut fastest: f64 = 0.0;
+    for _ in 0..300 {
+        tick(&mut app, 1);
+        fastest = fastest.max(state(&app, car, w)[1].abs());
+    }
+    let s = get::<AutomaticSensors>(&app, at);
+    println!("park: fastest wheel speed {fastest:e} rad/s, {s:?}");
+    assert!(s.parked && s.gear == 0);
+    assert!(fastest < 1e-9, "{fastest}");
+    controls(&mut app, car, |c| {
+        c.parking = false;
+        c.gear = 0;
+    });
+    tick(&mut app, 60);
+    assert!(!get::<AutomaticSensors>(&app, at).parked);
+    assert!(state(&app, car, w)[1] < -1.0, "rolls back in neutral");
+}

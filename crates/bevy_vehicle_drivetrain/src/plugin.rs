@@ -11,8 +11,9 @@ use bevy::prelude::*;
 
 use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
-    Clutch, ClutchSensors, Differential, DifferentialSensors, Engine, EngineSensors, Gearbox,
-    GearboxSensors, Motor, MotorSensors, TorqueConverter, Wheel, WheelSensors,
+    AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors, Engine,
+    EngineSensors, Gearbox, GearboxSensors, Motor, MotorSensors, TorqueConverter, Wheel,
+    WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -403,7 +404,8 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<Gearbox>()
             .register_block::<Differential>()
             .register_block::<Wheel>()
-            .register_block::<TorqueConverter>();
+            .register_block::<TorqueConverter>()
+            .register_block::<AutomaticTransmission>();
     }
 }
 

@@ -9,6 +9,7 @@
 //! | [`Differential`] | split, limited-slip | — | `left`, `right` |
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
 //! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
+//! | [`AutomaticTransmission`] | gear (automatic shifting, park) | — | `out` |
 
 /// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
 /// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
@@ -26,6 +27,7 @@ macro_rules! take_inputs_fields {
     };
 }
 
+mod automatic;
 mod clutch;
 mod differential;
 mod engine;
@@ -34,6 +36,7 @@ mod motor;
 mod torque_converter;
 mod wheel;
 
+pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
