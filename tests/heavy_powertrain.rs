@@ -482,3 +482,74 @@ fn automatic_park_holds_the_output() {
     assert!(!get::<AutomaticSensors>(&app, at).parked);
     assert!(state(&app, car, w)[1] < -1.0, "rolls back in neutral");
 }
+
+// ---- Retarder ---------------------------------------------------------------------------------
+
+/// A torque-free root → retarder → wheel on a rolling road that holds the speed: at each level
+/// and speed the retarder's torque equals `−level × max_torque × c(rpm)` at the measured speed
+/// (1e-12 relative, c interpolated by hand here), and at steady state the road supplies
+/// exactly that torque (1e-6 relative): the torque really acts on the driveline.
+#[test]
+fn retarder_torque_follows_its_law_at_constant_speed() {
+    for (level, ground_speed) in [(1.0, 15.0), (0.5, 15.0), (1.0, 9.0)] {
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "truck", 4);
+        let root = spawn_block(
+            &mut app,
+            car,
+            "root",
+            Motor {
+                command: 0.0,
+                ..constant_torque_motor(1.0, 0.1)
+            },
+            None,
+        );
+        let retarder = Retarder { level, ..default() };
+        let rt = spawn_block(
+            &mut app,
+            car,
+            "retarder",
+            retarder.clone(),
+            Some((root, Port::OUT)),
+        );
+        let w = spawn_block(
+            &mut app,
+            car,
+            "wheel",
+            wheel(
+                3.0,
+                WheelLoad::Road {
+                    ground_speed,
+                    stiffness: 400.0,
+                },
+            ),
+            Some((rt, Port::OUT)),
+        );
+        tick(&mut app, 1);
+        set_state(&mut app, car, w, &[0.0, ground_speed / 0.3]);
+        tick(&mut app, 240);
+        let s = get::<RetarderSensors>(&app, rt);
+        let speed = state(&app, car, w)[1];
+        // Closed form: piecewise-linear fraction of the default curve at this rpm.
+        let rpm = rad_s_to_rpm(speed);
+        let points = [
+            (0.0, 0.0),
+            (300.0, 0.35),
+            (600.0, 0.7),
+            (1200.0, 1.0),
+            (3000.0, 1.0),
+        ];
+        let seg = points.windows(2).find(|p| rpm <= p[1].0).unwrap();
+        let c = seg[0].1 + (seg[1].1 - seg[0].1) * (rpm - seg[0].0) / (seg[1].0 - seg[0].0);
+        let expected = -level * 2500.0 * c;
+        let road = get::<WheelSensors>(&app, w).load_torque;
+        println!(
+            "retarder: level {level}, {rpm:.1} rpm, torque {:.4} N·m (closed form {expected:.4}), road {road:.4} N·m, {:.0} W",
+            s.torque, s.power
+        );
+        assert!(speed > 1.0 && rel(s.speed, speed) < 1e-12);
+        assert!(rel(s.torque, expected) < 1e-12);
+        assert!(rel(road, -expected) < 1e-6);
+        assert!(rel(state(&app, car, root)[0], speed) < 1e-12);
+    }
+}

@@ -12,7 +12,7 @@ use bevy::prelude::*;
 use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
     AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors, Engine,
-    EngineSensors, Gearbox, GearboxSensors, Motor, MotorSensors, TorqueConverter, Wheel,
+    EngineSensors, Gearbox, GearboxSensors, Motor, MotorSensors, Retarder, TorqueConverter, Wheel,
     WheelSensors,
 };
 use crate::controls::VehicleControls;
@@ -405,7 +405,8 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<Differential>()
             .register_block::<Wheel>()
             .register_block::<TorqueConverter>()
-            .register_block::<AutomaticTransmission>();
+            .register_block::<AutomaticTransmission>()
+            .register_block::<Retarder>();
     }
 }
 

@@ -10,6 +10,7 @@
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
 //! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
 //! | [`AutomaticTransmission`] | gear (automatic shifting, park) | — | `out` |
+//! | [`Retarder`] | speed-dependent driveline brake | — | `out` |
 
 /// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
 /// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
@@ -33,6 +34,7 @@ mod differential;
 mod engine;
 pub(crate) mod gearbox;
 mod motor;
+mod retarder;
 mod torque_converter;
 mod wheel;
 
@@ -42,6 +44,7 @@ pub use differential::{Differential, DifferentialMode, DifferentialRuntime, Diff
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use motor::{Motor, MotorSensors};
+pub use retarder::{Retarder, RetarderSensors};
 pub use torque_converter::{
     ConverterMode, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
 };
