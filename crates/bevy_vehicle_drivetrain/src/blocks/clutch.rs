@@ -145,7 +145,7 @@ impl Block for Clutch {
         Ports::INLINE
     }
 
-    /// Engagement is the clutch pedal's complement.
+    // Engagement is the clutch pedal's complement.
     take_inputs_fields!(engagement);
 
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {

@@ -110,8 +110,8 @@ impl Block for Motor {
         1
     }
 
-    /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
-    /// neutral).
+    // The throttle, signed by the direction of the selected gear (forward, reverse, or none in
+    // neutral).
     take_inputs_fields!(command);
 
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
