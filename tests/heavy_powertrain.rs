@@ -553,3 +553,83 @@ fn retarder_torque_follows_its_law_at_constant_speed() {
         assert!(rel(state(&app, car, root)[0], speed) < 1e-12);
     }
 }
+
+// ---- Vehicle files ------------------------------------------------------------------------------
+
+/// The shipped hatchback with its clutch and manual gearbox swapped for a torque converter
+/// and an automatic, on the `fwd_automatic` topology: it loads, settles, and at full throttle
+/// in drive pulls away and shifts by itself (speed > 15 m/s and gear ≥ 3 after 12 s).
+#[test]
+#[ignore = "KNOWN FAILURE: with the chassis tire model the converter-driven front axle goes unstable (NaN) within a second of pulling away; not yet diagnosed"]
+fn fwd_automatic_topology_loads_and_drives() {
+    use bevy_vehicle_physics::assets::FileBlockTypes;
+    let assets = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+    let read =
+        |p: &str| std::fs::read_to_string(format!("{assets}/{p}")).map_err(|e| e.to_string());
+    let manual = read("vehicles/hatchback.vehicle.ron").unwrap();
+    let (start, end) = (
+        manual.find("\"clutch\":").unwrap(),
+        manual.find("\"differential\":").unwrap(),
+    );
+    let text = format!(
+        "{}\"torque_converter\": (stall_rpm: 2400.0, stall_torque: 240.0, torque_multiplication: 2.0),\n        \"transmission\": (forward_ratios: [4.7, 3.1, 2.1, 1.67, 1.29, 1.0], reverse_ratios: [3.4], high_shift_up: 5800.0),\n        {}",
+        &manual[..start],
+        &manual[end..]
+    )
+    .replace("topologies/fwd.topology.ron", "topologies/fwd_automatic.topology.ron");
+    let d = VehicleDescription::parse(
+        "vehicles/hatchback_automatic.vehicle.ron",
+        &text,
+        &FileBlockTypes::default(),
+        read,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 1.0);
+    let height = d
+        .axles
+        .iter()
+        .map(|a| a.wheel.radius as f32 - a.height)
+        .fold(0.0, f32::max);
+    let car = {
+        let world = app.world_mut();
+        let mut commands = world.commands();
+        let e = d.spawn(&mut commands, Transform::from_xyz(0.0, height + 0.05, 0.0));
+        world.flush();
+        e
+    };
+    tick(&mut app, 120);
+    assert!(
+        matches!(drivetrain(&app, car).status(), DrivetrainStatus::Ready),
+        "{:?}",
+        drivetrain(&app, car).status()
+    );
+    assert!(matches!(
+        get::<ChassisStatus>(&app, car),
+        ChassisStatus::Ready
+    ));
+    // Select drive at idle, let it engage, then floor it (a neutral drop at the rev limiter
+    // is a known weak case: see the report).
+    controls(&mut app, car, |c| c.gear = 1);
+    tick(&mut app, 60);
+    controls(&mut app, car, |c| c.throttle = 1.0);
+    let at = {
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<Entity, With<AutomaticTransmission>>();
+        q.single(world).unwrap()
+    };
+    tick(&mut app, 60 * 12);
+    let telemetry = get::<VehicleTelemetry>(&app, car);
+    let s = get::<AutomaticSensors>(&app, at);
+    println!(
+        "fwd_automatic: {:.1} m/s after 12 s, gear {}, engine {:.0} rpm",
+        telemetry.forward_speed, s.gear, telemetry.engine_rpm
+    );
+    assert!(position(&app, car).is_finite());
+    assert!(
+        telemetry.forward_speed > 15.0,
+        "{}",
+        telemetry.forward_speed
+    );
+    assert!(s.gear >= 3, "shifted by itself: {}", s.gear);
+}
