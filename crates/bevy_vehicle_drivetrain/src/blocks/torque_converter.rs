@@ -198,17 +198,52 @@ impl TorqueConverter {
     /// (rad/s). See the [type docs](Self) for the law; finite for all finite speeds.
     #[inline]
     pub fn fluid_torque(&self, input_speed: f64, output_speed: f64) -> f64 {
-        self.fluid_torque_k(self.capacity_factor(), input_speed, output_speed)
+        self.fluid_torque_k(
+            self.capacity_factor(),
+            input_speed,
+            output_speed,
+            self.slippage,
+        )
     }
 
     #[inline]
-    fn fluid_torque_k(&self, k: f64, input_speed: f64, output_speed: f64) -> f64 {
+    fn fluid_torque_k(&self, k: f64, input_speed: f64, output_speed: f64, slippage: f64) -> f64 {
         let slip = input_speed - output_speed;
         let m = input_speed.abs().max(output_speed.abs());
         let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
         let reduce = clamp_input(self.coupling_torque_added, f64::NEG_INFINITY, 0.0, 0.0);
-        let magnitude = scale * k * m * m.min(slip.abs() / self.slippage) + reduce;
+        let magnitude = scale * k * m * m.min(slip.abs() / slippage) + reduce;
         sign(slip) * magnitude.max(0.0)
+    }
+
+    /// The slippage used in a stage (dimensionless): the setting, or more where the output is
+    /// so light that the fluid's torque slope would outrun the integrator.
+    ///
+    /// Near `SR = 1` the output torque falls with output speed at the slope
+    /// `TR·scale·K·m / slippage` (N·m·s/rad): a damper on the output's reflected inertia
+    /// `I_out`. Explicit integration with substep `h` follows it only while
+    /// `slope·h / I_out ≤ 1`. A drivetrain whose wheels are on tires reflects little inertia to
+    /// the turbine (two wheels through a 14:1 reduction is about 0.01 kg·m²), where the
+    /// setting would make that rate tens of times larger and the step would blow up. So for
+    /// that stage the slippage is raised until the rate is 1: the converter slips a little
+    /// more near lock, as a real one does when the turbine is that light, and stays stable.
+    /// Held and free outputs, and ordinary loads, keep the setting.
+    #[inline]
+    fn stage_slippage(
+        &self,
+        rt: &TorqueConverterRuntime,
+        output: f64,
+        up: &ShaftUp,
+        h: f64,
+    ) -> f64 {
+        if !(up.inertia > 0.0 && up.inertia.is_finite() && h > 0.0) {
+            return self.slippage;
+        }
+        let m = rt.input_speed.abs().max(output.abs());
+        let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
+        let ratio = self.torque_ratio(rt.input_speed, output);
+        let stable = ratio * scale * rt.k * m * h / up.inertia;
+        self.slippage.max(stable)
     }
 
     /// Torque ratio `TR` (output torque / coupling torque, dimensionless) at these speeds
@@ -241,10 +276,19 @@ impl TorqueConverter {
             + clamp_input(self.coupling_torque_added, 0.0, f64::INFINITY, 0.0)
     }
 
-    /// Torques `(taken from the input, handed to the output)` (N·m) while not locked.
+    /// Torques `(taken from the input, handed to the output)` (N·m) while not locked, with the
+    /// output at `output` (rad/s) driving `up` in a substep of `h` (s).
     #[inline]
-    fn fluid_stage(&self, rt: &TorqueConverterRuntime, direction: f64, output: f64) -> (f64, f64) {
-        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output);
+    fn fluid_stage(
+        &self,
+        rt: &TorqueConverterRuntime,
+        direction: f64,
+        output: f64,
+        up: &ShaftUp,
+        h: f64,
+    ) -> (f64, f64) {
+        let slippage = self.stage_slippage(rt, output, up, h);
+        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output, slippage);
         let ratio = self.torque_ratio(rt.input_speed, output);
         let friction = direction * rt.lockup_capacity;
         (fluid + friction, ratio * fluid + friction)
@@ -325,7 +369,8 @@ impl Block for TorqueConverter {
             (ConverterMode::Fluid { .. }, Pass::Momentum) => ShaftUp::FREE,
             (ConverterMode::Fluid { direction }, Pass::Torque) => {
                 let output = outputs[0].up.speed().unwrap_or(rt.input_speed);
-                let (input_torque, _) = self.fluid_stage(rt, direction, output);
+                let (input_torque, _) =
+                    self.fluid_stage(rt, direction, output, &outputs[0].up, stage.substep);
                 ShaftUp {
                     reaction: -input_torque,
                     ..ShaftUp::FREE
@@ -351,7 +396,8 @@ impl Block for TorqueConverter {
                 let output = outputs[0].up.speed().unwrap_or(input.speed);
                 ShaftDown {
                     torque: if pass == Pass::Torque {
-                        self.fluid_stage(rt, direction, output).1
+                        self.fluid_stage(rt, direction, output, &outputs[0].up, stage.substep)
+                            .1
                     } else {
                         0.0
                     },
