@@ -6,7 +6,9 @@ use std::sync::{Arc, RwLock};
 
 use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
-use bevy_vehicle_drivetrain::blocks::{Clutch, Differential, Engine, Gearbox, Motor};
+use bevy_vehicle_drivetrain::blocks::{
+    AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Motor, Retarder, TorqueConverter,
+};
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -111,8 +113,8 @@ struct BlockType {
 
 /// The block types vehicle files can name, shared between the app and the asset loaders.
 ///
-/// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`) from the
-/// start; [`RegisterFileBlock::register_file_block`] adds more.
+/// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
+/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes(Arc<RwLock<Vec<BlockType>>>);
 
@@ -124,6 +126,9 @@ impl Default for FileBlockTypes {
         types.add::<Gearbox>();
         types.add::<Differential>();
         types.add::<Motor>();
+        types.add::<TorqueConverter>();
+        types.add::<AutomaticTransmission>();
+        types.add::<Retarder>();
         types
     }
 }

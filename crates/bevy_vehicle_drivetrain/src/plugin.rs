@@ -11,8 +11,9 @@ use bevy::prelude::*;
 
 use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
-    Clutch, ClutchSensors, Differential, DifferentialSensors, Engine, EngineSensors, Gearbox,
-    GearboxSensors, Motor, MotorSensors, Wheel, WheelSensors,
+    AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors, Engine,
+    EngineSensors, Gearbox, GearboxSensors, Motor, MotorSensors, Retarder, TorqueConverter, Wheel,
+    WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -402,7 +403,10 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<Clutch>()
             .register_block::<Gearbox>()
             .register_block::<Differential>()
-            .register_block::<Wheel>();
+            .register_block::<Wheel>()
+            .register_block::<TorqueConverter>()
+            .register_block::<AutomaticTransmission>()
+            .register_block::<Retarder>();
     }
 }
 

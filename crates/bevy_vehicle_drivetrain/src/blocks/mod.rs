@@ -8,6 +8,9 @@
 //! | [`Gearbox`] | gear (manual) | — | `out` |
 //! | [`Differential`] | split, limited-slip | — | `left`, `right` |
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
+//! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
+//! | [`AutomaticTransmission`] | gear (automatic shifting, park) | — | `out` |
+//! | [`Retarder`] | speed-dependent driveline brake | — | `out` |
 
 /// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
 /// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
@@ -25,16 +28,24 @@ macro_rules! take_inputs_fields {
     };
 }
 
+mod automatic;
 mod clutch;
 mod differential;
 mod engine;
 pub(crate) mod gearbox;
 mod motor;
+mod retarder;
+mod torque_converter;
 mod wheel;
 
+pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use motor::{Motor, MotorSensors};
+pub use retarder::{Retarder, RetarderSensors};
+pub use torque_converter::{
+    ConverterMode, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
+};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

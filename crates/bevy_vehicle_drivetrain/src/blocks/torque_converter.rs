@@ -1,0 +1,606 @@
+//! Torque converter: a hydrodynamic coupling with torque multiplication and a lock-up clutch.
+
+use bevy::prelude::*;
+
+use crate::block::{
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
+    check_non_negative, check_positive, clamp_input,
+};
+use crate::curve::rpm_to_rad_s;
+use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
+
+/// Input speeds below this (rad/s) make the speed ratio undefined; the
+/// [`TorqueConverterSensors::speed_ratio`] sensor then reads 0.
+const SPEED_RATIO_MIN_INPUT: f64 = 1e-6;
+
+/// A torque converter between its input (engine side: the impeller, or pump) and its output
+/// (transmission side: the turbine), with an optional lock-up clutch in parallel.
+///
+/// # Fluid coupling
+///
+/// Write `ω_i`, `ω_o` for the input and output speeds (rad/s), `Δ = ω_i − ω_o` for the slip
+/// speed and `SR = ω_o/ω_i` for the speed ratio. The **coupling torque** that the fluid takes
+/// from the input and hands to the output is
+///
+/// ```text
+/// T_f = sign(Δ) · max(0, scale · K · m · min(m, |Δ| / slippage) + min(added, 0))
+///     m = max(|ω_i|, |ω_o|),   K = stall_torque / ω_stall²   (N·m·s²/rad²)
+/// ```
+///
+/// with `scale` = [`coupling_torque_scale`](Self::coupling_torque_scale) and `added` =
+/// [`coupling_torque_added`](Self::coupling_torque_added). In the ordinary driving quadrant
+/// (`ω_i ≥ ω_o ≥ 0`) this is the classic `T_f = K · ω_i² · φ(SR)` with the capacity function
+/// `φ(SR) = min(1, (1 − SR) / slippage)`: full capacity from stall up to `SR = 1 − slippage`,
+/// falling linearly to 0 at `SR = 1`. So with the output held (`SR = 0`) and the input at
+/// `stall_rpm`, the coupling torque is exactly `stall_torque`, and an engine at full throttle
+/// against a held output settles where its torque equals `K·ω²`. The formula is written with
+/// speeds, not with `SR`, so it stays finite when `ω_i = 0` (where `SR` is undefined) and is
+/// antisymmetric: when the output turns faster than the input (**overrun**, engine braking
+/// through the converter, or a rolling vehicle turning a stopped engine) the turbine pumps and
+/// the torque reverses, with the same law in the output's speed.
+///
+/// # Torque multiplication
+///
+/// While the input drives (`Δ > 0`, `ω_i > 0`) the stator multiplies the turbine torque:
+///
+/// ```text
+/// T_out = TR(SR) · T_f,   TR(SR) = 1 + (torque_multiplication − 1) · clamp(1 − SR / coupling_point, 0, 1)
+/// ```
+///
+/// `TR` is `torque_multiplication` at stall (and for a turbine turned backward, `SR < 0`),
+/// falls linearly to 1 at the coupling point, and is 1 above it. On overrun there is no
+/// multiplication (`TR = 1`): the stator freewheels. The input always feels `T_f` alone; the
+/// difference `(TR − 1)·T_f` is taken by the stator from the housing.
+///
+/// # Lock-up clutch
+///
+/// A friction clutch in parallel with the fluid, of capacity
+/// `C = lockup_torque × lockup + max(added, 0)` (N·m). It behaves like [`Clutch`](super::Clutch):
+/// while slipping it adds `C·sign(Δ)` to what the input feels and to what the output gets (no
+/// multiplication: it bypasses the fluid); when the slip reverses within a substep it locks,
+/// and the input and output turn as one lumped inertia until the torque through it exceeds `C`.
+/// A positive `coupling_torque_added` therefore acts as a locking mechanism, as in Vortex,
+/// and a negative one weakens the fluid coupling (never reversing it).
+///
+/// # How it runs
+///
+/// Like a slipping clutch, the converter shows its input a **free** shaft carrying the coupling
+/// torque as reaction, and drives its output with the (multiplied) torque. The upstream pass
+/// cannot see the engine's speed, so the input speed used in the stage functions is latched
+/// once per substep (from the engine speed at the substep's start), as an automatic clutch
+/// latches its capacity; the output speed is exact in every RK4 stage. With a free output (a
+/// transmission in neutral or park) the turbine, which has no inertia here, simply follows the
+/// impeller and transmits nothing.
+///
+/// No state; no inertia (lump the impeller's inertia into the engine's, and the turbine's into
+/// whatever it drives, or neglect it). Ports: `out`.
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TorqueConverter {
+    /// Stall speed: the input speed at which, with the output held, the coupling torque equals
+    /// `stall_torque` (rpm, > 0). Unless known, the engine's speed at peak torque.
+    pub stall_rpm: f64,
+    /// Coupling torque at stall speed with the output held (N·m, > 0). Unless known, the
+    /// engine's peak torque. With `stall_rpm` it sets the capacity factor
+    /// `K = stall_torque / ω_stall²` (N·m·s²/rad²).
+    pub stall_torque: f64,
+    /// Torque multiplication at speed ratio 0 (dimensionless, ≥ 1; typically 1.8 to 2.5).
+    pub torque_multiplication: f64,
+    /// Speed ratio at which torque multiplication has fallen to 1 (dimensionless, (0, 1];
+    /// typically 0.85).
+    pub coupling_point: f64,
+    /// Slip allowed near speed ratio 1: the capacity falls linearly from full at
+    /// `SR = 1 − slippage` to 0 at `SR = 1` (dimensionless, (0, 1]). Lower values slip less at
+    /// cruise but make the coupling stiffer.
+    pub slippage: f64,
+    /// Capacity of the lock-up clutch when fully engaged (N·m, ≥ 0; 0 = no lock-up clutch).
+    pub lockup_torque: f64,
+
+    /// Input: engagement of the lock-up clutch, 0 (open) to 1 (closed). Clamped.
+    #[serde(skip)]
+    pub lockup: f64,
+    /// Input: multiplier on the fluid coupling torque (dimensionless, ≥ 0; default 1). Clamped
+    /// at 0.
+    #[serde(skip)]
+    pub coupling_torque_scale: f64,
+    /// Input: torque added to the coupling (N·m). Positive values add to the lock-up clutch's
+    /// capacity (a locking mechanism); negative values reduce the fluid coupling torque, down
+    /// to 0.
+    #[serde(skip)]
+    pub coupling_torque_added: f64,
+}
+
+impl Default for TorqueConverter {
+    /// A car torque converter: stall at 2200 rpm and 190 N·m, torque ratio 2.0 at stall,
+    /// coupling point 0.85, 10 % slippage, a 600 N·m lock-up clutch, open.
+    fn default() -> Self {
+        TorqueConverter {
+            stall_rpm: 2200.0,
+            stall_torque: 190.0,
+            torque_multiplication: 2.0,
+            coupling_point: 0.85,
+            slippage: 0.1,
+            lockup_torque: 600.0,
+            lockup: 0.0,
+            coupling_torque_scale: 1.0,
+            coupling_torque_added: 0.0,
+        }
+    }
+}
+
+/// The mode of a [`TorqueConverter`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConverterMode {
+    /// Input and output turn together: the lock-up clutch holds, or the output is free and
+    /// the turbine follows the impeller.
+    Locked,
+    /// The fluid couples the two sides; the lock-up clutch, if engaged, slips in `direction`.
+    Fluid {
+        /// Sign of the slip `ω_i − ω_o` latched for the substep (0 before it is known).
+        direction: f64,
+    },
+}
+
+impl Default for ConverterMode {
+    fn default() -> Self {
+        ConverterMode::Fluid { direction: 0.0 }
+    }
+}
+
+/// Runtime state of a [`TorqueConverter`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TorqueConverterRuntime {
+    /// Lock mode.
+    pub mode: ConverterMode,
+    /// Input speed latched for the substep (rad/s).
+    pub input_speed: f64,
+    /// Lock-up clutch capacity latched for the step (N·m).
+    pub lockup_capacity: f64,
+    /// Capacity factor `K` (N·m·s²/rad²), derived from the settings.
+    pub k: f64,
+}
+
+/// What a [`TorqueConverter`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct TorqueConverterSensors {
+    /// Speed ratio `ω_o / ω_i` (dimensionless); 0 when the input is (nearly) stopped, where it
+    /// is undefined.
+    pub speed_ratio: f64,
+    /// Coupling torque: what the converter takes from its input shaft, fluid plus lock-up
+    /// clutch (N·m).
+    pub coupling_torque: f64,
+    /// Torque into the output shaft, including torque multiplication (N·m).
+    pub output_torque: f64,
+    /// Torque ratio in effect, `TR(SR)` (dimensionless; 1 when locked or on overrun).
+    pub torque_ratio: f64,
+    /// Input (impeller) speed (rad/s).
+    pub input_speed: f64,
+    /// Output (turbine) speed (rad/s).
+    pub output_speed: f64,
+    /// Power into the output shaft, `output_torque × output_speed` (W).
+    pub output_power: f64,
+    /// Whether input and output turn as one (lock-up clutch holding, or free output).
+    pub locked: bool,
+    /// Current lock-up clutch capacity (N·m).
+    pub lockup_capacity: f64,
+}
+
+impl TorqueConverter {
+    /// Capacity factor `K = stall_torque / ω_stall²` (N·m·s²/rad², `ω_stall` in rad/s).
+    #[inline]
+    pub fn capacity_factor(&self) -> f64 {
+        let w = rpm_to_rad_s(self.stall_rpm);
+        self.stall_torque / (w * w)
+    }
+
+    /// Fluid coupling torque (N·m) taken from the input and handed to the output (before
+    /// multiplication), with the input at `input_speed` and the output at `output_speed`
+    /// (rad/s). See the [type docs](Self) for the law; finite for all finite speeds.
+    #[inline]
+    pub fn fluid_torque(&self, input_speed: f64, output_speed: f64) -> f64 {
+        self.fluid_torque_k(
+            self.capacity_factor(),
+            input_speed,
+            output_speed,
+            self.slippage,
+        )
+    }
+
+    #[inline]
+    fn fluid_torque_k(&self, k: f64, input_speed: f64, output_speed: f64, slippage: f64) -> f64 {
+        let slip = input_speed - output_speed;
+        let m = input_speed.abs().max(output_speed.abs());
+        let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
+        let reduce = clamp_input(self.coupling_torque_added, f64::NEG_INFINITY, 0.0, 0.0);
+        let magnitude = scale * k * m * m.min(slip.abs() / slippage) + reduce;
+        sign(slip) * magnitude.max(0.0)
+    }
+
+    /// The slippage used in a stage (dimensionless): the setting, or more where the output is
+    /// so light that the fluid's torque slope would outrun the integrator.
+    ///
+    /// Near `SR = 1` the output torque falls with output speed at the slope
+    /// `TR·scale·K·m / slippage` (N·m·s/rad): a damper on the output's reflected inertia
+    /// `I_out`. Explicit integration with substep `h` follows it only while
+    /// `slope·h / I_out ≤ 1`. A drivetrain whose wheels are on tires reflects little inertia to
+    /// the turbine (two wheels through a 14:1 reduction is about 0.01 kg·m²), where the
+    /// setting would make that rate tens of times larger and the step would blow up. So for
+    /// that stage the slippage is raised until the rate is 1: the converter slips a little
+    /// more near lock, as a real one does when the turbine is that light, and stays stable.
+    /// Held and free outputs, and ordinary loads, keep the setting.
+    #[inline]
+    fn stage_slippage(
+        &self,
+        rt: &TorqueConverterRuntime,
+        output: f64,
+        up: &ShaftUp,
+        h: f64,
+    ) -> f64 {
+        if !(up.inertia > 0.0 && up.inertia.is_finite() && h > 0.0) {
+            return self.slippage;
+        }
+        let m = rt.input_speed.abs().max(output.abs());
+        let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
+        let ratio = self.torque_ratio(rt.input_speed, output);
+        let stable = ratio * scale * rt.k * m * h / up.inertia;
+        self.slippage.max(stable)
+    }
+
+    /// Torque ratio `TR` (output torque / coupling torque, dimensionless) at these speeds
+    /// (rad/s): `torque_multiplication` at stall, 1 from the coupling point up and on overrun.
+    #[inline]
+    pub fn torque_ratio(&self, input_speed: f64, output_speed: f64) -> f64 {
+        // The input drives only when it turns forward and faster than the output; then
+        // SR < 1 is well defined.
+        if !(input_speed > 0.0 && input_speed > output_speed) {
+            return 1.0;
+        }
+        let sr = output_speed / input_speed;
+        1.0 + (self.torque_multiplication - 1.0) * (1.0 - sr / self.coupling_point).clamp(0.0, 1.0)
+    }
+
+    /// Speed ratio `ω_o / ω_i` (dimensionless), or 0 when `|ω_i|` is below 1e-6 rad/s.
+    #[inline]
+    pub fn speed_ratio(input_speed: f64, output_speed: f64) -> f64 {
+        if input_speed.abs() < SPEED_RATIO_MIN_INPUT {
+            0.0
+        } else {
+            output_speed / input_speed
+        }
+    }
+
+    /// Capacity of the lock-up clutch (N·m): `lockup_torque × lockup + max(added, 0)`.
+    #[inline]
+    pub fn lockup_capacity(&self) -> f64 {
+        self.lockup_torque * clamp_input(self.lockup, 0.0, 1.0, 0.0)
+            + clamp_input(self.coupling_torque_added, 0.0, f64::INFINITY, 0.0)
+    }
+
+    /// Torques `(taken from the input, handed to the output)` (N·m) while not locked, with the
+    /// output at `output` (rad/s) driving `up` in a substep of `h` (s).
+    #[inline]
+    fn fluid_stage(
+        &self,
+        rt: &TorqueConverterRuntime,
+        direction: f64,
+        output: f64,
+        up: &ShaftUp,
+        h: f64,
+    ) -> (f64, f64) {
+        let slippage = self.stage_slippage(rt, output, up, h);
+        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output, slippage);
+        let ratio = self.torque_ratio(rt.input_speed, output);
+        let friction = direction * rt.lockup_capacity;
+        (fluid + friction, ratio * fluid + friction)
+    }
+}
+
+impl Block for TorqueConverter {
+    const TYPE_NAME: &'static str = "TorqueConverter";
+    type Runtime = TorqueConverterRuntime;
+    type Sensors = TorqueConverterSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::INLINE
+    }
+
+    take_inputs_fields!(lockup, coupling_torque_scale, coupling_torque_added);
+
+    fn validate(&self) -> Result<(), SettingError> {
+        check_positive("stall_rpm", self.stall_rpm)?;
+        check_positive("stall_torque", self.stall_torque)?;
+        check_finite("torque_multiplication", self.torque_multiplication)?;
+        if self.torque_multiplication < 1.0 {
+            return Err(SettingError::new(
+                "torque_multiplication",
+                format!("must be at least 1, got {}", self.torque_multiplication),
+            ));
+        }
+        for (field, value) in [
+            ("coupling_point", self.coupling_point),
+            ("slippage", self.slippage),
+        ] {
+            check_positive(field, value)?;
+            if value > 1.0 {
+                return Err(SettingError::new(
+                    field,
+                    format!("must not exceed 1, got {value}"),
+                ));
+            }
+        }
+        check_non_negative("lockup_torque", self.lockup_torque)?;
+        check_finite("lockup", self.lockup)?;
+        check_finite("coupling_torque_scale", self.coupling_torque_scale)?;
+        check_finite("coupling_torque_added", self.coupling_torque_added)?;
+        Ok(())
+    }
+
+    fn settings_changed(&self, rt: &mut TorqueConverterRuntime) {
+        rt.k = self.capacity_factor();
+        rt.lockup_capacity = self.lockup_capacity();
+    }
+
+    fn begin_step(
+        &self,
+        rt: &mut TorqueConverterRuntime,
+        _: &mut [f64],
+        _: &StepContext,
+    ) -> ModeChange {
+        // Inputs change without `settings_changed`; the capacity is latched for the step.
+        let capacity = self.lockup_capacity();
+        if capacity != rt.lockup_capacity {
+            rt.lockup_capacity = capacity;
+            return ModeChange::Smooth;
+        }
+        ModeChange::Unchanged
+    }
+
+    #[inline]
+    fn upstream(
+        &self,
+        rt: &TorqueConverterRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+        _: &mut [f64],
+    ) -> ShaftUp {
+        match (rt.mode, stage.pass) {
+            (ConverterMode::Locked, _) => outputs[0].up,
+            (ConverterMode::Fluid { .. }, Pass::Momentum) => ShaftUp::FREE,
+            (ConverterMode::Fluid { direction }, Pass::Torque) => {
+                let output = outputs[0].up.speed().unwrap_or(rt.input_speed);
+                let (input_torque, _) =
+                    self.fluid_stage(rt, direction, output, &outputs[0].up, stage.substep);
+                ShaftUp {
+                    reaction: -input_torque,
+                    ..ShaftUp::FREE
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn downstream(
+        &self,
+        rt: &TorqueConverterRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
+        _: &mut [f64],
+    ) {
+        let input = input.map(|s| s.down).unwrap_or_default();
+        outputs[0].down = match (rt.mode, stage.pass) {
+            (ConverterMode::Locked, _) => input,
+            (ConverterMode::Fluid { direction }, pass) => {
+                let output = outputs[0].up.speed().unwrap_or(input.speed);
+                ShaftDown {
+                    torque: if pass == Pass::Torque {
+                        self.fluid_stage(rt, direction, output, &outputs[0].up, stage.substep)
+                            .1
+                    } else {
+                        0.0
+                    },
+                    speed: output,
+                }
+            }
+        };
+    }
+
+    fn update_modes(
+        &self,
+        rt: &mut TorqueConverterRuntime,
+        _: &[f64],
+        shafts: &Shafts,
+    ) -> ModeChange {
+        let Some(&Shaft { down: input, .. }) = shafts.input else {
+            return ModeChange::Unchanged;
+        };
+        let load = shafts.outputs[0].up;
+        let capacity = rt.lockup_capacity;
+        match rt.mode {
+            ConverterMode::Locked => {
+                rt.input_speed = input.speed;
+                // A free output transmits nothing; otherwise the lock-up clutch must carry the
+                // whole torque, since the fluid transmits none without slip.
+                if input.torque.abs() > capacity {
+                    rt.mode = ConverterMode::Fluid {
+                        direction: sign(input.torque),
+                    };
+                    ModeChange::Smooth
+                } else {
+                    ModeChange::Unchanged
+                }
+            }
+            ConverterMode::Fluid { direction } => {
+                let latched = if rt.input_speed != input.speed {
+                    rt.input_speed = input.speed;
+                    ModeChange::Smooth
+                } else {
+                    ModeChange::Unchanged
+                };
+                let Some(load_speed) = load.speed() else {
+                    // Nothing to slip against: a massless turbine follows the impeller.
+                    rt.mode = ConverterMode::Locked;
+                    return ModeChange::Smooth;
+                };
+                let slip = sign(input.speed - load_speed);
+                if capacity == 0.0 {
+                    // The direction only matters to the lock-up clutch, which is open.
+                    rt.mode = ConverterMode::Fluid { direction: slip };
+                    return latched;
+                }
+                let reversed = direction != 0.0 && slip == -direction;
+                let no_slip = direction == 0.0 && slip == 0.0;
+                if reversed || no_slip {
+                    rt.mode = ConverterMode::Locked;
+                    ModeChange::Impulsive
+                } else if direction == 0.0 {
+                    rt.mode = ConverterMode::Fluid { direction: slip };
+                    ModeChange::Smooth
+                } else {
+                    latched
+                }
+            }
+        }
+    }
+
+    /// Locked, the converter carries at most `lockup capacity × substep` of angular impulse
+    /// (the fluid carries none in an instant); more makes it slip.
+    fn limit_impulse(
+        &self,
+        rt: &mut TorqueConverterRuntime,
+        shafts: &Shafts,
+        substep: f64,
+    ) -> bool {
+        let Some(input) = shafts.input else {
+            return false;
+        };
+        let impulse = input.down.torque;
+        if rt.mode == ConverterMode::Locked && impulse.abs() > rt.lockup_capacity * substep {
+            rt.mode = ConverterMode::Fluid {
+                direction: sign(impulse),
+            };
+            return true;
+        }
+        false
+    }
+
+    fn sensors(
+        &self,
+        rt: &TorqueConverterRuntime,
+        _: &[f64],
+        shafts: &Shafts,
+    ) -> TorqueConverterSensors {
+        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let out = shafts.outputs[0];
+        let locked = rt.mode == ConverterMode::Locked;
+        let output_speed = if locked {
+            input.speed
+        } else {
+            out.up.speed().unwrap_or(input.speed)
+        };
+        TorqueConverterSensors {
+            speed_ratio: Self::speed_ratio(input.speed, output_speed),
+            coupling_torque: input.torque,
+            output_torque: out.down.torque,
+            torque_ratio: if locked {
+                1.0
+            } else {
+                self.torque_ratio(rt.input_speed, output_speed)
+            },
+            input_speed: input.speed,
+            output_speed,
+            output_power: out.down.torque * output_speed,
+            locked,
+            lockup_capacity: rt.lockup_capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn converter() -> TorqueConverter {
+        TorqueConverter {
+            lockup_torque: 0.0,
+            ..default()
+        }
+    }
+
+    #[test]
+    fn stall_point_sets_the_capacity_factor() {
+        let c = converter();
+        let w = rpm_to_rad_s(c.stall_rpm);
+        assert!((c.capacity_factor() * w * w - c.stall_torque).abs() < 1e-12);
+        // Output held at stall speed: exactly the stall torque, multiplied fully.
+        assert!((c.fluid_torque(w, 0.0) - c.stall_torque).abs() < 1e-9);
+        assert_eq!(c.torque_ratio(w, 0.0), c.torque_multiplication);
+        // Quadratic in input speed at SR = 0.
+        assert!((c.fluid_torque(0.5 * w, 0.0) - 0.25 * c.stall_torque).abs() < 1e-9);
+    }
+
+    #[test]
+    fn capacity_falls_to_zero_at_speed_ratio_one() {
+        let c = converter();
+        let w = 300.0;
+        let k = c.capacity_factor();
+        // Full capacity up to SR = 1 − slippage, then linear to 0.
+        assert!((c.fluid_torque(w, 0.5 * w) - k * w * w).abs() < 1e-9);
+        assert!((c.fluid_torque(w, (1.0 - c.slippage) * w) - k * w * w).abs() < 1e-9);
+        let sr = 1.0 - c.slippage / 4.0;
+        assert!((c.fluid_torque(w, sr * w) - k * w * w * 0.25).abs() < 1e-9);
+        assert_eq!(c.fluid_torque(w, w), 0.0);
+    }
+
+    #[test]
+    fn torque_ratio_law() {
+        let c = converter();
+        let w = 250.0;
+        let half = c.coupling_point / 2.0;
+        let expected = 1.0 + (c.torque_multiplication - 1.0) * 0.5;
+        assert!((c.torque_ratio(w, half * w) - expected).abs() < 1e-12);
+        assert_eq!(c.torque_ratio(w, c.coupling_point * w), 1.0);
+        assert_eq!(c.torque_ratio(w, 0.95 * w), 1.0);
+        // Turbine turned backward: full multiplication; overrun: none.
+        assert_eq!(c.torque_ratio(w, -10.0), c.torque_multiplication);
+        assert_eq!(c.torque_ratio(w, 1.2 * w), 1.0);
+    }
+
+    #[test]
+    fn finite_at_standstill_and_antisymmetric_on_overrun() {
+        let c = converter();
+        assert_eq!(c.fluid_torque(0.0, 0.0), 0.0);
+        assert_eq!(c.torque_ratio(0.0, 0.0), 1.0);
+        assert_eq!(TorqueConverter::speed_ratio(0.0, 5.0), 0.0);
+        // A rolling vehicle turns a stopped engine: the turbine pumps, the torque reverses.
+        let t = c.fluid_torque(0.0, 100.0);
+        assert!(t < 0.0 && t.is_finite());
+        assert!((t + c.capacity_factor() * 100.0 * 100.0).abs() < 1e-9);
+        assert_eq!(c.torque_ratio(0.0, 100.0), 1.0);
+        for (a, b) in [
+            (200.0, 150.0),
+            (300.0, -20.0),
+            (-50.0, 10.0),
+            (120.0, 119.0),
+        ] {
+            assert!((c.fluid_torque(a, b) + c.fluid_torque(b, a)).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn scale_and_added_torque() {
+        let mut c = converter();
+        let w = 200.0;
+        let base = c.fluid_torque(w, 0.0);
+        c.coupling_torque_scale = 0.5;
+        assert!((c.fluid_torque(w, 0.0) - 0.5 * base).abs() < 1e-9);
+        c.coupling_torque_added = -1e6;
+        assert_eq!(c.fluid_torque(w, 0.0), 0.0);
+        c.coupling_torque_added = 40.0;
+        c.lockup = 0.5;
+        c.lockup_torque = 100.0;
+        assert_eq!(c.lockup_capacity(), 90.0);
+    }
+}

@@ -1,0 +1,651 @@
+//! Heavy-powertrain blocks (torque converter, automatic transmission, retarder) against
+//! closed-form results. Tolerances are stated per test. Run with `--nocapture` to see the
+//! measured values each test prints.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+// ---- Torque converter -------------------------------------------------------------------------
+
+/// An engine at full throttle without friction, so that its net torque is the table's.
+fn frictionless_engine(throttle: f64) -> Engine {
+    Engine {
+        throttle,
+        throttle_delay: 0.0,
+        friction_torque: 0.0,
+        viscous_friction: 0.0,
+        ..default()
+    }
+}
+
+/// Converter output held by a braked wheel; full throttle. The engine settles at the speed
+/// where its table torque equals the converter's `K·ω²` (found here by bisection on the
+/// table), within 2 %; the output torque is `torque_multiplication ×` the coupling torque
+/// (relation exact at SR = 0: 1e-9 relative).
+#[test]
+fn converter_stall_speed_and_torque_multiplication() {
+    let converter = TorqueConverter {
+        stall_rpm: 2400.0,
+        stall_torque: 185.0,
+        torque_multiplication: 2.2,
+        lockup_torque: 0.0,
+        ..default()
+    };
+    let engine_block = frictionless_engine(1.0);
+    // Expected stall: T_full(rpm) = K·ω², bisection on the piecewise-linear table.
+    let k = converter.capacity_factor();
+    let f = |rpm: f64| {
+        let w = rpm_to_rad_s(rpm);
+        engine_block.torque_curve.torque_at(rpm) - k * w * w
+    };
+    let (mut lo, mut hi) = (800.0, 6000.0);
+    assert!(f(lo) > 0.0 && f(hi) < 0.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let expected_rpm = 0.5 * (lo + hi);
+    // The table's value differs from the setting, so the test does not just echo stall_rpm.
+    assert!((expected_rpm - converter.stall_rpm).abs() > 20.0);
+
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "truck", 4);
+    let engine = spawn_block(&mut app, car, "engine", engine_block, None);
+    let tc = spawn_block(
+        &mut app,
+        car,
+        "converter",
+        converter.clone(),
+        Some((engine, Port::OUT)),
+    );
+    let w = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        Wheel {
+            brake_torque: 1e6,
+            ..wheel(1.2, WheelLoad::None)
+        },
+        Some((tc, Port::OUT)),
+    );
+    tick(&mut app, 300);
+    let rpm = get::<EngineSensors>(&app, engine).rpm;
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    println!(
+        "stall: engine {rpm:.2} rpm, expected {expected_rpm:.2} rpm (err {:.2e}); coupling {:.3} N·m, output {:.3} N·m, ratio {:.9}",
+        rel(rpm, expected_rpm),
+        s.coupling_torque,
+        s.output_torque,
+        s.output_torque / s.coupling_torque
+    );
+    assert_eq!(state(&app, car, w)[1], 0.0, "the wheel is held");
+    assert!(rel(rpm, expected_rpm) < 0.02, "{rpm} vs {expected_rpm}");
+    assert_eq!(s.speed_ratio, 0.0);
+    let w_in = rpm_to_rad_s(rpm);
+    assert!(rel(s.coupling_torque, k * w_in * w_in) < 1e-9);
+    assert!(rel(s.output_torque, 2.2 * s.coupling_torque) < 1e-9);
+    assert!(rel(s.torque_ratio, 2.2) < 1e-12);
+}
+
+/// Spawns engine → converter → 4:1 gear → wheel carrying a 1500 kg vehicle; returns
+/// (vehicle, engine, converter, wheel).
+fn spawn_converter_car(
+    app: &mut App,
+    engine: Engine,
+    converter: TorqueConverter,
+) -> (Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "car", 4);
+    let engine = spawn_block(app, car, "engine", engine, None);
+    let tc = spawn_block(app, car, "converter", converter, Some((engine, Port::OUT)));
+    let g = spawn_block(app, car, "gear", gear(4.0), Some((tc, Port::OUT)));
+    let load = WheelLoad::Vehicle {
+        mass: 1500.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.7,
+        air_density: 1.2,
+    };
+    let w = spawn_block(app, car, "wheel", wheel(2.4, load), Some((g, Port::OUT)));
+    (car, engine, tc, w)
+}
+
+/// Open lock-up, after 15 s at half throttle: the converter slips (speed ratio below 0.99). Lock-up engaged: within 1 s the
+/// input and output turn together (engine speed = 4 × wheel speed to 1e-9 relative).
+#[test]
+fn converter_lockup_makes_input_and_output_turn_together() {
+    let mut app = create_app(60.0);
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        frictionless_engine(0.5),
+        TorqueConverter {
+            lockup_torque: 800.0,
+            ..default()
+        },
+    );
+    tick(&mut app, 900);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let open_ratio = s.speed_ratio;
+    println!("lock-up open: SR {:.4}", open_ratio);
+    assert!(!s.locked && open_ratio < 0.99 && open_ratio > 0.5, "{s:?}");
+    set::<TorqueConverter>(&mut app, tc, |c| c.lockup = 1.0);
+    tick(&mut app, 60);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let (we, ww) = (state(&app, car, engine)[0], state(&app, car, w)[1]);
+    println!(
+        "lock-up engaged: engine {we:.4} rad/s, 4 × wheel {:.4} rad/s, SR {:.12}, torque {:.2} N·m",
+        4.0 * ww,
+        s.speed_ratio,
+        s.coupling_torque
+    );
+    assert!(s.locked, "{s:?}");
+    assert!(rel(we, 4.0 * ww) < 1e-9);
+    assert!((s.speed_ratio - 1.0).abs() < 1e-9);
+    assert!(s.coupling_torque.abs() <= s.lockup_capacity);
+    // Still locked and together a while later: no chatter.
+    tick(&mut app, 120);
+    assert!(get::<TorqueConverterSensors>(&app, tc).locked);
+    assert!(rel(state(&app, car, engine)[0], 4.0 * state(&app, car, w)[1]) < 1e-9);
+}
+
+fn finite(s: &TorqueConverterSensors) -> bool {
+    [
+        s.speed_ratio,
+        s.coupling_torque,
+        s.output_torque,
+        s.torque_ratio,
+        s.input_speed,
+        s.output_speed,
+        s.output_power,
+    ]
+    .iter()
+    .all(|v| v.is_finite())
+}
+
+/// Engine off and everything at rest (SR undefined): no NaN. A rolling vehicle then turns the
+/// stopped engine through the converter (reverse flow): negative coupling torque, no torque
+/// multiplication (output torque = coupling torque, 1e-12), the engine is dragged forward.
+#[test]
+fn converter_at_standstill_and_with_reverse_flow() {
+    let mut app = create_app(60.0);
+    let mut engine = frictionless_engine(0.0);
+    engine.running = false;
+    engine.braking_torque = 0.0;
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        engine,
+        TorqueConverter {
+            lockup_torque: 0.0,
+            ..default()
+        },
+    );
+    tick(&mut app, 30);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    assert!(finite(&s), "{s:?}");
+    assert_eq!(s.input_speed, 0.0);
+    assert_eq!(s.speed_ratio, 0.0);
+    assert_eq!(s.coupling_torque, 0.0);
+
+    // Vehicle rolling at 40 rad/s of wheel (160 rad/s at the turbine), engine stopped.
+    set_state(&mut app, car, w, &[0.0, 40.0]);
+    tick(&mut app, 1);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    println!("reverse flow: {s:?}");
+    assert!(finite(&s));
+    assert!(s.coupling_torque < 0.0, "the turbine drives the impeller");
+    assert!(rel(s.output_torque, s.coupling_torque) < 1e-12);
+    assert_eq!(s.torque_ratio, 1.0);
+    let mut max_engine = 0.0_f64;
+    for _ in 0..120 {
+        tick(&mut app, 1);
+        let s = get::<TorqueConverterSensors>(&app, tc);
+        assert!(finite(&s), "{s:?}");
+        max_engine = max_engine.max(state(&app, car, engine)[0]);
+    }
+    assert!(
+        max_engine > 10.0,
+        "the engine is dragged forward: {max_engine}"
+    );
+    // The wheel lost speed to the engine and to drag, and never reversed.
+    let ww = state(&app, car, w)[1];
+    assert!(ww > 0.0 && ww < 40.0, "{ww}");
+}
+
+/// Engine running closed-throttle, vehicle coasting fast: engine braking through the
+/// converter. The coupling torque is negative, the output gets it unmultiplied (1e-12), and the
+/// engine is pulled above idle.
+#[test]
+fn converter_transmits_engine_braking() {
+    let mut app = create_app(60.0);
+    let (car, engine, tc, w) = spawn_converter_car(
+        &mut app,
+        frictionless_engine(0.0),
+        TorqueConverter::default(),
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, w, &[0.0, 100.0]);
+    tick(&mut app, 60);
+    let s = get::<TorqueConverterSensors>(&app, tc);
+    let rpm = get::<EngineSensors>(&app, engine).rpm;
+    println!("engine braking: engine {rpm:.0} rpm, {s:?}");
+    assert!(finite(&s));
+    assert!(s.speed_ratio > 1.0, "overrun");
+    assert!(s.coupling_torque < 0.0 && s.output_torque < 0.0);
+    assert!(rel(s.output_torque, s.coupling_torque) < 1e-12);
+    assert!(rpm > 1200.0, "pulled above idle: {rpm}");
+}
+
+// ---- Automatic transmission -------------------------------------------------------------------
+
+/// Spawns engine → converter → automatic (in drive) → 3.7:1 final drive → one wheel carrying
+/// a 1500 kg vehicle. Returns (vehicle, engine, automatic, wheel).
+fn spawn_automatic_car(
+    app: &mut App,
+    engine: Engine,
+    automatic: AutomaticTransmission,
+    load: WheelLoad,
+) -> (Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "car", 4);
+    let engine = spawn_block(app, car, "engine", engine, None);
+    let tc = spawn_block(
+        app,
+        car,
+        "converter",
+        TorqueConverter {
+            lockup_torque: 0.0,
+            ..default()
+        },
+        Some((engine, Port::OUT)),
+    );
+    let at = spawn_block(app, car, "automatic", automatic, Some((tc, Port::OUT)));
+    let fd = spawn_block(app, car, "final drive", gear(3.7), Some((at, Port::OUT)));
+    let w = spawn_block(app, car, "wheel", wheel(2.4, load), Some((fd, Port::OUT)));
+    (car, engine, at, w)
+}
+
+fn vehicle_load() -> WheelLoad {
+    WheelLoad::Vehicle {
+        mass: 1500.0,
+        rolling_resistance: 0.012,
+        drag_area: 0.7,
+        air_density: 1.2,
+    }
+}
+
+/// One step of an automatic's sensors.
+struct Sample {
+    gear: i32,
+    ratio: f64,
+    shifting: bool,
+    input_rpm: f64,
+    up_rpm: f64,
+}
+
+/// Runs `steps` fixed steps, sampling the automatic after each.
+fn record(app: &mut App, at: Entity, steps: usize) -> Vec<Sample> {
+    (0..steps)
+        .map(|_| {
+            tick(app, 1);
+            let s = get::<AutomaticSensors>(app, at);
+            Sample {
+                gear: s.gear,
+                ratio: s.ratio,
+                shifting: s.shifting,
+                input_rpm: rad_s_to_rpm(s.input_speed),
+                up_rpm: s.shift_up_rpm,
+            }
+        })
+        .collect()
+}
+
+/// The input-shaft rpm the first 1→2 upshift was decided on (the step before the gear sensor
+/// changed), and the up point in effect then.
+fn first_upshift(samples: &[Sample]) -> (f64, f64) {
+    let i = samples
+        .windows(2)
+        .position(|w| w[0].gear == 1 && w[1].gear == 2)
+        .expect("an upshift from first gear");
+    (samples[i].input_rpm, samples[i].up_rpm)
+}
+
+/// From rest at full throttle the first upshift happens when the input shaft passes the
+/// high-throttle up point (4500 rpm), within 3 %. During every shift the ratio changes by at
+/// most `|r_from − r_to| × dt / transition_time` per step (1e-9 relative slack), and takes at
+/// least `transition_time / dt − 1` steps: never a step change.
+#[test]
+fn automatic_upshifts_at_the_high_throttle_point_with_ramped_ratio() {
+    let mut app = create_app(60.0);
+    let automatic = AutomaticTransmission {
+        selection: 1,
+        throttle: 1.0,
+        transition_time: 0.5,
+        ..default()
+    };
+    let (.., at, _) = spawn_automatic_car(
+        &mut app,
+        Engine {
+            throttle: 1.0,
+            ..default()
+        },
+        automatic.clone(),
+        vehicle_load(),
+    );
+    let samples = record(&mut app, at, 60 * 25);
+    let (rpm, up) = first_upshift(&samples);
+    println!("full throttle: upshift 1→2 at {rpm:.1} rpm, point {up} rpm");
+    assert_eq!(up, 4500.0);
+    assert!(rpm >= up && rel(rpm, up) < 0.03, "{rpm} vs {up}");
+
+    let dt = fixed_dt(&app);
+    let mut bound = 0.0;
+    let mut worst: f64 = 0.0;
+    let mut ramp_steps = 0;
+    for w in samples.windows(2) {
+        if w[1].gear != w[0].gear {
+            bound = (automatic.ratio(w[0].gear) - automatic.ratio(w[1].gear)).abs() * dt
+                / automatic.transition_time;
+        }
+        let change = (w[1].ratio - w[0].ratio).abs();
+        if change > 0.0 {
+            worst = worst.max(change / bound);
+            assert!(
+                change <= bound * (1.0 + 1e-9),
+                "ratio jumped by {change} (bound {bound})"
+            );
+        }
+        if w[1].shifting {
+            ramp_steps += 1;
+        }
+    }
+    let gears = samples.last().unwrap().gear;
+    println!(
+        "ramp: worst step {worst:.6} of bound, {ramp_steps} steps shifting, {} shifts, final gear {gears}",
+        samples
+            .windows(2)
+            .filter(|w| w[0].gear != w[1].gear)
+            .count()
+    );
+    assert!(gears >= 3, "kept upshifting: {gears}");
+    let min_steps = ((automatic.transition_time / dt) as usize - 1) * (gears as usize - 1);
+    assert!(ramp_steps >= min_steps, "{ramp_steps} < {min_steps}");
+}
+
+/// At light throttle (at the low shift throttle) the first upshift happens at the low-throttle
+/// up point (2000 rpm), within 3 %.
+#[test]
+fn automatic_upshifts_at_the_low_throttle_point_at_light_throttle() {
+    let mut app = create_app(60.0);
+    let automatic = AutomaticTransmission {
+        selection: 1,
+        throttle: 0.35,
+        low_shift_throttle: 0.35,
+        ..default()
+    };
+    let engine = Engine {
+        throttle: 0.35,
+        braking_torque: 20.0,
+        ..frictionless_engine(0.35)
+    };
+    let (.., at, _) = spawn_automatic_car(&mut app, engine, automatic, vehicle_load());
+    let samples = record(&mut app, at, 60 * 30);
+    let (rpm, up) = first_upshift(&samples);
+    println!("light throttle: upshift 1→2 at {rpm:.1} rpm, point {up} rpm");
+    assert_eq!(up, 2000.0);
+    assert!(rpm >= up && rel(rpm, up) < 0.03, "{rpm} vs {up}");
+}
+
+/// Held at 13.7 m/s by a stiff rolling road, half throttle (up 3250 rpm, down 1800 rpm): the
+/// transmission climbs 1 → 2 → 3 (input 2270 rpm in third) and then stays: over 30 s at most
+/// the two initial shifts, none in the last 25 s.
+#[test]
+fn automatic_does_not_hunt_at_steady_speed() {
+    let mut app = create_app(60.0);
+    let v = 13.7;
+    let (car, _, at, w) = spawn_automatic_car(
+        &mut app,
+        Engine {
+            throttle: 0.5,
+            ..default()
+        },
+        AutomaticTransmission {
+            selection: 1,
+            throttle: 0.5,
+            ..default()
+        },
+        WheelLoad::Road {
+            ground_speed: v,
+            stiffness: 300.0,
+        },
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, w, &[0.0, v / 0.3]);
+    let samples = record(&mut app, at, 60 * 30);
+    let shifts: Vec<usize> = samples
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].gear != w[1].gear)
+        .map(|(i, _)| i)
+        .collect();
+    let last = samples.last().unwrap();
+    println!(
+        "steady speed: shifts at steps {shifts:?}, final gear {}, input {:.0} rpm",
+        last.gear, last.input_rpm
+    );
+    assert!(shifts.len() <= 2, "hunting: {shifts:?}");
+    assert!(
+        shifts.iter().all(|&i| i < 60 * 5),
+        "late shifts: {shifts:?}"
+    );
+    assert_eq!(last.gear, 3);
+}
+
+/// Park through the driver's controls: a 400 N·m wheel torque (a slope) cannot turn the
+/// parked output in 5 s (wheel speed exactly 0); in neutral the same load rolls it back.
+#[test]
+fn automatic_park_holds_the_output() {
+    let mut app = create_app(60.0);
+    let (car, _, at, w) = spawn_automatic_car(
+        &mut app,
+        Engine::default(),
+        AutomaticTransmission::default(),
+        WheelLoad::Torque(-400.0),
+    );
+    app.world_mut().entity_mut(car).insert(VehicleControls {
+        parking: true,
+        gear: 1,
+        ..default()
+    });
+    tick(&mut app, 1);
+    assert!(
+        get::<AutomaticTransmission>(&app, at).park,
+        "park from the controls"
+    );
+    let mut fastest: f64 = 0.0;
+    for _ in 0..300 {
+        tick(&mut app, 1);
+        fastest = fastest.max(state(&app, car, w)[1].abs());
+    }
+    let s = get::<AutomaticSensors>(&app, at);
+    println!("park: fastest wheel speed {fastest:e} rad/s, {s:?}");
+    assert!(s.parked && s.gear == 0);
+    assert!(fastest < 1e-9, "{fastest}");
+    controls(&mut app, car, |c| {
+        c.parking = false;
+        c.gear = 0;
+    });
+    tick(&mut app, 60);
+    assert!(!get::<AutomaticSensors>(&app, at).parked);
+    assert!(state(&app, car, w)[1] < -1.0, "rolls back in neutral");
+}
+
+// ---- Retarder ---------------------------------------------------------------------------------
+
+/// A torque-free root → retarder → wheel on a rolling road that holds the speed: at each level
+/// and speed the retarder's torque equals `−level × max_torque × c(rpm)` at the measured speed
+/// (1e-12 relative, c interpolated by hand here), and at steady state the road supplies
+/// exactly that torque (1e-6 relative): the torque really acts on the driveline.
+#[test]
+fn retarder_torque_follows_its_law_at_constant_speed() {
+    for (level, ground_speed) in [(1.0, 15.0), (0.5, 15.0), (1.0, 9.0)] {
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "truck", 4);
+        let root = spawn_block(
+            &mut app,
+            car,
+            "root",
+            Motor {
+                command: 0.0,
+                ..constant_torque_motor(1.0, 0.1)
+            },
+            None,
+        );
+        let retarder = Retarder { level, ..default() };
+        let rt = spawn_block(
+            &mut app,
+            car,
+            "retarder",
+            retarder.clone(),
+            Some((root, Port::OUT)),
+        );
+        let w = spawn_block(
+            &mut app,
+            car,
+            "wheel",
+            wheel(
+                3.0,
+                WheelLoad::Road {
+                    ground_speed,
+                    stiffness: 400.0,
+                },
+            ),
+            Some((rt, Port::OUT)),
+        );
+        tick(&mut app, 1);
+        set_state(&mut app, car, w, &[0.0, ground_speed / 0.3]);
+        tick(&mut app, 240);
+        let s = get::<RetarderSensors>(&app, rt);
+        let speed = state(&app, car, w)[1];
+        // Closed form: piecewise-linear fraction of the default curve at this rpm.
+        let rpm = rad_s_to_rpm(speed);
+        let points = [
+            (0.0, 0.0),
+            (300.0, 0.35),
+            (600.0, 0.7),
+            (1200.0, 1.0),
+            (3000.0, 1.0),
+        ];
+        let seg = points.windows(2).find(|p| rpm <= p[1].0).unwrap();
+        let c = seg[0].1 + (seg[1].1 - seg[0].1) * (rpm - seg[0].0) / (seg[1].0 - seg[0].0);
+        let expected = -level * 2500.0 * c;
+        let road = get::<WheelSensors>(&app, w).load_torque;
+        println!(
+            "retarder: level {level}, {rpm:.1} rpm, torque {:.4} N·m (closed form {expected:.4}), road {road:.4} N·m, {:.0} W",
+            s.torque, s.power
+        );
+        assert!(speed > 1.0 && rel(s.speed, speed) < 1e-12);
+        assert!(rel(s.torque, expected) < 1e-12);
+        assert!(rel(road, -expected) < 1e-6);
+        assert!(rel(state(&app, car, root)[0], speed) < 1e-12);
+    }
+}
+
+// ---- Vehicle files ------------------------------------------------------------------------------
+
+/// The shipped hatchback with its clutch and manual gearbox swapped for a torque converter
+/// and an automatic, on the `fwd_automatic` topology: it loads, settles, and at full throttle
+/// in drive pulls away and shifts by itself (speed > 15 m/s and gear ≥ 3 after 12 s).
+#[test]
+fn fwd_automatic_topology_loads_and_drives() {
+    fwd_automatic_drive(false);
+}
+
+/// The abusive launch: full throttle in neutral (the engine at its rev limiter), then drive.
+/// The converter's first bite is violent, but the car stays finite and pulls away.
+#[test]
+fn fwd_automatic_neutral_drop_stays_finite() {
+    fwd_automatic_drive(true);
+}
+
+fn fwd_automatic_drive(neutral_drop: bool) {
+    use bevy_vehicle_physics::assets::FileBlockTypes;
+    let assets = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+    let read =
+        |p: &str| std::fs::read_to_string(format!("{assets}/{p}")).map_err(|e| e.to_string());
+    let manual = read("vehicles/hatchback.vehicle.ron").unwrap();
+    let (start, end) = (
+        manual.find("\"clutch\":").unwrap(),
+        manual.find("\"differential\":").unwrap(),
+    );
+    let text = format!(
+        "{}\"torque_converter\": (stall_rpm: 2400.0, stall_torque: 240.0, torque_multiplication: 2.0),\n        \"transmission\": (forward_ratios: [4.7, 3.1, 2.1, 1.67, 1.29, 1.0], reverse_ratios: [3.4], high_shift_up: 5800.0),\n        {}",
+        &manual[..start],
+        &manual[end..]
+    )
+    .replace("topologies/fwd.topology.ron", "topologies/fwd_automatic.topology.ron");
+    let d = VehicleDescription::parse(
+        "vehicles/hatchback_automatic.vehicle.ron",
+        &text,
+        &FileBlockTypes::default(),
+        read,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 1.0);
+    let height = d
+        .axles
+        .iter()
+        .map(|a| a.wheel.radius as f32 - a.height)
+        .fold(0.0, f32::max);
+    let car = {
+        let world = app.world_mut();
+        let mut commands = world.commands();
+        let e = d.spawn(&mut commands, Transform::from_xyz(0.0, height + 0.05, 0.0));
+        world.flush();
+        e
+    };
+    tick(&mut app, 120);
+    assert!(
+        matches!(drivetrain(&app, car).status(), DrivetrainStatus::Ready),
+        "{:?}",
+        drivetrain(&app, car).status()
+    );
+    assert!(matches!(
+        get::<ChassisStatus>(&app, car),
+        ChassisStatus::Ready
+    ));
+    if neutral_drop {
+        // Floor it in neutral, then select drive.
+        controls(&mut app, car, |c| c.throttle = 1.0);
+        tick(&mut app, 60);
+        controls(&mut app, car, |c| c.gear = 1);
+    } else {
+        // Select drive at idle, let it engage, then floor it.
+        controls(&mut app, car, |c| c.gear = 1);
+        tick(&mut app, 60);
+        controls(&mut app, car, |c| c.throttle = 1.0);
+    }
+    let at = {
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<Entity, With<AutomaticTransmission>>();
+        q.single(world).unwrap()
+    };
+    tick(&mut app, 60 * 12);
+    let telemetry = get::<VehicleTelemetry>(&app, car);
+    let s = get::<AutomaticSensors>(&app, at);
+    println!(
+        "fwd_automatic: {:.1} m/s after 12 s, gear {}, engine {:.0} rpm",
+        telemetry.forward_speed, s.gear, telemetry.engine_rpm
+    );
+    assert!(position(&app, car).is_finite());
+    assert!(
+        telemetry.forward_speed > 15.0,
+        "{}",
+        telemetry.forward_speed
+    );
+    assert!(s.gear >= 3, "shifted by itself: {}", s.gear);
+}
