@@ -710,3 +710,145 @@ fn fwd_automatic_drive(neutral_drop: bool) {
     );
     assert!(s.gear >= 3, "shifted by itself: {}", s.gear);
 }
+
+/// The shipped 6×4 tractor with a retarder on its propshaft (gearbox → retarder → inter-axle
+/// differential), laden to `mass` (kg), lossless final drives, ray probes.
+fn truck_with_retarder(mass: f32) -> VehicleDescription {
+    use bevy_vehicle_physics::assets::FileBlockTypes;
+    let assets = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+    let read = |p: &str| {
+        let text = std::fs::read_to_string(format!("{assets}/{p}")).map_err(|e| e.to_string())?;
+        Ok(if p == "topologies/6x4_tandem.topology.ron" {
+            text.replace(
+                "\"gearbox\": Gearbox,",
+                "\"gearbox\": Gearbox,\n        \"retarder\": Retarder,",
+            )
+            .replace(
+                "\"inter_axle_differential\": \"gearbox\",",
+                "\"retarder\": \"gearbox\",\n        \"inter_axle_differential\": \"retarder\",",
+            )
+        } else {
+            text
+        })
+    };
+    let text = read("vehicles/semi_truck.vehicle.ron")
+        .unwrap()
+        .replace("efficiency: 0.99", "efficiency: 1.0")
+        .replace("efficiency: 0.96", "efficiency: 1.0");
+    let mut d = VehicleDescription::parse(
+        "vehicles/semi_truck_retarder.vehicle.ron",
+        &text,
+        &FileBlockTypes::default(),
+        read,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    d.chassis.mass = mass;
+    for axle in &mut d.axles {
+        axle.wheel.probe = GroundProbe::Ray;
+    }
+    d
+}
+
+/// A retarder holds a laden truck at a steady speed down a 6 % grade with no service brakes:
+/// in neutral (so neither engine nor gearbox brakes), 18 t rolling from rest settle (within
+/// 100 s: the approach has a time constant of about 15 s) at the speed where gravity along the slope balances rolling resistance, drag and the
+/// retarder torque through the 3.40:1 final drives, `m·g·sinθ = c_rr·m·g·cosθ + ½ρ·CdA·v² +
+/// T_ret(ω_prop)·3.40/r` with `ω_prop = 3.40·v/r` (within 3 %), and stay there (speed
+/// changing by less than 0.1 m/s over the last 10 s). With the retarder off the same truck is
+/// more than 1.5 times as fast after 40 s.
+#[test]
+fn retarder_holds_a_laden_truck_on_a_6_percent_downgrade() {
+    const MASS: f32 = 18_000.0;
+    const GRADE: f32 = 0.06;
+    let run = |level: f64, seconds: usize| -> (Vec<f32>, f64) {
+        let d = truck_with_retarder(MASS);
+        let mut app = create_app(60.0);
+        // A long slab of road, rising along −Z; the truck faces +Z, down the slope.
+        let angle = GRADE.atan();
+        let slope = Quat::from_rotation_x(angle);
+        let half = Vec3::new(20.0, 1.0, 400.0);
+        app.world_mut().spawn((
+            bevy_rapier3d::prelude::RigidBody::Fixed,
+            bevy_rapier3d::prelude::Collider::cuboid(half.x, half.y, half.z),
+            bevy_rapier3d::prelude::Friction::coefficient(0.8),
+            Transform::from_translation(slope * Vec3::new(0.0, -half.y, 0.0)).with_rotation(slope),
+        ));
+        let rotation = slope * Quat::from_rotation_y(core::f32::consts::PI);
+        let height = d
+            .axles
+            .iter()
+            .map(|a| a.wheel.radius as f32 - a.height)
+            .fold(0.0, f32::max);
+        let start = slope * Vec3::new(0.0, 0.0, -390.0) + slope * Vec3::Y * (height + 0.05);
+        let car = {
+            let world = app.world_mut();
+            let mut commands = world.commands();
+            let e = d.spawn(
+                &mut commands,
+                Transform::from_translation(start).with_rotation(rotation),
+            );
+            world.flush();
+            e
+        };
+        controls(&mut app, car, |c| c.gear = 0);
+        tick(&mut app, 2);
+        {
+            let world = app.world_mut();
+            let mut q = world.query::<&mut Retarder>();
+            q.single_mut(world).unwrap().level = level;
+        }
+        let downhill = slope * Vec3::Z;
+        let mut speeds = Vec::new();
+        for _ in 0..seconds {
+            tick(&mut app, 60);
+            speeds.push(velocity(&app, car).dot(downhill));
+        }
+        assert!(position(&app, car).is_finite());
+        let r = d.axles[1].wheel.radius;
+        (speeds, r)
+    };
+
+    let (speeds, r) = run(1.0, 100);
+    let (free, _) = run(0.0, 40);
+    let v = f64::from(*speeds.last().unwrap());
+    // Closed form: bisection on the balance above.
+    let retarder = Retarder::default();
+    let (m, g, theta) = (f64::from(MASS), 9.81, f64::from(GRADE).atan());
+    let c_rr = 0.006;
+    let drag = |v: f64| 0.5 * 1.225 * 5.5 * v * v;
+    let braking = |v: f64| {
+        let rpm = rad_s_to_rpm(3.40 * v / r);
+        retarder.max_torque * retarder.curve.torque_at(rpm) * 3.40 / r
+    };
+    let net = |v: f64| m * g * theta.sin() - c_rr * m * g * theta.cos() - drag(v) - braking(v);
+    let (mut lo, mut hi) = (0.5, 60.0);
+    assert!(net(lo) > 0.0 && net(hi) < 0.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if net(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let expected = 0.5 * (lo + hi);
+    println!(
+        "retarder: steady {v:.3} m/s vs {expected:.3} m/s closed form; speeds {:?}; without it {:.1} m/s",
+        speeds
+            .iter()
+            .map(|s| (s * 10.0).round() / 10.0)
+            .collect::<Vec<_>>(),
+        free.last().unwrap()
+    );
+    assert!(
+        rel(v, expected) < 0.03,
+        "steady speed {v} m/s vs {expected} m/s"
+    );
+    let drift = (speeds[99] - speeds[89]).abs();
+    assert!(drift < 0.1, "speed changed {drift} m/s over the last 10 s");
+    assert!(
+        f64::from(*free.last().unwrap()) > 1.5 * expected,
+        "without the retarder: {} m/s",
+        free.last().unwrap()
+    );
+}
