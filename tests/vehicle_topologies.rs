@@ -15,6 +15,11 @@ const TOPOLOGIES: &[(&str, usize, &[&str])] = &[
     ("rwd", 2, &["wheel_rl", "wheel_rr"]),
     ("awd", 2, &["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"]),
     (
+        "4x4_low_range",
+        2,
+        &["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"],
+    ),
+    (
         "6x4_tandem",
         3,
         &["wheel_1l", "wheel_1r", "wheel_2l", "wheel_2r"],
