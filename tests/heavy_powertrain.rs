@@ -676,10 +676,10 @@ fn spawn_transfer_case(
 }
 
 /// Same motor torque (100 N·m), wheels held by their brakes: the torque reaching the wheels in
-/// low range is the high-range torque × low_ratio / high_ratio (1e-9 relative), and each is
+/// low range is the high-range torque × `low_ratio / high_ratio` (1e-9 relative), and each is
 /// ratio × motor torque (1e-9). Wheels slowly rolling on a road (2 rad/s): each wheel turns at
 /// input speed / ratio (1e-9 relative), and at steady state the wheel torques again scale by
-/// low_ratio / high_ratio (1e-9).
+/// `low_ratio / high_ratio` (1e-9).
 #[test]
 fn transfer_case_low_range_multiplies_torque_and_divides_speed() {
     let (t, high, low) = (100.0, 1.0, 2.5);
@@ -854,9 +854,9 @@ fn transfer_case_centre_lock_holds_then_slips() {
 }
 
 /// Open centre with a 30:70 bias, low range, 90 % efficiency, unequal wheels and loads: every
-/// step the front and rear torques are b·r·η·T_in and (1 − b)·r·η·T_in (1e-9 relative), so
-/// they split b : (1 − b), while the axles turn at different speeds and the input turns at
-/// r·(b·ω_front + (1 − b)·ω_rear) (1e-9).
+/// step the front and rear torques are `b·r·η·T_in` and `(1 − b)·r·η·T_in` (1e-9 relative), so
+/// they split `b : (1 − b)`, while the axles turn at different speeds and the input turns at
+/// `r·(b·ω_front + (1 − b)·ω_rear)` (1e-9).
 #[test]
 fn transfer_case_open_centre_splits_by_bias() {
     let (b, low, eta) = (0.3, 2.5, 0.9);
@@ -903,7 +903,7 @@ fn transfer_case_open_centre_splits_by_bias() {
     assert!((wf - wr).abs() > 1.0, "the axles really differ: {wf} {wr}");
 }
 
-/// Range changes: a request for low range at 20 rad/s of output (max_shift_speed 2 rad/s)
+/// Range changes: a request for low range at 20 rad/s of output (`max_shift_speed` 2 rad/s)
 /// stays pending, step after step (ratio 1 exactly); once the road slows the wheels, it is
 /// taken at the first step that starts with the outputs below 2 rad/s, never earlier and never
 /// later. The ratio sensor only ever reads exactly 1 or 2.5 and, at the end of every step,
