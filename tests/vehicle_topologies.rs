@@ -98,3 +98,28 @@ fn topologies_load_as_assets() {
         assert_eq!(topology.axles.len(), *axles, "{name}");
     }
 }
+
+/// `TransferCase` is a file block type: the 4×4 topology names it, and its settings (the
+/// `range` enum included) read from RON, with unknown fields refused.
+#[test]
+fn transfer_case_is_nameable_in_files() {
+    assert!(FileBlockTypes::default().names().contains(&"TransferCase"));
+    let name = "4x4_low_range";
+    let text = std::fs::read_to_string(format!("{ASSETS}/{}", path(name))).unwrap();
+    let t = VehicleTopology::parse(&path(name), &text, &FileBlockTypes::default(), |p| {
+        Err(format!("unexpected reference to {p}"))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        t.blocks
+            .iter()
+            .any(|(n, ty)| n == "transfer_case" && *ty == "TransferCase"),
+        "{:?}",
+        t.blocks
+    );
+    let tc: TransferCase =
+        ron::from_str("TransferCase(low_ratio: 2.72, range: Low, locked: true)").unwrap();
+    assert_eq!(tc.range, TransferRange::Low);
+    assert!(tc.locked && tc.low_ratio == 2.72 && tc.high_ratio == 1.0);
+    assert!(ron::from_str::<TransferCase>("(gear: 1)").is_err());
+}
