@@ -852,3 +852,347 @@ fn retarder_holds_a_laden_truck_on_a_6_percent_downgrade() {
         free.last().unwrap()
     );
 }
+
+// ---- Transfer case --------------------------------------------------------------------------
+
+/// Spawns motor → transfer case → one wheel on `front` and one on `rear`; returns
+/// (vehicle, motor, transfer case, front wheel, rear wheel).
+fn spawn_transfer_case(
+    app: &mut App,
+    motor: Motor,
+    transfer: TransferCase,
+    front: Wheel,
+    rear: Wheel,
+) -> (Entity, Entity, Entity, Entity, Entity) {
+    let car = spawn_vehicle(app, "4x4", 4);
+    let motor = spawn_block(app, car, "motor", motor, None);
+    let tc = spawn_block(
+        app,
+        car,
+        "transfer_case",
+        transfer,
+        Some((motor, Port::OUT)),
+    );
+    let f = spawn_block(app, car, "front", front, Some((tc, Port::FRONT)));
+    let r = spawn_block(app, car, "rear", rear, Some((tc, Port::REAR)));
+    (car, motor, tc, f, r)
+}
+
+/// Same motor torque (100 N·m), wheels held by their brakes: the torque reaching the wheels in
+/// low range is the high-range torque × `low_ratio / high_ratio` (1e-9 relative), and each is
+/// ratio × motor torque (1e-9). Wheels slowly rolling on a road (2 rad/s): each wheel turns at
+/// input speed / ratio (1e-9 relative), and at steady state the wheel torques again scale by
+/// `low_ratio / high_ratio` (1e-9).
+#[test]
+fn transfer_case_low_range_multiplies_torque_and_divides_speed() {
+    let (t, high, low) = (100.0, 1.0, 2.5);
+    let held = |range| {
+        let mut app = create_app(60.0);
+        let brake = |w: Wheel| Wheel {
+            brake_torque: 1e6,
+            ..w
+        };
+        let (_, _, tc, f, r) = spawn_transfer_case(
+            &mut app,
+            constant_torque_motor(t, 0.2),
+            TransferCase {
+                high_ratio: high,
+                low_ratio: low,
+                range,
+                ..default()
+            },
+            brake(wheel(1.2, WheelLoad::None)),
+            brake(wheel(1.2, WheelLoad::None)),
+        );
+        tick(&mut app, 30);
+        let (sf, sr) = (get::<WheelSensors>(&app, f), get::<WheelSensors>(&app, r));
+        assert!(sf.held && sr.held, "{sf:?} {sr:?}");
+        let s = get::<TransferCaseSensors>(&app, tc);
+        assert_eq!(s.range, range);
+        (sf.drive_torque + sr.drive_torque, s)
+    };
+    let (t_high, s_high) = held(TransferRange::High);
+    let (t_low, s_low) = held(TransferRange::Low);
+    println!(
+        "held: wheel torque high {t_high:.9} N·m, low {t_low:.9} N·m, ratio {:.12} (expected {}), err {:.2e}",
+        t_low / t_high,
+        low / high,
+        rel(t_low, t_high * low / high)
+    );
+    assert!(rel(t_low, t_high * low / high) < 1e-9);
+    assert!(rel(t_high, high * t) < 1e-9);
+    assert!(rel(t_low, low * t) < 1e-9);
+    assert!(rel(s_low.front_torque + s_low.rear_torque, t_low) < 1e-9);
+    assert_eq!((s_high.ratio, s_low.ratio), (high, low));
+
+    // Slowly turning: a road at 0.6 m/s under 0.3 m wheels (2 rad/s).
+    let rolling = |range| {
+        let mut app = create_app(60.0);
+        let road = WheelLoad::Road {
+            ground_speed: 0.6,
+            stiffness: 400.0,
+        };
+        let (car, motor, tc, f, r) = spawn_transfer_case(
+            &mut app,
+            constant_torque_motor(20.0, 0.2),
+            TransferCase {
+                high_ratio: high,
+                low_ratio: low,
+                range,
+                ..default()
+            },
+            wheel(1.2, road.clone()),
+            wheel(1.2, road),
+        );
+        tick(&mut app, 120);
+        let ratio = if range == TransferRange::Low {
+            low
+        } else {
+            high
+        };
+        let wm = state(&app, car, motor)[0];
+        let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+        let s = get::<TransferCaseSensors>(&app, tc);
+        println!(
+            "rolling {range:?}: motor {wm:.9} rad/s, wheels {wf:.9} / {wr:.9} rad/s, input/ratio {:.9}, err {:.2e}",
+            wm / ratio,
+            rel(wf, wm / ratio).max(rel(wr, wm / ratio))
+        );
+        assert!(rel(wf, wm / ratio) < 1e-9);
+        assert!(rel(wr, wm / ratio) < 1e-9);
+        assert!(rel(s.front_speed, s.input_speed / ratio) < 1e-9);
+        assert!((wf - 2.0).abs() < 0.2, "slowly turning: {wf}");
+        get::<WheelSensors>(&app, f).drive_torque + get::<WheelSensors>(&app, r).drive_torque
+    };
+    let (r_high, r_low) = (rolling(TransferRange::High), rolling(TransferRange::Low));
+    println!(
+        "rolling: wheel torque high {r_high:.9}, low {r_low:.9}, err {:.2e}",
+        rel(r_low, r_high * low / high)
+    );
+    assert!(rel(r_low, r_high * low / high) < 1e-9);
+}
+
+/// Limited-slip centre (lock torque 40 N·m) in low range, front wheel unloaded, rear wheel
+/// dragged by a viscous load c·ω (c = 2 N·m·s/rad), equal inertias. Held together the lock
+/// must carry λ = b·c·ω = ω N·m (b = ½), which grows with speed: while λ ≤ 40 N·m, front and
+/// rear turn together (within 1e-9 rad/s) and the lock carries exactly b·c·ω (1e-9
+/// relative); beyond it they slip at exactly the lock torque (1e-12), the unloaded front
+/// running ahead, with no relocking. Setting `locked` at run time then forces them together
+/// again (within 1e-9 rad/s) while the lock carries more than 40 N·m.
+#[test]
+fn transfer_case_centre_lock_holds_then_slips() {
+    let (lock_torque, c, b, low) = (40.0, 2.0, 0.5, 2.5);
+    let mut app = create_app(60.0);
+    let (car, motor, tc, f, r) = spawn_transfer_case(
+        &mut app,
+        constant_torque_motor(50.0, 0.2),
+        TransferCase {
+            lock_torque,
+            torque_bias: b,
+            low_ratio: low,
+            range: TransferRange::Low,
+            ..default()
+        },
+        wheel(1.0, WheelLoad::None),
+        wheel(1.0, WheelLoad::Viscous(c)),
+    );
+    let mut was_locked = true;
+    let mut last_locked_speed = 0.0;
+    let mut slipped_at = None;
+    let (mut worst_speed, mut worst_lambda) = (0.0f64, 0.0f64);
+    for step in 0..600 {
+        tick(&mut app, 1);
+        let s = get::<TransferCaseSensors>(&app, tc);
+        let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+        if s.locked {
+            assert!(was_locked, "relocked at step {step}");
+            worst_speed = worst_speed.max((wf - wr).abs());
+            assert!((wf - wr).abs() < 1e-9, "{wf} vs {wr}");
+            let needed = b * c * wr;
+            worst_lambda = worst_lambda.max(rel(s.lock_torque, needed));
+            assert!(
+                rel(s.lock_torque, needed) < 1e-9,
+                "{} vs {needed}",
+                s.lock_torque
+            );
+            assert!(s.lock_torque <= lock_torque * (1.0 + 1e-9));
+            assert!(rel(state(&app, car, motor)[0], low * wr) < 1e-9);
+            last_locked_speed = wr;
+        } else {
+            was_locked = false;
+            slipped_at.get_or_insert(step);
+            assert!(rel(s.lock_torque.abs(), lock_torque) < 1e-12);
+            assert!(wf > wr, "the unloaded front runs ahead: {wf} vs {wr}");
+        }
+    }
+    let slipped_at = slipped_at.expect("the growing load must exceed the lock torque");
+    println!(
+        "centre lock: held to step {slipped_at} (rear {last_locked_speed:.4} rad/s, needing {:.4} N·m of {lock_torque}); worst |ωf − ωr| {worst_speed:.2e} rad/s, worst λ error {worst_lambda:.2e}",
+        b * c * last_locked_speed
+    );
+    assert!(slipped_at > 10, "held at first ({slipped_at})");
+    // It slipped when the torque needed reached the lock torque, within one step's growth.
+    let threshold = lock_torque / (b * c);
+    assert!(
+        last_locked_speed <= threshold && last_locked_speed > threshold - 0.5,
+        "{last_locked_speed}"
+    );
+    let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+    assert!(wf > 1.1 * wr, "{wf} {wr}");
+
+    // A centre diff-lock switched on at run time: together with any torque.
+    set::<TransferCase>(&mut app, tc, |t| t.locked = true);
+    tick(&mut app, 30);
+    let s = get::<TransferCaseSensors>(&app, tc);
+    let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+    println!(
+        "locked at run time: |ωf − ωr| {:.2e} rad/s, λ {:.3} N·m",
+        (wf - wr).abs(),
+        s.lock_torque
+    );
+    assert!(s.locked);
+    assert!((wf - wr).abs() < 1e-9, "{wf} vs {wr}");
+    assert!(s.lock_torque > lock_torque, "{}", s.lock_torque);
+    assert!(rel(s.lock_torque, b * c * wr) < 1e-9);
+}
+
+/// Open centre with a 30:70 bias, low range, 90 % efficiency, unequal wheels and loads: every
+/// step the front and rear torques are `b·r·η·T_in` and `(1 − b)·r·η·T_in` (1e-9 relative), so
+/// they split `b : (1 − b)`, while the axles turn at different speeds and the input turns at
+/// `r·(b·ω_front + (1 − b)·ω_rear)` (1e-9).
+#[test]
+fn transfer_case_open_centre_splits_by_bias() {
+    let (b, low, eta) = (0.3, 2.5, 0.9);
+    let mut app = create_app(60.0);
+    let (car, motor, tc, f, r) = spawn_transfer_case(
+        &mut app,
+        constant_torque_motor(60.0, 0.2),
+        TransferCase {
+            torque_bias: b,
+            efficiency: eta,
+            low_ratio: low,
+            range: TransferRange::Low,
+            ..default()
+        },
+        wheel(0.8, WheelLoad::Viscous(1.5)),
+        wheel(2.0, WheelLoad::Viscous(0.5)),
+    );
+    let mut worst = 0.0f64;
+    for _ in 0..120 {
+        tick(&mut app, 1);
+        let s = get::<TransferCaseSensors>(&app, tc);
+        assert!(!s.locked);
+        let g = low * eta * s.input_torque;
+        let errs = [
+            rel(s.front_torque, b * g),
+            rel(s.rear_torque, (1.0 - b) * g),
+            rel(s.front_torque / s.rear_torque, b / (1.0 - b)),
+        ];
+        worst = errs.iter().fold(worst, |a, &e| a.max(e));
+        assert!(errs.iter().all(|&e| e < 1e-9), "{errs:?} {s:?}");
+        let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+        let wm = state(&app, car, motor)[0];
+        assert!(rel(wm, low * (b * wf + (1.0 - b) * wr)) < 1e-9);
+    }
+    let (wf, wr) = (state(&app, car, f)[1], state(&app, car, r)[1]);
+    let s = get::<TransferCaseSensors>(&app, tc);
+    println!(
+        "open centre: front {:.6} N·m, rear {:.6} N·m, split {:.12} (expected {:.12}), worst err {worst:.2e}; speeds {wf:.3} / {wr:.3} rad/s",
+        s.front_torque,
+        s.rear_torque,
+        s.front_torque / (s.front_torque + s.rear_torque),
+        b
+    );
+    assert!((wf - wr).abs() > 1.0, "the axles really differ: {wf} {wr}");
+}
+
+/// Range changes: a request for low range at 20 rad/s of output (`max_shift_speed` 2 rad/s)
+/// stays pending, step after step (ratio 1 exactly); once the road slows the wheels, it is
+/// taken at the first step that starts with the outputs below 2 rad/s, never earlier and never
+/// later. The ratio sensor only ever reads exactly 1 or 2.5 and, at the end of every step,
+/// the input turns at that ratio × the mean output speed (1e-9 relative), so a step never runs
+/// partly on the other ratio. Back to high while slow: taken at the next step.
+#[test]
+fn transfer_case_range_change_waits_for_low_speed() {
+    let (high, low, max_shift_speed) = (1.0, 2.5, 2.0);
+    let mut app = create_app(60.0);
+    let road = |v| WheelLoad::Road {
+        ground_speed: v,
+        stiffness: 200.0,
+    };
+    let (_, motor, tc, f, r) = spawn_transfer_case(
+        &mut app,
+        constant_torque_motor(30.0, 0.2),
+        TransferCase {
+            high_ratio: high,
+            low_ratio: low,
+            max_shift_speed,
+            ..default()
+        },
+        wheel(1.2, road(6.0)),
+        wheel(1.2, road(6.0)),
+    );
+    tick(&mut app, 120);
+    let output_speed = |s: &TransferCaseSensors| s.front_speed.abs().max(s.rear_speed.abs());
+    let check = |s: &TransferCaseSensors| {
+        assert!(s.ratio == high || s.ratio == low, "{}", s.ratio);
+        let mean = 0.5 * (s.front_speed + s.rear_speed);
+        assert!(rel(s.input_speed, s.ratio * mean) < 1e-9, "{s:?}");
+    };
+    let s = get::<TransferCaseSensors>(&app, tc);
+    assert!(output_speed(&s) > 15.0);
+    set::<TransferCase>(&mut app, tc, |t| t.range = TransferRange::Low);
+    for _ in 0..60 {
+        tick(&mut app, 1);
+        let s = get::<TransferCaseSensors>(&app, tc);
+        check(&s);
+        assert_eq!(s.range, TransferRange::High);
+        assert_eq!(s.pending, Some(TransferRange::Low));
+        assert_eq!(s.ratio, high);
+    }
+    // Motor off, and a softer road at 0.3 m/s (1 rad/s of wheel) slows the wheels gradually.
+    set::<Motor>(&mut app, motor, |m| m.command = 0.0);
+    for w in [f, r] {
+        set::<Wheel>(&mut app, w, |w| {
+            w.load = WheelLoad::Road {
+                ground_speed: 0.3,
+                stiffness: 10.0,
+            }
+        });
+    }
+    let mut previous = get::<TransferCaseSensors>(&app, tc);
+    let mut taken_at = None;
+    for step in 0..300 {
+        tick(&mut app, 1);
+        let s = get::<TransferCaseSensors>(&app, tc);
+        check(&s);
+        let allowed = output_speed(&previous) < max_shift_speed;
+        if s.ratio != previous.ratio {
+            assert!(allowed, "taken at {} rad/s", output_speed(&previous));
+            assert!(taken_at.is_none(), "changed twice");
+            taken_at = Some((step, output_speed(&previous)));
+            assert_eq!(
+                (s.range, s.pending, s.ratio),
+                (TransferRange::Low, None, low)
+            );
+        } else if taken_at.is_none() {
+            assert!(!allowed, "not taken at {} rad/s", output_speed(&previous));
+            assert_eq!(s.pending, Some(TransferRange::Low));
+        }
+        previous = s;
+    }
+    let (step, speed) = taken_at.expect("the range change must be taken once slow");
+    assert!(step > 5, "slowed gradually, so refused for a while: {step}");
+    println!(
+        "range change: taken at step {step} after slowing, outputs at {speed:.4} rad/s (< {max_shift_speed})"
+    );
+    // Back to high while slow: taken at the next step.
+    set::<TransferCase>(&mut app, tc, |t| t.range = TransferRange::High);
+    tick(&mut app, 1);
+    let s = get::<TransferCaseSensors>(&app, tc);
+    check(&s);
+    assert_eq!(
+        (s.range, s.pending, s.ratio),
+        (TransferRange::High, None, high)
+    );
+}

@@ -15,6 +15,11 @@ const TOPOLOGIES: &[(&str, usize, &[&str])] = &[
     ("rwd", 2, &["wheel_rl", "wheel_rr"]),
     ("awd", 2, &["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"]),
     (
+        "4x4_low_range",
+        2,
+        &["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"],
+    ),
+    (
         "6x4_tandem",
         3,
         &["wheel_1l", "wheel_1r", "wheel_2l", "wheel_2r"],
@@ -92,4 +97,29 @@ fn topologies_load_as_assets() {
         let topology = loaded.0.as_ref().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(topology.axles.len(), *axles, "{name}");
     }
+}
+
+/// `TransferCase` is a file block type: the 4×4 topology names it, and its settings (the
+/// `range` enum included) read from RON, with unknown fields refused.
+#[test]
+fn transfer_case_is_nameable_in_files() {
+    assert!(FileBlockTypes::default().names().contains(&"TransferCase"));
+    let name = "4x4_low_range";
+    let text = std::fs::read_to_string(format!("{ASSETS}/{}", path(name))).unwrap();
+    let t = VehicleTopology::parse(&path(name), &text, &FileBlockTypes::default(), |p| {
+        Err(format!("unexpected reference to {p}"))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        t.blocks
+            .iter()
+            .any(|(n, ty)| n == "transfer_case" && *ty == "TransferCase"),
+        "{:?}",
+        t.blocks
+    );
+    let tc: TransferCase =
+        ron::from_str("TransferCase(low_ratio: 2.72, range: Low, locked: true)").unwrap();
+    assert_eq!(tc.range, TransferRange::Low);
+    assert!(tc.locked && tc.low_ratio == 2.72 && tc.high_ratio == 1.0);
+    assert!(ron::from_str::<TransferCase>("(gear: 1)").is_err());
 }

@@ -8,6 +8,7 @@ use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::blocks::{
     AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Motor, Retarder, TorqueConverter,
+    TransferCase,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
@@ -114,7 +115,7 @@ struct BlockType {
 /// The block types vehicle files can name, shared between the app and the asset loaders.
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
-/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
+/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes(Arc<RwLock<Vec<BlockType>>>);
 
@@ -129,6 +130,7 @@ impl Default for FileBlockTypes {
         types.add::<TorqueConverter>();
         types.add::<AutomaticTransmission>();
         types.add::<Retarder>();
+        types.add::<TransferCase>();
         types
     }
 }

@@ -36,6 +36,10 @@ impl Port {
     pub const LEFT: Port = Port("left");
     /// A differential's second output.
     pub const RIGHT: Port = Port("right");
+    /// A transfer case's front-axle output (torque bias `b` goes here).
+    pub const FRONT: Port = Port("front");
+    /// A transfer case's rear-axle output.
+    pub const REAR: Port = Port("rear");
 }
 
 impl Default for Port {

@@ -11,6 +11,7 @@
 //! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
 //! | [`AutomaticTransmission`] | gear (automatic shifting, park) | — | `out` |
 //! | [`Retarder`] | speed-dependent driveline brake | — | `out` |
+//! | [`TransferCase`] | high/low range, centre differential | — | `front`, `rear` |
 
 /// Implements [`Block::take_inputs`](crate::Block::take_inputs) for a block whose clamped driver
 /// inputs are the named `Copy` fields: they are taken from the newer copy, and put back if the
@@ -36,6 +37,7 @@ pub(crate) mod gearbox;
 mod motor;
 mod retarder;
 mod torque_converter;
+mod transfer_case;
 mod wheel;
 
 pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
@@ -48,4 +50,5 @@ pub use retarder::{Retarder, RetarderSensors};
 pub use torque_converter::{
     ConverterMode, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
 };
+pub use transfer_case::{TransferCase, TransferCaseRuntime, TransferCaseSensors, TransferRange};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};
