@@ -4,20 +4,24 @@
 //! `cargo run --features demo --example demo` (or `scripts/demo.sh`, which installs what the
 //! machine lacks first). Options:
 //!
-//! * `--smoke N`: drive forward and steer by script for `N` frames, save a screenshot and exit
-//!   (CI runs this under Xvfb: `scripts/demo_smoke.sh`);
+//! * `--smoke N`: drive forward and steer by script for `N` (at least 300) frames, record
+//!   telemetry, turn the debug view on, save a screenshot, check it and exit (CI runs this
+//!   under Xvfb: `scripts/demo_smoke.sh`);
 //! * `--screenshot PATH`: where the smoke run saves its screenshot (default
 //!   `demo_screenshot.png`).
 //!
 //! The demo is a few plugins, one per file: the track, the vehicles (spawning, switching,
-//! reset, visuals), the cameras, the HUD and the smoke-test driver.
+//! reset, parked vehicles, visuals), the cameras, the HUD, the debug view (F1), the telemetry
+//! recorder (F5) and the smoke-test driver. The controls are listed in [`hud::LEGEND`].
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::input::VehicleInputPlugin;
 use bevy_vehicle_physics::prelude::*;
 
 mod camera;
+mod debug;
 mod hud;
+mod recorder;
 mod smoke;
 mod track;
 mod vehicles;
@@ -56,8 +60,11 @@ fn main() {
         vehicles::VehiclesPlugin,
         camera::CameraPlugin,
         hud::HudPlugin,
+        debug::DebugViewPlugin,
+        recorder::RecorderPlugin,
     ))
-    .insert_resource(Time::<Fixed>::from_hz(60.0));
+    .insert_resource(Time::<Fixed>::from_hz(60.0))
+    .insert_resource(ClearColor(Color::srgb(0.53, 0.72, 0.92)));
     if let Some(frames) = smoke {
         app.add_plugins(smoke::SmokePlugin {
             frames,
