@@ -11,11 +11,11 @@
 //! a fast or a slow (software-rendered) machine; the frame rate printed is the wall clock's.
 //! The script's frame numbers assume at least 300 frames.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::app::AppExit;
-use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::time::TimeUpdateStrategy;

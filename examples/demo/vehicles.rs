@@ -105,7 +105,7 @@ fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Ga
         let path = &garage.files[i % garage.files.len()];
         let side = if i % 2 == 0 { -1.0 } else { 1.0 };
         let row = (i / 2) as f32;
-        let at = Vec3::new(side * 14.0, 1.6, 6.0 - 14.0 * row);
+        let at = Vec3::new(side * 14.0, 0.4, 6.0 - 14.0 * row);
         commands.spawn((
             Name::new(format!("parked {i}")),
             VehicleAsset(assets.load(path.clone())),
