@@ -7,6 +7,7 @@ use bevy_rapier3d::prelude::*;
 
 use bevy_vehicle_physics::assets::SpawnedFrom;
 
+use crate::Graphics;
 use crate::vehicles::PlayerVehicle;
 
 /// Spawns the camera and moves it after the vehicles have moved.
@@ -53,9 +54,10 @@ const LOOK_AHEAD: f32 = 6.0;
 /// How fast the chase camera catches up (1/s).
 const STIFFNESS: f32 = 6.0;
 
-fn spawn_camera(mut commands: Commands) {
+fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>) {
     commands.spawn((
         Camera3d::default(),
+        if graphics.low { Msaa::Off } else { Msaa::Sample4 },
         DemoCamera::default(),
         Transform::from_xyz(0.0, 4.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));

@@ -84,7 +84,7 @@ fn spawn_panel(mut commands: Commands) {
             position_type: PositionType::Absolute,
             top: px(10),
             right: px(10),
-            max_width: px(560),
+            max_width: px(640),
             padding: UiRect::all(px(8)),
             display: Display::None,
             ..default()
@@ -225,7 +225,11 @@ fn update_panel(
     }
     let s = &mut panel.0;
     s.clear();
-    let _ = write!(s, "drivetrain ({:?}), pass order:", drivetrain.status());
+    let _ = write!(
+        s,
+        "drivetrain {:?}, blocks in pass order\n(speeds in rpm, torques in Nm)",
+        drivetrain.status()
+    );
     const RPM: f64 = 60.0 / core::f64::consts::TAU;
     for &(block, depth) in &order.blocks {
         s.push('\n');
@@ -233,10 +237,11 @@ fn update_panel(
             s.push_str("  ");
         }
         let name = names.get(block).map_or("?", |n| n.as_str());
-        let _ = write!(s, "{name}");
-        if let Ok(link) = links.get(block) {
-            let up = names.get(link.upstream).map_or("?", |n| n.as_str());
-            let _ = write!(s, " <- {up}.{}", link.port);
+        s.push_str(name);
+        if let Ok(link) = links.get(block)
+            && link.port != Port::OUT
+        {
+            let _ = write!(s, " ({})", link.port);
         }
         s.push_str(": ");
         let Ok((engine, motor, clutch, gearbox, diff, wheel)) = sensors.get(block) else {
@@ -245,7 +250,7 @@ fn update_panel(
         if let Some(e) = engine {
             let _ = write!(
                 s,
-                "{:5.0} rpm  {:6.1} Nm  shaft {:6.1} Nm  {:5.1} kW  thr {:.2}",
+                "{:5.0} rpm {:6.1} Nm, out {:6.1}, {:5.1} kW, thr {:.2}",
                 e.rpm,
                 e.torque,
                 e.shaft_torque,
@@ -255,7 +260,7 @@ fn update_panel(
         } else if let Some(m) = motor {
             let _ = write!(
                 s,
-                "{:5.0} rpm  {:6.1} Nm  shaft {:6.1} Nm  {:5.1} kW",
+                "{:5.0} rpm {:6.1} Nm, out {:6.1}, {:5.1} kW",
                 m.rpm,
                 m.torque,
                 m.shaft_torque,
@@ -264,39 +269,39 @@ fn update_panel(
         } else if let Some(c) = clutch {
             let _ = write!(
                 s,
-                "{:6.1} Nm of {:6.1}  slip {:5.0} rpm  {}",
+                "{:6.1} of {:6.1} Nm, slip {:5.0} rpm{}",
                 c.torque,
                 c.capacity,
                 c.slip_speed * RPM,
-                if c.locked { "locked" } else { "slipping" }
+                if c.locked { ", locked" } else { "" }
             );
         } else if let Some(g) = gearbox {
             let _ = write!(
                 s,
-                "gear {} ({:.3})  in {:5.0} rpm  out {:5.0} rpm  {:7.1} Nm{}",
+                "gear {} x{:.3} {:5.0} -> {:5.0} rpm {:7.1} Nm{}",
                 g.gear,
                 g.ratio,
                 g.input_speed * RPM,
                 g.output_speed * RPM,
                 g.output_torque,
-                if g.shifting { "  shifting" } else { "" }
+                if g.shifting { ", shifting" } else { "" }
             );
         } else if let Some(d) = diff {
             let _ = write!(
                 s,
-                "in {:5.0} rpm {:7.1} Nm  L {:5.0} rpm {:7.1} Nm  R {:5.0} rpm {:7.1} Nm{}",
+                "in {:5.0} rpm {:7.1} Nm, L {:5.0}/{:7.1}, R {:5.0}/{:7.1}{}",
                 d.input_speed * RPM,
                 d.input_torque,
                 d.left_speed * RPM,
                 d.left_torque,
                 d.right_speed * RPM,
                 d.right_torque,
-                if d.locked { "  locked" } else { "" }
+                if d.locked { ", locked" } else { "" }
             );
         } else if let Some(w) = wheel {
             let _ = write!(
                 s,
-                "{:5.0} rpm  drive {:7.1} Nm  brake {:7.1} Nm  slip {:+.3}",
+                "{:5.0} rpm, drive {:7.1}, brake {:7.1} Nm, slip {:+.2}",
                 w.speed * RPM,
                 w.drive_torque,
                 w.brake_torque,

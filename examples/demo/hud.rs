@@ -62,6 +62,9 @@ enum Fill {
 struct Notice {
     shown: Option<VehicleAssetStatus>,
     age: f32,
+    /// Time since the player's vehicle was built (s): the asset plugin applies a freshly
+    /// loaded file a second time on the next frame, which is not a reload to announce.
+    since_built: f32,
 }
 
 /// The rpm bar spans this share of the rev limit; the limit itself is the redline.
@@ -199,6 +202,7 @@ fn spawn_hud(mut commands: Commands, assets: Res<AssetServer>) {
         Notice {
             shown: None,
             age: 0.0,
+            since_built: 0.0,
         },
         sans(&font, 16.0, Color::WHITE),
         Node {
@@ -340,16 +344,20 @@ fn update_recording(recorder: Res<Recorder>, mut line: Single<&mut Text, With<Re
     }
     let s = &mut line.0;
     s.clear();
+    // The file name only: the full path is printed when the recording starts and stops.
+    fn name(p: &std::path::Path) -> std::borrow::Cow<'_, str> {
+        p.file_name().unwrap_or_default().to_string_lossy()
+    }
     if let Some(path) = recorder.path() {
         let _ = write!(
             s,
             "REC {:.1} s, {} rows -> {}",
             recorder.seconds(),
             recorder.rows(),
-            path.display()
+            name(path)
         );
     } else if let Some((path, rows)) = recorder.last() {
-        let _ = write!(s, "saved {rows} rows: {}", path.display());
+        let _ = write!(s, "saved {rows} rows: {}", name(path));
     }
 }
 
@@ -362,12 +370,17 @@ fn update_notice(
         return;
     };
     notice.age += time.delta_secs();
+    notice.since_built += time.delta_secs();
     let Some((status, spawned)) = vehicles.iter().next() else {
         return;
     };
-    let reloaded = spawned
-        .as_ref()
-        .is_some_and(|s| s.is_changed() && !s.is_added());
+    if spawned.as_ref().is_some_and(|s| s.is_added()) {
+        notice.since_built = 0.0;
+    }
+    let reloaded = notice.since_built > 1.0
+        && spawned
+            .as_ref()
+            .is_some_and(|s| s.is_changed() && !s.is_added());
     if notice.shown.as_ref() != Some(status) || reloaded {
         notice.shown = Some(status.clone());
         notice.age = 0.0;

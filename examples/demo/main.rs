@@ -8,12 +8,15 @@
 //!   telemetry, turn the debug view on, save a screenshot, check it and exit (CI runs this
 //!   under Xvfb: `scripts/demo_smoke.sh`);
 //! * `--screenshot PATH`: where the smoke run saves its screenshot (default
-//!   `demo_screenshot.png`).
+//!   `demo_screenshot.png`);
+//! * `--low`: cheaper rendering for software renderers (no MSAA, a smaller shadow map); the
+//!   smoke run implies it.
 //!
 //! The demo is a few plugins, one per file: the track, the vehicles (spawning, switching,
 //! reset, parked vehicles, visuals), the cameras, the HUD, the debug view (F1), the telemetry
 //! recorder (F5) and the smoke-test driver. The controls are listed in [`hud::LEGEND`].
 
+use bevy::light::DirectionalLightShadowMap;
 use bevy::prelude::*;
 use bevy_vehicle_physics::input::VehicleInputPlugin;
 use bevy_vehicle_physics::prelude::*;
@@ -26,8 +29,16 @@ mod smoke;
 mod track;
 mod vehicles;
 
+/// Rendering quality.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct Graphics {
+    /// No MSAA and a 1024² shadow map (for software renderers such as llvmpipe).
+    pub low: bool,
+}
+
 fn main() {
     let mut smoke = None;
+    let mut graphics = Graphics::default();
     let mut screenshot = "demo_screenshot.png".to_owned();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -40,8 +51,13 @@ fn main() {
                 );
             }
             "--screenshot" => screenshot = args.next().expect("--screenshot needs a path"),
+            "--low" => graphics.low = true,
             other => panic!("unknown argument `{other}`"),
         }
+    }
+
+    if smoke.is_some() {
+        graphics.low = true;
     }
 
     let mut app = App::new();
@@ -64,7 +80,11 @@ fn main() {
         recorder::RecorderPlugin,
     ))
     .insert_resource(Time::<Fixed>::from_hz(60.0))
-    .insert_resource(ClearColor(Color::srgb(0.53, 0.72, 0.92)));
+    .insert_resource(ClearColor(Color::srgb(0.53, 0.72, 0.92)))
+    .insert_resource(DirectionalLightShadowMap {
+        size: if graphics.low { 1024 } else { 2048 },
+    })
+    .insert_resource(graphics);
     if let Some(frames) = smoke {
         app.add_plugins(smoke::SmokePlugin {
             frames,
