@@ -57,7 +57,11 @@ const STIFFNESS: f32 = 6.0;
 fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>) {
     commands.spawn((
         Camera3d::default(),
-        if graphics.low { Msaa::Off } else { Msaa::Sample4 },
+        if graphics.low {
+            Msaa::Off
+        } else {
+            Msaa::Sample4
+        },
         DemoCamera::default(),
         Transform::from_xyz(0.0, 4.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));

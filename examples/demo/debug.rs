@@ -147,8 +147,7 @@ fn draw_vehicles(
             // The probe along the suspension axis.
             let anchor = body.transform_point(mount.position);
             let top = anchor + up * suspension.compression_limit as f32;
-            let bottom =
-                anchor - up * (suspension.extension_limit as f32 + wheel.radius as f32);
+            let bottom = anchor - up * (suspension.extension_limit as f32 + wheel.radius as f32);
             let color = if state.grounded { GROUNDED } else { AIRBORNE };
             gizmos.line(top, bottom, color);
             gizmos.cross(Isometry3d::from_translation(anchor), 0.05, color);

@@ -23,7 +23,12 @@ impl Plugin for HudPlugin {
     fn build(&self, app: &mut App) {
         app.add_systems(Startup, spawn_hud).add_systems(
             Update,
-            (update_dashboard, update_bars, update_notice, update_recording),
+            (
+                update_dashboard,
+                update_bars,
+                update_notice,
+                update_recording,
+            ),
         );
     }
 }
@@ -177,7 +182,12 @@ fn spawn_hud(mut commands: Commands, assets: Res<AssetServer>) {
             panel.spawn((VehicleName, sans(&font, 20.0, Color::srgb(1.0, 0.85, 0.4))));
             panel.spawn((Dashboard, mono("loading...", 18.0, Color::WHITE)));
             spawn_bar(panel, "rpm", Fill::Rpm, Color::srgb(0.2, 0.8, 0.3));
-            spawn_bar(panel, "throttle", Fill::Throttle, Color::srgb(0.3, 0.85, 0.3));
+            spawn_bar(
+                panel,
+                "throttle",
+                Fill::Throttle,
+                Color::srgb(0.3, 0.85, 0.3),
+            );
             spawn_bar(panel, "brake", Fill::Brake, Color::srgb(0.95, 0.3, 0.2));
             spawn_bar(panel, "clutch", Fill::Clutch, Color::srgb(0.4, 0.6, 1.0));
             panel.spawn((WheelTable, mono("", 14.0, Color::srgb(0.85, 0.9, 1.0))));
@@ -232,15 +242,7 @@ fn rev_limit(spawned: &SpawnedFrom) -> f64 {
 }
 
 fn update_dashboard(
-    vehicles: Query<
-        (
-            &Name,
-            &VehicleTelemetry,
-            &Blocks,
-            Option<&SpawnedFrom>,
-        ),
-        With<PlayerVehicle>,
-    >,
+    vehicles: Query<(&Name, &VehicleTelemetry, &Blocks, Option<&SpawnedFrom>), With<PlayerVehicle>>,
     wheels: Query<(&Name, &WheelState, &WheelMount)>,
     drivers: Query<&Driver>,
     mut texts: ParamSet<(
@@ -266,7 +268,12 @@ fn update_dashboard(
         let mut out = texts.p0();
         let s = &mut out.0;
         s.clear();
-        let _ = write!(s, "{:4.0} km/h  {:5.0} rpm  gear ", telemetry.forward_speed * 3.6, telemetry.engine_rpm);
+        let _ = write!(
+            s,
+            "{:4.0} km/h  {:5.0} rpm  gear ",
+            telemetry.forward_speed * 3.6,
+            telemetry.engine_rpm
+        );
         match telemetry.gear {
             0 => s.push('N'),
             g if g < 0 => {
@@ -277,7 +284,11 @@ fn update_dashboard(
             }
         }
         s.push_str(if automatic { " (auto)" } else { " (manual)" });
-        let _ = write!(s, "\nredline {limit:.0} rpm  steering {:+.2}", telemetry.steering);
+        let _ = write!(
+            s,
+            "\nredline {limit:.0} rpm  steering {:+.2}",
+            telemetry.steering
+        );
     }
     rows.clear();
     rows.extend(blocks.iter().filter_map(|b| {
@@ -306,7 +317,10 @@ fn update_dashboard(
 }
 
 fn update_bars(
-    vehicles: Query<(&VehicleTelemetry, &VehicleControls, Option<&SpawnedFrom>), With<PlayerVehicle>>,
+    vehicles: Query<
+        (&VehicleTelemetry, &VehicleControls, Option<&SpawnedFrom>),
+        With<PlayerVehicle>,
+    >,
     mut fills: Query<(&Fill, &mut Node, &mut BackgroundColor)>,
 ) {
     let Some((telemetry, controls, spawned)) = vehicles.iter().next() else {
@@ -398,8 +412,7 @@ fn update_notice(
             _ => out.0.clear(),
         }
     }
-    if notice.age > 6.0 && !matches!(status, VehicleAssetStatus::Refused(_)) && !out.0.is_empty()
-    {
+    if notice.age > 6.0 && !matches!(status, VehicleAssetStatus::Refused(_)) && !out.0.is_empty() {
         out.0.clear();
     }
 }

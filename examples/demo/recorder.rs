@@ -27,10 +27,7 @@ impl Plugin for RecorderPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<Recorder>()
             .add_systems(Update, toggle_recording)
-            .add_systems(
-                FixedUpdate,
-                record.after(VehicleSystems::Telemetry),
-            );
+            .add_systems(FixedUpdate, record.after(VehicleSystems::Telemetry));
     }
 }
 
@@ -143,7 +140,8 @@ fn toggle_recording(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let path = folder.join(format!("demo_telemetry_{stamp}.csv"));
-    let mut header = String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
+    let mut header =
+        String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
     for (.., name) in &columns {
         for field in [
             "load",
@@ -186,6 +184,9 @@ fn record(
     vehicles: Query<(&Transform, &VehicleTelemetry, &VehicleControls)>,
     wheels: Query<(&WheelState, Option<&WheelSensors>)>,
 ) {
+    if !recorder.is_recording() {
+        return; // without touching the resource, so the HUD sees no change
+    }
     let Some(recording) = recorder.current.as_mut() else {
         return;
     };

@@ -5,7 +5,10 @@
 //! * the vehicle drove: finite, and more than 5 m from the start;
 //! * the screenshot is not blank: many distinct colours, and the HUD's corner differs from the
 //!   sky above the horizon (it has bright text pixels on a dark panel);
-//! * the telemetry file was written with the headless example's columns and a row per step.
+//! * the telemetry file was written with the headless example's columns and a row per step;
+//! * the debug view turned on with F1;
+//! * after the screenshot, R (reset) stops the vehicle and Tab switches to the next vehicle
+//!   file.
 //!
 //! Each frame advances the clocks by exactly one fixed step (1/60 s), so the run is the same on
 //! a fast or a slow (software-rendered) machine; the frame rate printed is the wall clock's.
@@ -19,6 +22,7 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
+use bevy_rapier3d::prelude::Velocity;
 use leafwing_input_manager::prelude::*;
 
 use crate::debug::DebugView;
@@ -43,6 +47,11 @@ struct Smoke {
     driving: Option<Duration>,
     /// The verdict on the captured image, once it has arrived.
     image: Option<Result<String, String>>,
+    /// What failed so far.
+    failures: Vec<String>,
+    /// After the screenshot's checks: the frame they ended and the vehicle's name then; the
+    /// script then presses R and Tab.
+    keys_from: Option<(u32, String)>,
 }
 
 impl Plugin for SmokePlugin {
@@ -55,26 +64,38 @@ impl Plugin for SmokePlugin {
             started: None,
             driving: None,
             image: None,
+            failures: Vec::new(),
+            keys_from: None,
         })
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
             1.0 / 60.0,
         )))
         .add_systems(First, script)
-        .add_systems(Last, finish);
+        .add_systems(Last, (finish, check_keys).chain());
     }
 }
 
 /// The script: throttle from frame 30, record from 60 to 285, steer right from 150, left from
 /// 210, straight at 270; the debug view from 240.
 fn script(world: &mut World) {
-    let frame = {
+    let (frame, keys_from) = {
         let mut smoke = world.resource_mut::<Smoke>();
         smoke.frame += 1;
         if smoke.frame == 2 {
             smoke.started = Some(Instant::now());
         }
-        smoke.frame
+        (smoke.frame, smoke.keys_from.as_ref().map(|k| k.0))
     };
+    if let Some(from) = keys_from {
+        match frame - from {
+            1 => KeyCode::KeyR.press(world),
+            2 => KeyCode::KeyR.release(world),
+            3 => KeyCode::Tab.press(world),
+            4 => KeyCode::Tab.release(world),
+            _ => {}
+        }
+        return;
+    }
     match frame {
         30 => KeyCode::KeyW.press(world),
         60 | 285 => world.resource_mut::<Recorder>().toggle(),
@@ -169,10 +190,7 @@ fn check_recording(recorder: &Recorder) -> Result<String, String> {
     let header = lines.next().unwrap_or_default();
     let expected = "time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake,";
     if !header.starts_with(expected) || !header.contains("_slip_ratio") {
-        return Err(format!(
-            "{}: unexpected header `{header}`",
-            path.display()
-        ));
+        return Err(format!("{}: unexpected header `{header}`", path.display()));
     }
     let columns = header.split(',').count();
     let lines: Vec<&str> = lines.collect();
@@ -184,9 +202,15 @@ fn check_recording(recorder: &Recorder) -> Result<String, String> {
         ));
     }
     if let Some(bad) = lines.iter().find(|l| l.split(',').count() != columns) {
-        return Err(format!("{}: a row without {columns} cells: {bad}", path.display()));
+        return Err(format!(
+            "{}: a row without {columns} cells: {bad}",
+            path.display()
+        ));
     }
-    Ok(format!("{rows} rows of {columns} columns in {}", path.display()))
+    Ok(format!(
+        "{rows} rows of {columns} columns in {}",
+        path.display()
+    ))
 }
 
 fn finish(
@@ -194,17 +218,21 @@ fn finish(
     mut smoke: ResMut<Smoke>,
     recorder: Res<Recorder>,
     debug: Res<DebugView>,
-    vehicles: Query<&Transform, With<PlayerVehicle>>,
-    mut exit: MessageWriter<AppExit>,
+    vehicles: Query<(&Transform, &Name), With<PlayerVehicle>>,
 ) {
+    if smoke.keys_from.is_some() {
+        return;
+    }
     if smoke.frame == smoke.frames {
         smoke.driving = smoke.started.map(|s| s.elapsed());
         commands
             .spawn(Screenshot::primary_window())
             .observe(save_to_disk(smoke.screenshot.clone()))
-            .observe(|captured: On<ScreenshotCaptured>, mut smoke: ResMut<Smoke>| {
-                smoke.image = Some(check_image(&captured.image));
-            });
+            .observe(
+                |captured: On<ScreenshotCaptured>, mut smoke: ResMut<Smoke>| {
+                    smoke.image = Some(check_image(&captured.image));
+                },
+            );
     }
     if smoke.frame <= smoke.frames {
         return;
@@ -214,12 +242,16 @@ fn finish(
         return; // the screenshot arrives and is written a few frames later
     }
     let mut failures = Vec::new();
-    let position = vehicles.iter().next().map(|t| t.translation);
+    let position = vehicles.iter().next().map(|(t, _)| t.translation);
     let travelled = position.map_or(0.0, |p| (p - START).with_y(0.0).length());
     if !position.is_some_and(|p| p.is_finite()) {
-        failures.push(format!("the vehicle is missing or not finite: {position:?}"));
+        failures.push(format!(
+            "the vehicle is missing or not finite: {position:?}"
+        ));
     } else if travelled <= 5.0 {
-        failures.push(format!("the vehicle moved only {travelled:.1} m (> 5 m expected)"));
+        failures.push(format!(
+            "the vehicle moved only {travelled:.1} m (> 5 m expected)"
+        ));
     }
     match &smoke.image {
         Some(Ok(summary)) => println!("smoke run: screenshot {summary}"),
@@ -236,20 +268,64 @@ fn finish(
     if !debug.on {
         failures.push("the debug view did not turn on with F1".into());
     }
-    let fps = smoke
-        .driving
-        .map_or(0.0, |d| f64::from(smoke.frames - 1) / d.as_secs_f64().max(1e-9));
+    let fps = smoke.driving.map_or(0.0, |d| {
+        f64::from(smoke.frames - 1) / d.as_secs_f64().max(1e-9)
+    });
     println!(
         "smoke run: {} frames at {fps:.1} frames/s (wall clock), vehicle at {position:?}, \
          {travelled:.1} m from the start, screenshot {}",
         smoke.frames,
         smoke.screenshot.display(),
     );
-    if failures.is_empty() {
+    let name = vehicles
+        .iter()
+        .next()
+        .map_or_else(String::new, |(_, n)| n.as_str().to_owned());
+    smoke.failures = failures;
+    smoke.keys_from = Some((smoke.frame, name));
+}
+
+/// After the screenshot: R must stop the vehicle (a reset puts it back upright at rest) and
+/// Tab must bring the next vehicle file; then the run ends with every failure listed.
+fn check_keys(
+    mut smoke: ResMut<Smoke>,
+    vehicles: Query<(&Name, &Velocity), With<PlayerVehicle>>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let Some((from, old)) = smoke.keys_from.clone() else {
+        return;
+    };
+    let since = smoke.frame - from;
+    let current = vehicles.iter().next();
+    if since == 1 {
+        // R was pressed this frame; the reset ran in `Update`.
+        match current {
+            Some((_, v)) if v.linear.length() < 0.5 => {
+                println!("smoke run: R reset the vehicle (at rest)");
+            }
+            other => smoke.failures.push(format!(
+                "R did not reset the vehicle: velocity {:?}",
+                other.map(|(_, v)| v.linear)
+            )),
+        }
+    }
+    let switched = since > 3 && current.is_some_and(|(n, _)| n.as_str() != old);
+    if !switched && since < 300 {
+        return;
+    }
+    if switched {
+        let new = current.map_or("", |(n, _)| n.as_str());
+        println!("smoke run: Tab switched from {old} to {new}");
+    } else {
+        smoke
+            .failures
+            .push(format!("Tab did not switch from {old} in 300 frames"));
+    }
+    if smoke.failures.is_empty() {
         println!("smoke run: PASS");
         exit.write(AppExit::Success);
     } else {
-        for failure in &failures {
+        for failure in &smoke.failures {
             eprintln!("smoke run: FAIL: {failure}");
         }
         exit.write(AppExit::error());

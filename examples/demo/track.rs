@@ -184,6 +184,30 @@ fn spawn_track(
         Transform::default(),
     ));
 
+    // A painted 10 m grid over the middle of the flat area (visual only), so speed and
+    // heading show on the plain ground: two shared meshes, one material.
+    let paint = b.materials.add(StandardMaterial {
+        base_color: Color::srgb(0.42, 0.46, 0.42),
+        perceptual_roughness: 1.0,
+        ..default()
+    });
+    let along_z = b.meshes.add(Cuboid::new(0.12, 0.01, 400.0));
+    let along_x = b.meshes.add(Cuboid::new(400.0, 0.01, 0.12));
+    for k in -20..=20 {
+        let offset = 10.0 * k as f32;
+        for (mesh, at) in [
+            (&along_z, Vec3::new(offset, 0.005, -100.0)),
+            (&along_x, Vec3::new(0.0, 0.005, offset - 100.0)),
+        ] {
+            b.commands.spawn((
+                Mesh3d(mesh.clone()),
+                MeshMaterial3d(paint.clone()),
+                Transform::from_translation(at),
+                bevy::light::NotShadowCaster,
+            ));
+        }
+    }
+
     // Slalom straight ahead.
     for i in 0..8 {
         b.cone(

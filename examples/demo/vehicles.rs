@@ -65,7 +65,8 @@ pub struct PlayerVehicle;
 #[derive(Component)]
 pub struct Parked;
 
-/// How many vehicles stand parked beside the start.
+/// How many vehicles stand parked beside the start, unless the `DEMO_PARKED` environment
+/// variable gives another number (0 to measure the frame rate without them).
 pub const PARKED: usize = 10;
 
 /// The last place the player's vehicle stood upright on its wheels: where a reset puts it.
@@ -101,7 +102,11 @@ fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Ga
     if garage.files.is_empty() {
         return;
     }
-    for i in 0..PARKED {
+    let count = std::env::var("DEMO_PARKED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(PARKED);
+    for i in 0..count {
         let path = &garage.files[i % garage.files.len()];
         let side = if i % 2 == 0 { -1.0 } else { 1.0 };
         let row = (i / 2) as f32;
