@@ -54,7 +54,23 @@ const LOOK_AHEAD: f32 = 6.0;
 /// How fast the chase camera catches up (1/s).
 const STIFFNESS: f32 = 6.0;
 
-fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>) {
+impl View {
+    /// The view named `name` (`chase`, `orbit` or `cockpit`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "chase" => Some(View::Chase),
+            "orbit" => Some(View::Orbit),
+            "cockpit" => Some(View::Cockpit),
+            _ => None,
+        }
+    }
+}
+
+/// The view the camera starts in (`--view`).
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct StartView(pub View);
+
+fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>, start: Option<Res<StartView>>) {
     commands.spawn((
         Camera3d::default(),
         if graphics.low {
@@ -62,7 +78,10 @@ fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>) {
         } else {
             Msaa::Sample4
         },
-        DemoCamera::default(),
+        DemoCamera {
+            view: start.map_or(View::Chase, |s| s.0),
+            ..default()
+        },
         Transform::from_xyz(0.0, 4.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
 }

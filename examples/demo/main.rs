@@ -9,6 +9,7 @@
 //!   under Xvfb: `scripts/demo_smoke.sh`);
 //! * `--screenshot PATH`: where the smoke run saves its screenshot (default
 //!   `demo_screenshot.png`);
+//! * `--view chase|orbit|cockpit`: the camera view to start in (V switches);
 //! * `--low`: cheaper rendering for software renderers (no MSAA, a smaller shadow map); the
 //!   smoke run implies it.
 //!
@@ -39,6 +40,7 @@ pub struct Graphics {
 fn main() {
     let mut smoke = None;
     let mut graphics = Graphics::default();
+    let mut view = camera::View::Chase;
     let mut screenshot = "demo_screenshot.png".to_owned();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -52,6 +54,12 @@ fn main() {
             }
             "--screenshot" => screenshot = args.next().expect("--screenshot needs a path"),
             "--low" => graphics.low = true,
+            "--view" => {
+                let name = args.next().unwrap_or_default();
+                view = camera::View::from_name(&name).unwrap_or_else(|| {
+                    panic!("--view needs chase, orbit or cockpit, got `{name}`")
+                });
+            }
             other => panic!("unknown argument `{other}`"),
         }
     }
@@ -84,7 +92,8 @@ fn main() {
     .insert_resource(DirectionalLightShadowMap {
         size: if graphics.low { 1024 } else { 2048 },
     })
-    .insert_resource(graphics);
+    .insert_resource(graphics)
+    .insert_resource(camera::StartView(view));
     if let Some(frames) = smoke {
         app.add_plugins(smoke::SmokePlugin {
             frames,
