@@ -5,6 +5,9 @@
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 
+use bevy_vehicle_physics::assets::SpawnedFrom;
+
+use crate::Graphics;
 use crate::vehicles::PlayerVehicle;
 
 /// Spawns the camera and moves it after the vehicles have moved.
@@ -42,15 +45,43 @@ pub struct DemoCamera {
     orbit: f32,
 }
 
-/// Distance behind (m) and height above (m) the vehicle of the chase view.
-const CHASE: (f32, f32) = (7.0, 2.6);
+/// Distance behind (m) and height above (m) the vehicle of the chase view, for a car; longer
+/// vehicles push the camera back by their length.
+const CHASE: (f32, f32) = (6.5, 2.4);
+/// The chase view looks at a point this far ahead of the vehicle (m), so the horizon and the
+/// road ahead stay in the picture.
+const LOOK_AHEAD: f32 = 6.0;
 /// How fast the chase camera catches up (1/s).
 const STIFFNESS: f32 = 6.0;
 
-fn spawn_camera(mut commands: Commands) {
+impl View {
+    /// The view named `name` (`chase`, `orbit` or `cockpit`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "chase" => Some(View::Chase),
+            "orbit" => Some(View::Orbit),
+            "cockpit" => Some(View::Cockpit),
+            _ => None,
+        }
+    }
+}
+
+/// The view the camera starts in (`--view`).
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct StartView(pub View);
+
+fn spawn_camera(mut commands: Commands, graphics: Res<Graphics>, start: Option<Res<StartView>>) {
     commands.spawn((
         Camera3d::default(),
-        DemoCamera::default(),
+        if graphics.low {
+            Msaa::Off
+        } else {
+            Msaa::Sample4
+        },
+        DemoCamera {
+            view: start.map_or(View::Chase, |s| s.0),
+            ..default()
+        },
         Transform::from_xyz(0.0, 4.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
 }
@@ -85,11 +116,14 @@ fn switch_view(
 
 fn follow(
     time: Res<Time>,
-    vehicles: Query<(Entity, &Transform), (With<PlayerVehicle>, Without<DemoCamera>)>,
+    vehicles: Query<
+        (Entity, &Transform, Option<&SpawnedFrom>),
+        (With<PlayerVehicle>, Without<DemoCamera>),
+    >,
     mut cameras: Query<(&DemoCamera, &mut Transform)>,
     rapier: ReadRapierContext,
 ) {
-    let Some((vehicle, target)) = vehicles.iter().next() else {
+    let Some((vehicle, target, spawned)) = vehicles.iter().next() else {
         return;
     };
     let Ok((camera, mut transform)) = cameras.single_mut() else {
@@ -97,15 +131,29 @@ fn follow(
     };
     let (yaw, _, _) = target.rotation.to_euler(EulerRot::YXZ);
     let heading = Quat::from_rotation_y(yaw);
-    let focus = target.translation + Vec3::Y * 0.8;
+    // The body's half size and centre in the chassis frame (a hatchback until it is built).
+    let (half, body) = spawned.map_or((Vec3::new(0.9, 0.45, 2.1), Vec3::Y * 0.4), |s| {
+        let c = &s.description.chassis;
+        (Vec3::from(c.body_half_extents), Vec3::from(c.body_center))
+    });
+    let focus = target.translation + Vec3::Y * (body.y + half.y);
     let (wanted, look_at) = match camera.view {
-        View::Chase => (focus + heading * Vec3::new(0.0, CHASE.1, CHASE.0), focus),
+        View::Chase => (
+            focus + heading * Vec3::new(0.0, CHASE.1 + 0.3 * half.y, CHASE.0 + half.z),
+            focus + heading * Vec3::new(0.0, -0.3, -LOOK_AHEAD),
+        ),
         View::Orbit => (
-            focus + Quat::from_rotation_y(yaw + camera.orbit) * Vec3::new(0.0, 3.0, 9.0),
+            focus
+                + Quat::from_rotation_y(yaw + camera.orbit)
+                    * Vec3::new(0.0, 2.5 + half.y, 7.0 + 2.0 * half.z),
             focus,
         ),
         View::Cockpit => {
-            let seat = target.translation + target.rotation * Vec3::new(-0.35, 0.75, 0.2);
+            // The driver's eyes: left of centre, inside the cabin box the demo draws on top of
+            // the body (a truck's cab is at the front).
+            let z = if half.z > 3.0 { 1.2 - half.z } else { 0.0 };
+            let eyes = body + Vec3::new(-0.4 * half.x, 1.3 * half.y, z);
+            let seat = target.translation + target.rotation * eyes;
             *transform = Transform::from_translation(seat).looking_at(
                 seat + target.rotation * Vec3::NEG_Z,
                 target.rotation * Vec3::Y,

@@ -11,6 +11,7 @@
 //! Every piece is a fixed Rapier collider with a matching mesh; the cones are light dynamic
 //! bodies that can be knocked over.
 
+use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 
@@ -33,10 +34,26 @@ struct Builder<'a, 'w, 's> {
 impl Builder<'_, '_, '_> {
     /// A fixed box of `size` (m) at `transform`, with road friction `mu`.
     fn block(&mut self, name: &str, size: Vec3, transform: Transform, mu: f32, color: Color) {
+        let mesh = self.meshes.add(Cuboid::from_size(size));
+        let material = self.materials.add(color);
+        self.shared_block(name, size, transform, mu, &mesh, &material);
+    }
+
+    /// A fixed box like [`Builder::block`] with a mesh (of `size`) and material shared with
+    /// others, so the renderer draws them in one batch.
+    fn shared_block(
+        &mut self,
+        name: &str,
+        size: Vec3,
+        transform: Transform,
+        mu: f32,
+        mesh: &Handle<Mesh>,
+        material: &Handle<StandardMaterial>,
+    ) {
         self.commands.spawn((
             Name::new(name.to_owned()),
-            Mesh3d(self.meshes.add(Cuboid::from_size(size))),
-            MeshMaterial3d(self.materials.add(color)),
+            Mesh3d(mesh.clone()),
+            MeshMaterial3d(material.clone()),
             RigidBody::Fixed,
             Collider::cuboid(size.x / 2.0, size.y / 2.0, size.z / 2.0),
             Friction::coefficient(mu),
@@ -45,11 +62,19 @@ impl Builder<'_, '_, '_> {
     }
 
     /// A fixed cylinder across the road (axis along X): a bump of `height` (m) on the ground.
-    fn bump(&mut self, name: &str, radius: f32, height: f32, width: f32, at: Vec3, color: Color) {
+    /// `look` is a mesh of `Cylinder::new(radius, width)` and its material, shared by the bumps
+    /// of a kind.
+    fn bump(
+        &mut self,
+        name: &str,
+        (radius, height, width): (f32, f32, f32),
+        at: Vec3,
+        look: &(Handle<Mesh>, Handle<StandardMaterial>),
+    ) {
         self.commands.spawn((
             Name::new(name.to_owned()),
-            Mesh3d(self.meshes.add(Cylinder::new(radius, width))),
-            MeshMaterial3d(self.materials.add(color)),
+            Mesh3d(look.0.clone()),
+            MeshMaterial3d(look.1.clone()),
             RigidBody::Fixed,
             Collider::cylinder(width / 2.0, radius),
             Friction::coefficient(1.0),
@@ -118,12 +143,22 @@ fn spawn_track(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
+    // Two shadow cascades out to 120 m: enough around the vehicle, and half the shadow
+    // passes of Bevy's default four.
     commands.spawn((
         DirectionalLight {
             shadow_maps_enabled: true,
             illuminance: 9000.0,
             ..default()
         },
+        CascadeShadowConfigBuilder {
+            num_cascades: 2,
+            minimum_distance: 0.1,
+            first_cascade_far_bound: 25.0,
+            maximum_distance: 120.0,
+            ..default()
+        }
+        .build(),
         Transform::from_xyz(40.0, 80.0, 30.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     commands.insert_resource(GlobalAmbientLight {
@@ -148,6 +183,30 @@ fn spawn_track(
         Friction::coefficient(1.0),
         Transform::default(),
     ));
+
+    // A painted 10 m grid over the middle of the flat area (visual only), so speed and
+    // heading show on the plain ground: two shared meshes, one material.
+    let paint = b.materials.add(StandardMaterial {
+        base_color: Color::srgb(0.42, 0.46, 0.42),
+        perceptual_roughness: 1.0,
+        ..default()
+    });
+    let along_z = b.meshes.add(Cuboid::new(0.12, 0.01, 400.0));
+    let along_x = b.meshes.add(Cuboid::new(400.0, 0.01, 0.12));
+    for k in -20..=20 {
+        let offset = 10.0 * k as f32;
+        for (mesh, at) in [
+            (&along_z, Vec3::new(offset, 0.005, -100.0)),
+            (&along_x, Vec3::new(0.0, 0.005, offset - 100.0)),
+        ] {
+            b.commands.spawn((
+                Mesh3d(mesh.clone()),
+                MeshMaterial3d(paint.clone()),
+                Transform::from_translation(at),
+                bevy::light::NotShadowCaster,
+            ));
+        }
+    }
 
     // Slalom straight ahead.
     for i in 0..8 {
@@ -218,25 +277,28 @@ fn spawn_track(
     );
 
     // Speed bumps (10 cm) and a washboard (3 cm every 0.7 m).
-    let bump_color = Color::srgb(0.85, 0.8, 0.2);
+    let speed_bump = (
+        b.meshes.add(Cylinder::new(0.6, 8.0)),
+        b.materials.add(Color::srgb(0.85, 0.8, 0.2)),
+    );
     for i in 0..5 {
         b.bump(
             "speed bump",
-            0.6,
-            0.10,
-            8.0,
+            (0.6, 0.10, 8.0),
             Vec3::new(-60.0, 0.0, -20.0 - 10.0 * i as f32),
-            bump_color,
+            &speed_bump,
         );
     }
+    let washboard = (
+        b.meshes.add(Cylinder::new(0.3, 8.0)),
+        b.materials.add(Color::srgb(0.45, 0.4, 0.35)),
+    );
     for i in 0..60 {
         b.bump(
             "washboard",
-            0.3,
-            0.03,
-            8.0,
+            (0.3, 0.03, 8.0),
             Vec3::new(-75.0, 0.0, -20.0 - 0.7 * i as f32),
-            Color::srgb(0.45, 0.4, 0.35),
+            &washboard,
         );
     }
 
@@ -248,6 +310,10 @@ fn spawn_track(
         12.0,
     );
     let segments = 24;
+    let length = core::f32::consts::PI * radius / segments as f32 + 0.6;
+    let size = Vec3::new(width, 0.3, length);
+    let segment_mesh = b.meshes.add(Cuboid::from_size(size));
+    let segment_material = b.materials.add(Color::srgb(0.4, 0.4, 0.45));
     for i in 0..segments {
         let a = core::f32::consts::PI * (i as f32 + 0.5) / segments as f32;
         // From the left of the centre (−X) around the far side to the right.
@@ -255,14 +321,14 @@ fn spawn_track(
         let position = centre + outward * radius + Vec3::Y * (width / 2.0 * bank.sin());
         // Turns +X onto `outward`.
         let yaw = Quat::from_rotation_y(f32::atan2(-outward.z, outward.x));
-        let length = core::f32::consts::PI * radius / segments as f32 + 0.6;
-        b.block(
+        b.shared_block(
             "banked curve",
-            Vec3::new(width, 0.3, length),
+            size,
             Transform::from_translation(position - Vec3::Y * 0.15)
                 .with_rotation(yaw * Quat::from_rotation_z(bank)),
             1.0,
-            Color::srgb(0.4, 0.4, 0.45),
+            &segment_mesh,
+            &segment_material,
         );
     }
 }

@@ -1,5 +1,6 @@
-//! The player's vehicles: every file in `assets/vehicles/`, one at a time; switching, reset,
-//! and simple visuals (a body box and wheel cylinders).
+//! The vehicles: the player's, one file of `assets/vehicles/` at a time (switching, reset),
+//! ten parked vehicles beside the start (no AI: parking lock and handbrake on), and simple
+//! visuals (a body box, a cabin box and wheel cylinders, meshes made once per vehicle).
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
@@ -17,7 +18,7 @@ pub struct VehiclesPlugin;
 impl Plugin for VehiclesPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(Garage::from_folder())
-            .add_systems(Startup, spawn_player)
+            .add_systems(Startup, (spawn_player, spawn_parked))
             .add_systems(
                 Update,
                 (switch_vehicle, reset_vehicle, track_last_good, add_visuals),
@@ -60,6 +61,14 @@ impl Garage {
 #[derive(Component)]
 pub struct PlayerVehicle;
 
+/// Marks a parked vehicle.
+#[derive(Component)]
+pub struct Parked;
+
+/// How many vehicles stand parked beside the start, unless the `DEMO_PARKED` environment
+/// variable gives another number (0 to measure the frame rate without them).
+pub const PARKED: usize = 10;
+
 /// The last place the player's vehicle stood upright on its wheels: where a reset puts it.
 #[derive(Component, Clone, Copy)]
 struct LastGood {
@@ -73,6 +82,7 @@ fn spawn_vehicle(
     path: &str,
     at: Transform,
 ) -> Entity {
+    let (heading, _, _) = at.rotation.to_euler(EulerRot::YXZ);
     commands
         .spawn((
             VehicleAsset(assets.load(path.to_owned())),
@@ -80,10 +90,39 @@ fn spawn_vehicle(
             PlayerVehicle,
             LastGood {
                 position: at.translation,
-                heading: 0.0,
+                heading,
             },
         ))
         .id()
+}
+
+/// Ten vehicles, every file in turn, parked in two rows either side of the start straight
+/// (x = ±14 m), facing down the track, parking lock and handbrake on.
+fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Garage>) {
+    if garage.files.is_empty() {
+        return;
+    }
+    let count = std::env::var("DEMO_PARKED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(PARKED);
+    for i in 0..count {
+        let path = &garage.files[i % garage.files.len()];
+        let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+        let row = (i / 2) as f32;
+        let at = Vec3::new(side * 14.0, 0.4, 6.0 - 14.0 * row);
+        commands.spawn((
+            Name::new(format!("parked {i}")),
+            VehicleAsset(assets.load(path.clone())),
+            Transform::from_translation(at),
+            Parked,
+            VehicleControls {
+                parking: true,
+                handbrake: 1.0,
+                ..default()
+            },
+        ));
+    }
 }
 
 fn spawn_player(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Garage>) {
@@ -153,35 +192,87 @@ fn reset_vehicle(
     }
 }
 
-/// Gives a newly built vehicle a body box, and each new wheel a cylinder.
+/// Body colours: the player's red, the parked vehicles' from this list.
+const PAINT: [Color; 5] = [
+    Color::srgb(0.15, 0.35, 0.75),
+    Color::srgb(0.85, 0.75, 0.2),
+    Color::srgb(0.2, 0.6, 0.35),
+    Color::srgb(0.85, 0.85, 0.85),
+    Color::srgb(0.45, 0.3, 0.6),
+];
+
+/// Gives a newly built vehicle a body box and a darker cabin box on top, and each new wheel a
+/// cylinder. Meshes and materials are made here, once per vehicle.
 fn add_visuals(
     mut commands: Commands,
-    built: Query<(Entity, &SpawnedFrom), Added<SpawnedFrom>>,
+    built: Query<(Entity, &SpawnedFrom, Has<PlayerVehicle>), Added<SpawnedFrom>>,
     wheels: Query<(Entity, &Wheel, &WheelMount), Added<WheelMount>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut count: Local<usize>,
 ) {
-    for (vehicle, spawned) in &built {
+    for (vehicle, spawned, player) in &built {
         let chassis = &spawned.description.chassis;
         let [x, y, z] = chassis.body_half_extents;
+        let center = Vec3::from(chassis.body_center);
+        let paint = if player {
+            Color::srgb(0.8, 0.12, 0.1)
+        } else {
+            *count += 1;
+            PAINT[*count % PAINT.len()]
+        };
+        // The cabin: narrower, over the rear two thirds for a car, the front third for a
+        // long vehicle (a truck's cab).
+        let (cabin_z, cabin_len) = if z > 3.0 {
+            (-z + 1.0, 2.0)
+        } else {
+            (0.2 * z, 1.1 * z)
+        };
         commands
             .entity(vehicle)
             .insert(Visibility::default())
-            .with_child((
-                Mesh3d(meshes.add(Cuboid::new(2.0 * x, 2.0 * y, 2.0 * z))),
-                MeshMaterial3d(materials.add(Color::srgb(0.75, 0.15, 0.12))),
-                Transform::from_translation(Vec3::from(chassis.body_center)),
-            ));
+            .with_children(|parent| {
+                parent.spawn((
+                    Mesh3d(meshes.add(Cuboid::new(2.0 * x, 2.0 * y, 2.0 * z))),
+                    MeshMaterial3d(materials.add(StandardMaterial {
+                        base_color: paint,
+                        perceptual_roughness: 0.5,
+                        ..default()
+                    })),
+                    Transform::from_translation(center),
+                ));
+                parent.spawn((
+                    Mesh3d(meshes.add(Cuboid::new(1.8 * x, 0.9 * y, cabin_len))),
+                    MeshMaterial3d(materials.add(StandardMaterial {
+                        base_color: Color::srgb(0.12, 0.14, 0.18),
+                        perceptual_roughness: 0.2,
+                        ..default()
+                    })),
+                    Transform::from_translation(center + Vec3::new(0.0, 1.4 * y, cabin_z)),
+                ));
+            });
     }
     for (wheel, block, mount) in &wheels {
         commands
             .entity(wheel)
             .insert(Visibility::default())
-            .with_child((
-                Mesh3d(meshes.add(Cylinder::new(block.radius as f32, mount.width))),
-                MeshMaterial3d(materials.add(Color::srgb(0.08, 0.08, 0.08))),
-                // The cylinder's axis is Y; the axle is X.
-                Transform::from_rotation(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
-            ));
+            .with_children(|parent| {
+                parent.spawn((
+                    Mesh3d(meshes.add(Cylinder::new(block.radius as f32, mount.width))),
+                    MeshMaterial3d(materials.add(Color::srgb(0.06, 0.06, 0.06))),
+                    // The cylinder's axis is Y; the axle is X.
+                    Transform::from_rotation(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
+                ));
+                // A light hub, so the wheel's spin shows.
+                parent.spawn((
+                    Mesh3d(meshes.add(Cuboid::new(
+                        mount.width * 1.05,
+                        block.radius as f32 * 1.2,
+                        block.radius as f32 * 0.25,
+                    ))),
+                    MeshMaterial3d(materials.add(Color::srgb(0.7, 0.7, 0.72))),
+                    Transform::default(),
+                ));
+            });
     }
 }
