@@ -270,3 +270,38 @@ fn a_topology_change_rebuilds_the_drivetrain_and_keeps_the_body_moving() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Insertions of `SpawnedFrom`: one per build or retune of a vehicle from its file.
+#[derive(Resource, Default)]
+struct Applied(usize);
+
+/// Loading a file builds its vehicle once: the asset's `Added` event, which may arrive a frame
+/// after the vehicle was built from the loaded file, does not apply it a second time.
+#[test]
+fn a_loaded_file_is_applied_once() {
+    let dir = scratch_assets("once");
+    let mut app = create_asset_app(&dir);
+    app.init_resource::<Applied>()
+        .add_observer(|_: On<Insert, SpawnedFrom>, mut n: ResMut<Applied>| n.0 += 1);
+    spawn_flat_ground(&mut app, 1.0);
+    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
+    let car = app
+        .world_mut()
+        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
+        .id();
+    update_until(&mut app, 2000, |app| {
+        app.world().get::<SpawnedFrom>(car).is_some()
+    });
+    tick(&mut app, 60);
+    assert_eq!(
+        app.world().resource::<Applied>().0,
+        1,
+        "applications of the file"
+    );
+    // An edit is one more.
+    edit(&mut app, &dir, "ratio: 3.647", "ratio: 4.5");
+    update_until(&mut app, 2000, |app| final_drive(app, car) == 4.5);
+    tick(&mut app, 10);
+    assert_eq!(app.world().resource::<Applied>().0, 2, "after one edit");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -221,17 +221,26 @@ fn sync_vehicle_assets(
         Option<&VehicleControls>,
     )>,
 ) {
-    let mut changed: HashSet<AssetId<LoadedVehicle>> = HashSet::new();
+    // A first load only builds vehicles not built yet; a modification retunes built ones too.
+    // (The `Added` event can arrive a frame after the vehicle was built from the loaded file:
+    // treating it as a change applied every file twice at startup.)
+    let mut added: HashSet<AssetId<LoadedVehicle>> = HashSet::new();
+    let mut modified: HashSet<AssetId<LoadedVehicle>> = HashSet::new();
     for event in events.read() {
-        if let AssetEvent::Added { id } | AssetEvent::Modified { id } = event
-            && changed.insert(*id)
+        let (set, id) = match event {
+            AssetEvent::Added { id } => (&mut added, id),
+            AssetEvent::Modified { id } => (&mut modified, id),
+            _ => continue,
+        };
+        if set.insert(*id)
             && let Some(LoadedVehicle(Err(error))) = files.get(*id)
         {
             error!("vehicle file refused: {error}");
         }
     }
     for (entity, asset, mut status, spawned, controls) in &mut vehicles {
-        let fresh = changed.contains(&asset.0.id());
+        let id = asset.0.id();
+        let fresh = modified.contains(&id) || (added.contains(&id) && spawned.is_none());
         if !(fresh || (spawned.is_none() && *status == VehicleAssetStatus::Loading)) {
             continue;
         }
