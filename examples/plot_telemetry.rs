@@ -75,6 +75,19 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args().skip(1);
     let input = args.next().unwrap_or_else(|| "headless_drive.csv".into());
     let output = args.next().unwrap_or_else(|| "telemetry.png".into());
+    let (panels, (width, height)) = plot(&input, &output)?;
+    println!("wrote {output} ({width}×{height} px, {panels} panels from {input})");
+    Ok(())
+}
+
+/// Width of the chart (px).
+pub const WIDTH: u32 = 1200;
+/// Height of each panel (px): the chart is this times the number of panels high.
+pub const PANEL_HEIGHT: u32 = 260;
+
+/// Plots the CSV `input` into the PNG `output`; returns the number of panels and the image's
+/// size in pixels (`WIDTH` × `PANEL_HEIGHT` per panel).
+pub fn plot(input: &str, output: &str) -> Result<(usize, (u32, u32)), Box<dyn Error>> {
     register_font(
         "sans-serif",
         FontStyle::Normal,
@@ -82,7 +95,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     )
     .map_err(|_| "the bundled font did not load")?;
 
-    let table = Table::read(&input)?;
+    let table = Table::read(input)?;
     let time = table.column("time").ok_or("the CSV has no `time` column")?;
     let get = |name: &str| table.column(name).map(<[f64]>::to_vec);
     let mut panels = Vec::new();
@@ -156,8 +169,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Err("the CSV has none of speed, rpm, throttle, brake or *_slip_ratio".into());
     }
 
-    let height = 260 * panels.len() as u32;
-    let root = BitMapBackend::new(&output, (1200, height)).into_drawing_area();
+    let height = PANEL_HEIGHT * panels.len() as u32;
+    let root = BitMapBackend::new(output, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let t_end = time.last().copied().unwrap_or(1.0).max(1e-3);
     for (panel, area) in panels.iter().zip(root.split_evenly((panels.len(), 1))) {
@@ -202,6 +215,5 @@ fn main() -> Result<(), Box<dyn Error>> {
             .draw()?;
     }
     root.present()?;
-    println!("wrote {output} ({} panels from {input})", panels.len());
-    Ok(())
+    Ok((panels.len(), (WIDTH, height)))
 }
