@@ -334,22 +334,7 @@ impl Block for AutomaticTransmission {
     }
 
     fn validate(&self) -> Result<(), SettingError> {
-        if self.forward_ratios.is_empty() {
-            return Err(SettingError::new(
-                "forward_ratios",
-                "needs at least one forward gear",
-            ));
-        }
-        for (i, &r) in self.forward_ratios.iter().enumerate() {
-            if !(r.is_finite() && r > 0.0) {
-                check_positive(&format!("forward_ratios[{i}]"), r)?;
-            }
-        }
-        for (i, &r) in self.reverse_ratios.iter().enumerate() {
-            if !(r.is_finite() && r > 0.0) {
-                check_positive(&format!("reverse_ratios[{i}]"), r)?;
-            }
-        }
+        super::gearbox::check_ratio_tables(&self.forward_ratios, &self.reverse_ratios)?;
         check_non_negative("transition_time", self.transition_time)?;
         check_non_negative("shift_again_delay", self.shift_again_delay)?;
         check_range("low_shift_throttle", self.low_shift_throttle, 0.0, 1.0)?;

@@ -190,6 +190,29 @@ impl Gearbox {
     }
 }
 
+/// Checks a gear ratio table, for every block with one: at least one forward ratio, and every
+/// ratio finite and `> 0` (`forward_ratios[i]` / `reverse_ratios[i]` name the bad one).
+pub(crate) fn check_ratio_tables(forward: &[f64], reverse: &[f64]) -> Result<(), SettingError> {
+    if forward.is_empty() {
+        return Err(SettingError::new(
+            "forward_ratios",
+            "needs at least one forward gear",
+        ));
+    }
+    // Field paths are only formatted when something is wrong.
+    for (i, &r) in forward.iter().enumerate() {
+        if !(r.is_finite() && r > 0.0) {
+            check_positive(&format!("forward_ratios[{i}]"), r)?;
+        }
+    }
+    for (i, &r) in reverse.iter().enumerate() {
+        if !(r.is_finite() && r > 0.0) {
+            check_positive(&format!("reverse_ratios[{i}]"), r)?;
+        }
+    }
+    Ok(())
+}
+
 impl Block for Gearbox {
     const TYPE_NAME: &'static str = "Gearbox";
     type Runtime = GearboxRuntime;
@@ -206,23 +229,7 @@ impl Block for Gearbox {
     }
 
     fn validate(&self) -> Result<(), SettingError> {
-        if self.forward_ratios.is_empty() {
-            return Err(SettingError::new(
-                "forward_ratios",
-                "needs at least one forward gear",
-            ));
-        }
-        // Field paths are only formatted when something is wrong.
-        for (i, &r) in self.forward_ratios.iter().enumerate() {
-            if !(r.is_finite() && r > 0.0) {
-                check_positive(&format!("forward_ratios[{i}]"), r)?;
-            }
-        }
-        for (i, &r) in self.reverse_ratios.iter().enumerate() {
-            if !(r.is_finite() && r > 0.0) {
-                check_positive(&format!("reverse_ratios[{i}]"), r)?;
-            }
-        }
+        check_ratio_tables(&self.forward_ratios, &self.reverse_ratios)?;
         check_non_negative("shift_time", self.shift_time)?;
         check_positive("efficiency", self.efficiency)?;
         if self.efficiency > 1.0 {
