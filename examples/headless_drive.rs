@@ -19,13 +19,13 @@
 //! the speed then); it exits with status 1 if the
 //! simulation ever leaves the finite numbers, 2 on a bad file or argument.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::assets::FileBlockTypes;
+use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::prelude::*;
 use serde::Deserialize;
@@ -179,21 +179,7 @@ fn main() {
     wheels.sort_by_key(|w| (w.0, w.1));
     let wheels: Vec<(Entity, String)> = wheels.into_iter().map(|w| (w.2, w.3)).collect();
 
-    let mut csv = String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
-    for (_, name) in &wheels {
-        for field in [
-            "load",
-            "slip_ratio",
-            "slip_angle",
-            "fx",
-            "fy",
-            "travel",
-            "grounded",
-        ] {
-            write!(csv, ",{name}_{field}").unwrap();
-        }
-    }
-    csv.push('\n');
+    let mut csv = csv_header(wheels.iter().map(|(_, name)| name.as_str()));
 
     let dt = 1.0 / hz;
     let steps = (program.duration * hz).round() as usize;
@@ -265,39 +251,17 @@ fn main() {
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
             to_100 = start.map(|s| t + dt - s);
         }
-        write!(
-            csv,
-            "{:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.2},{:.3},{:.2}",
+        write_csv_row(
+            &mut csv,
             t + dt,
-            p.x,
-            p.z,
-            tel.forward_speed,
-            tel.engine_rpm,
-            tel.gear,
-            controls.throttle,
-            controls.brake,
-            controls.clutch,
-            tel.steering,
-            controls.handbrake,
+            p,
+            tel,
+            controls,
+            wheels
+                .iter()
+                .map(|(w, _)| (world.get::<WheelState>(*w), world.get::<WheelSensors>(*w))),
         )
         .unwrap();
-        for (w, _) in &wheels {
-            let s = world.get::<WheelState>(*w).unwrap();
-            let sensors = world.get::<WheelSensors>(*w).unwrap();
-            write!(
-                csv,
-                ",{:.1},{:.4},{:.4},{:.1},{:.1},{:.4},{}",
-                s.load,
-                s.slip_ratio,
-                s.slip_angle,
-                sensors.force[0],
-                sensors.force[1],
-                s.travel,
-                u8::from(s.grounded)
-            )
-            .unwrap();
-        }
-        csv.push('\n');
         if !(p.is_finite() && tel.forward_speed.is_finite()) {
             eprintln!("the simulation left the finite numbers at t = {t:.3} s");
             std::process::exit(1);

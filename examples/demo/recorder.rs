@@ -16,6 +16,7 @@ use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
+use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::prelude::*;
 
 use crate::vehicles::PlayerVehicle;
@@ -43,6 +44,8 @@ struct Recording {
     /// Time of the last row, from the start (s).
     seconds: f64,
     rows: u64,
+    /// The row being written, reused for every row.
+    line: String,
 }
 
 /// The telemetry recorder's state.
@@ -140,22 +143,7 @@ fn toggle_recording(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let path = folder.join(format!("demo_telemetry_{stamp}.csv"));
-    let mut header =
-        String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
-    for (.., name) in &columns {
-        for field in [
-            "load",
-            "slip_ratio",
-            "slip_angle",
-            "fx",
-            "fy",
-            "travel",
-            "grounded",
-        ] {
-            header.push_str(&format!(",{name}_{field}"));
-        }
-    }
-    header.push('\n');
+    let header = csv_header(columns.iter().map(|c| c.3));
     let file = File::create(&path).and_then(|f| {
         let mut f = BufWriter::new(f);
         f.write_all(header.as_bytes())?;
@@ -172,6 +160,7 @@ fn toggle_recording(
                 start: time.elapsed_secs_f64(),
                 seconds: 0.0,
                 rows: 0,
+                line: String::with_capacity(512),
             });
         }
         Err(e) => error!("telemetry: cannot write {}: {e}", path.display()),
@@ -196,46 +185,20 @@ fn record(
         return;
     };
     let t = time.elapsed_secs_f64() - recording.start;
-    let p = transform.translation;
-    let f = &mut recording.file;
-    let mut result = write!(
-        f,
-        "{t:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.2},{:.3},{:.2}",
-        p.x,
-        p.z,
-        tel.forward_speed,
-        tel.engine_rpm,
-        tel.gear,
-        controls.throttle,
-        controls.brake,
-        controls.clutch,
-        tel.steering,
-        controls.handbrake,
+    recording.line.clear();
+    // Writing to a String cannot fail.
+    let _ = write_csv_row(
+        &mut recording.line,
+        t,
+        transform.translation,
+        tel,
+        controls,
+        recording.wheels.iter().map(|w| match wheels.get(*w) {
+            Ok((state, sensors)) => (Some(state), sensors),
+            Err(_) => (None, None),
+        }),
     );
-    for wheel in &recording.wheels {
-        let (load, slip, angle, fx, fy, travel, grounded) = match wheels.get(*wheel) {
-            Ok((s, sensors)) => {
-                let force = sensors.map_or([0.0; 2], |s| s.force);
-                (
-                    s.load,
-                    s.slip_ratio,
-                    s.slip_angle,
-                    force[0],
-                    force[1],
-                    s.travel,
-                    u8::from(s.grounded),
-                )
-            }
-            Err(_) => (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0),
-        };
-        result = result.and_then(|()| {
-            write!(
-                f,
-                ",{load:.1},{slip:.4},{angle:.4},{fx:.1},{fy:.1},{travel:.4},{grounded}"
-            )
-        });
-    }
-    result = result.and_then(|()| f.write_all(b"\n"));
+    let result = recording.file.write_all(recording.line.as_bytes());
     recording.seconds = t;
     recording.rows += 1;
     if let Err(e) = result {

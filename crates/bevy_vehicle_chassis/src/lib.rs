@@ -34,6 +34,7 @@ mod error;
 mod forces;
 mod plugin;
 mod telemetry;
+pub mod telemetry_csv;
 mod validation;
 mod vehicle;
 
