@@ -583,14 +583,6 @@ fn hatchback_automatic() -> VehicleDescription {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Height of the body origin above the ground when the wheels touch it unloaded (m).
-fn rest_height(d: &VehicleDescription) -> f32 {
-    d.axles
-        .iter()
-        .map(|a| a.wheel.radius as f32 - a.height)
-        .fold(0.0, f32::max)
-}
-
 /// The automatic's park pawl alone (the parking brake's torque set to 0, no pedal) holds the
 /// automatic hatchback facing up a 30 % slope for 60 s: it moves less than 1 cm, and after
 /// 5 s its speed stays below 1 mm/s, as the manual car's parking lock does.
@@ -774,11 +766,7 @@ fn retarder_holds_a_laden_truck_on_a_6_percent_downgrade() {
             Transform::from_translation(slope * Vec3::new(0.0, -half.y, 0.0)).with_rotation(slope),
         ));
         let rotation = slope * Quat::from_rotation_y(core::f32::consts::PI);
-        let height = d
-            .axles
-            .iter()
-            .map(|a| a.wheel.radius as f32 - a.height)
-            .fold(0.0, f32::max);
+        let height = rest_height(&d);
         let start = slope * Vec3::new(0.0, 0.0, -390.0) + slope * Vec3::Y * (height + 0.05);
         let car = {
             let world = app.world_mut();

@@ -7,24 +7,12 @@ mod plot_telemetry;
 
 use std::fmt::Write as _;
 
+use bevy_vehicle_physics::chassis::telemetry_csv::csv_header;
+
 /// A 10 s drive in the headless example's columns: speed, rpm, gear, pedals, four wheels.
 fn telemetry_csv() -> String {
     let wheels = ["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"];
-    let mut csv = String::from("time,x,z,speed,rpm,gear,throttle,brake,clutch,steering,handbrake");
-    for w in wheels {
-        for f in [
-            "load",
-            "slip_ratio",
-            "slip_angle",
-            "fx",
-            "fy",
-            "travel",
-            "grounded",
-        ] {
-            write!(csv, ",{w}_{f}").unwrap();
-        }
-    }
-    csv.push('\n');
+    let mut csv = csv_header(wheels);
     for i in 0..600 {
         let t = f64::from(i) / 60.0;
         let speed = 2.5 * t;

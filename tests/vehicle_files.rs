@@ -23,14 +23,6 @@ fn spawn(app: &mut App, d: &VehicleDescription, transform: Transform) -> Entity 
     e
 }
 
-/// Height of the body origin above the ground when the wheels touch it unloaded (m).
-fn rest_height(d: &VehicleDescription) -> f32 {
-    d.axles
-        .iter()
-        .map(|a| a.wheel.radius as f32 - a.height)
-        .fold(0.0, f32::max)
-}
-
 /// What a vehicle's class should do in 20 s.
 struct Class {
     path: &'static str,

@@ -75,6 +75,20 @@ fn update_until(app: &mut App, limit: usize, mut done: impl FnMut(&mut App) -> b
     panic!("not done after {limit} updates");
 }
 
+/// Spawns the scratch vehicle file with a `VehicleAsset` on the ground and updates until it is
+/// built; returns the vehicle.
+fn spawn_from_file(app: &mut App) -> Entity {
+    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
+    let car = app
+        .world_mut()
+        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
+        .id();
+    update_until(app, 2000, |app| {
+        app.world().get::<SpawnedFrom>(car).is_some()
+    });
+    car
+}
+
 /// The differential's torque multiplication: output torque over input torque.
 fn differential_gain(app: &mut App, car: Entity) -> f64 {
     let world = app.world_mut();
@@ -106,17 +120,7 @@ fn editing_the_file_retunes_the_live_vehicle() {
     let dir = scratch_assets("retune");
     let mut app = create_asset_app(&dir);
     spawn_flat_ground(&mut app, 1.0);
-    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
-    let car = app
-        .world_mut()
-        .spawn((
-            VehicleAsset(handle.clone()),
-            Transform::from_xyz(0.0, 0.33, 0.0),
-        ))
-        .id();
-    update_until(&mut app, 2000, |app| {
-        app.world().get::<SpawnedFrom>(car).is_some()
-    });
+    let car = spawn_from_file(&mut app);
 
     // Pull away gently in second gear, so the front tires keep their grip.
     tick(&mut app, 60);
@@ -205,14 +209,7 @@ fn a_topology_change_rebuilds_the_drivetrain_and_keeps_the_body_moving() {
     let dir = scratch_assets("topology");
     let mut app = create_asset_app(&dir);
     spawn_flat_ground(&mut app, 1.0);
-    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
-    let car = app
-        .world_mut()
-        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
-        .id();
-    update_until(&mut app, 2000, |app| {
-        app.world().get::<SpawnedFrom>(car).is_some()
-    });
+    let car = spawn_from_file(&mut app);
     tick(&mut app, 60);
     controls(&mut app, car, |c| {
         c.gear = 2;
@@ -284,14 +281,7 @@ fn a_loaded_file_is_applied_once() {
     app.init_resource::<Applied>()
         .add_observer(|_: On<Insert, SpawnedFrom>, mut n: ResMut<Applied>| n.0 += 1);
     spawn_flat_ground(&mut app, 1.0);
-    let handle = app.world().resource::<AssetServer>().load(VEHICLE);
-    let car = app
-        .world_mut()
-        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
-        .id();
-    update_until(&mut app, 2000, |app| {
-        app.world().get::<SpawnedFrom>(car).is_some()
-    });
+    let car = spawn_from_file(&mut app);
     tick(&mut app, 60);
     assert_eq!(
         app.world().resource::<Applied>().0,

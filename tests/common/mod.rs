@@ -230,3 +230,12 @@ pub fn wheels(app: &mut App, car: Entity) -> Vec<Entity> {
     v.sort_by_key(|&(_, axle, right)| (axle, right));
     v.into_iter().map(|(e, ..)| e).collect()
 }
+
+/// Height (m) of a vehicle file's body origin above flat ground when its wheels touch it
+/// unloaded: where to spawn it so it settles without a drop.
+pub fn rest_height(d: &VehicleDescription) -> f32 {
+    d.axles
+        .iter()
+        .map(|a| a.wheel.radius as f32 - a.height)
+        .fold(0.0, f32::max)
+}

@@ -243,6 +243,23 @@ impl AutomaticTransmission {
             .clamp(1, self.forward_ratios.len().max(1) as i32)
     }
 
+    /// The gear the lever and park ask to engage: 0 in park or neutral, the lowest automatic
+    /// gear in drive, reverse gear `−selection` (clamped to the reverse gears there are).
+    fn lever_gear(&self) -> i32 {
+        if self.park {
+            0
+        } else if self.selection > 0 {
+            self.lowest_gear()
+        } else if self.selection < 0 {
+            -(self
+                .selection
+                .unsigned_abs()
+                .min(self.reverse_ratios.len() as u32) as i32)
+        } else {
+            0
+        }
+    }
+
     /// Shift points in effect at throttle `throttle` (0..1): `(up, down)` in rpm of the input
     /// shaft, `shift_scale` applied.
     pub fn shift_points(&self, throttle: f64) -> (f64, f64) {
@@ -393,18 +410,7 @@ impl Block for AutomaticTransmission {
         rt.since_shift = f64::INFINITY;
         rt.parked = self.park;
         // Start in the selected gear, engaged, as a vehicle spawned ready to drive.
-        rt.gear = if self.park {
-            0
-        } else if self.selection > 0 {
-            self.lowest_gear()
-        } else if self.selection < 0 {
-            -(self
-                .selection
-                .unsigned_abs()
-                .min(self.reverse_ratios.len() as u32) as i32)
-        } else {
-            0
-        };
+        rt.gear = self.lever_gear();
         rt.ratio = self.ratio(rt.gear);
         (rt.up_rpm, rt.down_rpm) = self.shift_points(self.throttle);
         rt.resolve(self);
@@ -433,18 +439,7 @@ impl Block for AutomaticTransmission {
 
         if !rt.parked {
             // The direction the lever asks for.
-            let wanted = if self.park {
-                0
-            } else if self.selection > 0 {
-                self.lowest_gear()
-            } else if self.selection < 0 {
-                -(self
-                    .selection
-                    .unsigned_abs()
-                    .min(self.reverse_ratios.len() as u32) as i32)
-            } else {
-                0
-            };
+            let wanted = self.lever_gear();
             let same_direction = wanted.signum() == rt.gear.signum() && rt.gear != 0;
             if wanted == 0 {
                 // Neutral at once: opening the clutches jerks nothing.

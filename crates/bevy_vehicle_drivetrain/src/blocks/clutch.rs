@@ -105,6 +105,76 @@ impl Default for ClutchMode {
     }
 }
 
+impl ClutchMode {
+    /// The lock/slip decision of a friction coupling of `capacity` (N·m) between the driving
+    /// side, which hands down `input`, and the driven side, which sent up `load`; called once
+    /// per substep after the first stage. Shared by every friction coupling (a [`Clutch`], a
+    /// torque converter's lock-up clutch).
+    ///
+    /// A locked coupling slips once the torque through it exceeds its capacity. A slipping
+    /// one locks when the slip reverses within the substep (or there is none), and locks
+    /// onto a free output, which simply follows. Returns how the stage functions changed, or
+    /// `None` when an open coupling (no capacity) only tracked the slip direction.
+    pub(crate) fn update(
+        &mut self,
+        capacity: f64,
+        input: ShaftDown,
+        load: ShaftUp,
+    ) -> Option<ModeChange> {
+        Some(match *self {
+            ClutchMode::Locked => {
+                // The torque a locked coupling must carry is what flows through it.
+                if input.torque.abs() > capacity {
+                    *self = ClutchMode::Slipping {
+                        direction: sign(input.torque),
+                    };
+                    ModeChange::Smooth
+                } else {
+                    ModeChange::Unchanged
+                }
+            }
+            ClutchMode::Slipping { direction } => {
+                let Some(load_speed) = load.speed() else {
+                    // Nothing to slip against: a free output simply follows.
+                    *self = ClutchMode::Locked;
+                    return Some(ModeChange::Smooth);
+                };
+                let slip = sign(input.speed - load_speed);
+                if capacity == 0.0 {
+                    *self = ClutchMode::Slipping { direction: slip };
+                    return None;
+                }
+                let reversed = direction != 0.0 && slip == -direction;
+                let no_slip = direction == 0.0 && slip == 0.0;
+                if reversed || no_slip {
+                    // The slip reversed within the last substep (or there is none): lock at the
+                    // common speed. If the capacity cannot hold, the next round slips again in
+                    // the direction of the torque.
+                    *self = ClutchMode::Locked;
+                    ModeChange::Impulsive
+                } else if direction == 0.0 {
+                    *self = ClutchMode::Slipping { direction: slip };
+                    ModeChange::Smooth
+                } else {
+                    ModeChange::Unchanged
+                }
+            }
+        })
+    }
+
+    /// After a momentum pass sent `impulse` (N·m·s) through a locked coupling of `capacity`
+    /// (N·m): whether it had to slip instead, because more than `capacity × substep` was asked.
+    pub(crate) fn limit_impulse(&mut self, capacity: f64, impulse: f64, substep: f64) -> bool {
+        if *self == ClutchMode::Locked && impulse.abs() > capacity * substep {
+            *self = ClutchMode::Slipping {
+                direction: sign(impulse),
+            };
+            return true;
+        }
+        false
+    }
+}
+
 /// Runtime state of a [`Clutch`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClutchRuntime {
@@ -237,49 +307,11 @@ impl Block for Clutch {
                 capacity_change = ModeChange::Smooth;
             }
         }
-        let capacity = rt.capacity;
-        let mode = &mut rt.mode;
-        let change = match *mode {
-            ClutchMode::Locked => {
-                // The torque a locked clutch must carry is what flows through it.
-                if input.torque.abs() > capacity {
-                    *mode = ClutchMode::Slipping {
-                        direction: sign(input.torque),
-                    };
-                    ModeChange::Smooth
-                } else {
-                    ModeChange::Unchanged
-                }
-            }
-            ClutchMode::Slipping { direction } => {
-                let Some(load_speed) = load.speed() else {
-                    // Nothing to slip against: a free output simply follows.
-                    *mode = ClutchMode::Locked;
-                    return ModeChange::Smooth;
-                };
-                let slip = sign(input.speed - load_speed);
-                if capacity == 0.0 {
-                    // An open clutch transmits nothing either way; just track the direction.
-                    *mode = ClutchMode::Slipping { direction: slip };
-                    return ModeChange::Unchanged;
-                }
-                let reversed = direction != 0.0 && slip == -direction;
-                let no_slip = direction == 0.0 && slip == 0.0;
-                if reversed || no_slip {
-                    // The slip reversed within the last substep (or there is none): lock at the
-                    // common speed. If the capacity cannot hold, the next round slips again in
-                    // the direction of the torque.
-                    *mode = ClutchMode::Locked;
-                    ModeChange::Impulsive
-                } else if direction == 0.0 {
-                    *mode = ClutchMode::Slipping { direction: slip };
-                    ModeChange::Smooth
-                } else {
-                    ModeChange::Unchanged
-                }
-            }
-        };
-        change.max(capacity_change)
+        match rt.mode.update(rt.capacity, input, load) {
+            Some(change) => change.max(capacity_change),
+            // An open clutch only tracks the slip direction.
+            None => ModeChange::Unchanged,
+        }
     }
 
     /// A locked clutch carries at most `capacity·substep` of angular impulse; more (a gear
@@ -288,14 +320,8 @@ impl Block for Clutch {
         let Some(input) = shafts.input else {
             return false;
         };
-        let impulse = input.down.torque;
-        if rt.mode == ClutchMode::Locked && impulse.abs() > rt.capacity * substep {
-            rt.mode = ClutchMode::Slipping {
-                direction: sign(impulse),
-            };
-            return true;
-        }
-        false
+        rt.mode
+            .limit_impulse(rt.capacity, input.down.torque, substep)
     }
 
     fn sensors(&self, rt: &ClutchRuntime, _: &[f64], shafts: &Shafts) -> ClutchSensors {

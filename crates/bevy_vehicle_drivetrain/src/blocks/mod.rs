@@ -47,8 +47,6 @@ pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
-pub use torque_converter::{
-    ConverterMode, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
-};
+pub use torque_converter::{TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors};
 pub use transfer_case::{TransferCase, TransferCaseRuntime, TransferCaseSensors, TransferRange};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

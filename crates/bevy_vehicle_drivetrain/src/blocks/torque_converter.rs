@@ -2,6 +2,7 @@
 
 use bevy::prelude::*;
 
+use super::ClutchMode;
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
@@ -128,30 +129,14 @@ impl Default for TorqueConverter {
     }
 }
 
-/// The mode of a [`TorqueConverter`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ConverterMode {
-    /// Input and output turn together: the lock-up clutch holds, or the output is free and
-    /// the turbine follows the impeller.
-    Locked,
-    /// The fluid couples the two sides; the lock-up clutch, if engaged, slips in `direction`.
-    Fluid {
-        /// Sign of the slip `ω_i − ω_o` latched for the substep (0 before it is known).
-        direction: f64,
-    },
-}
-
-impl Default for ConverterMode {
-    fn default() -> Self {
-        ConverterMode::Fluid { direction: 0.0 }
-    }
-}
-
 /// Runtime state of a [`TorqueConverter`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TorqueConverterRuntime {
-    /// Lock mode.
-    pub mode: ConverterMode,
+    /// Mode of the lock-up clutch: `Locked` (input and output turn together: the lock-up
+    /// clutch holds, or the output is free and the turbine follows the impeller), or
+    /// `Slipping` (the fluid couples the two sides; an engaged lock-up clutch slips in the
+    /// latched direction of `ω_i − ω_o`).
+    pub mode: ClutchMode,
     /// Input speed latched for the substep (rad/s).
     pub input_speed: f64,
     /// Lock-up clutch capacity latched for the step (N·m).
@@ -216,8 +201,8 @@ impl TorqueConverter {
         sign(slip) * magnitude.max(0.0)
     }
 
-    /// The slippage used in a stage (dimensionless): the setting, or more where the output is
-    /// so light that the fluid's torque slope would outrun the integrator.
+    /// The slippage used in a stage (dimensionless), for the torque ratio `ratio` at this
+    /// stage: the setting, or more where the output is so light that the fluid's torque slope would outrun the integrator.
     ///
     /// Near `SR = 1` the output torque falls with output speed at the slope
     /// `TR·scale·K·m / slippage` (N·m·s/rad): a damper on the output's reflected inertia
@@ -233,6 +218,7 @@ impl TorqueConverter {
         &self,
         rt: &TorqueConverterRuntime,
         output: f64,
+        ratio: f64,
         up: &ShaftUp,
         h: f64,
     ) -> f64 {
@@ -241,7 +227,6 @@ impl TorqueConverter {
         }
         let m = rt.input_speed.abs().max(output.abs());
         let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
-        let ratio = self.torque_ratio(rt.input_speed, output);
         let stable = ratio * scale * rt.k * m * h / up.inertia;
         self.slippage.max(stable)
     }
@@ -287,9 +272,10 @@ impl TorqueConverter {
         up: &ShaftUp,
         h: f64,
     ) -> (f64, f64) {
-        let slippage = self.stage_slippage(rt, output, up, h);
-        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output, slippage);
+        // The torque ratio, once per stage: the slippage bound needs it too.
         let ratio = self.torque_ratio(rt.input_speed, output);
+        let slippage = self.stage_slippage(rt, output, ratio, up, h);
+        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output, slippage);
         let friction = direction * rt.lockup_capacity;
         (fluid + friction, ratio * fluid + friction)
     }
@@ -365,9 +351,9 @@ impl Block for TorqueConverter {
         _: &mut [f64],
     ) -> ShaftUp {
         match (rt.mode, stage.pass) {
-            (ConverterMode::Locked, _) => outputs[0].up,
-            (ConverterMode::Fluid { .. }, Pass::Momentum) => ShaftUp::FREE,
-            (ConverterMode::Fluid { direction }, Pass::Torque) => {
+            (ClutchMode::Locked, _) => outputs[0].up,
+            (ClutchMode::Slipping { .. }, Pass::Momentum) => ShaftUp::FREE,
+            (ClutchMode::Slipping { direction }, Pass::Torque) => {
                 let output = outputs[0].up.speed().unwrap_or(rt.input_speed);
                 let (input_torque, _) =
                     self.fluid_stage(rt, direction, output, &outputs[0].up, stage.substep);
@@ -391,8 +377,8 @@ impl Block for TorqueConverter {
     ) {
         let input = input.map(|s| s.down).unwrap_or_default();
         outputs[0].down = match (rt.mode, stage.pass) {
-            (ConverterMode::Locked, _) => input,
-            (ConverterMode::Fluid { direction }, pass) => {
+            (ClutchMode::Locked, _) => input,
+            (ClutchMode::Slipping { direction }, pass) => {
                 let output = outputs[0].up.speed().unwrap_or(input.speed);
                 ShaftDown {
                     torque: if pass == Pass::Torque {
@@ -417,56 +403,25 @@ impl Block for TorqueConverter {
             return ModeChange::Unchanged;
         };
         let load = shafts.outputs[0].up;
-        let capacity = rt.lockup_capacity;
-        match rt.mode {
-            ConverterMode::Locked => {
-                rt.input_speed = input.speed;
-                // A free output transmits nothing; otherwise the lock-up clutch must carry the
-                // whole torque, since the fluid transmits none without slip.
-                if input.torque.abs() > capacity {
-                    rt.mode = ConverterMode::Fluid {
-                        direction: sign(input.torque),
-                    };
-                    ModeChange::Smooth
-                } else {
-                    ModeChange::Unchanged
-                }
-            }
-            ConverterMode::Fluid { direction } => {
-                let latched = if rt.input_speed != input.speed {
-                    rt.input_speed = input.speed;
-                    ModeChange::Smooth
-                } else {
-                    ModeChange::Unchanged
-                };
-                let Some(load_speed) = load.speed() else {
-                    // Nothing to slip against: a massless turbine follows the impeller.
-                    rt.mode = ConverterMode::Locked;
-                    return ModeChange::Smooth;
-                };
-                let slip = sign(input.speed - load_speed);
-                if capacity == 0.0 {
-                    // The direction only matters to the lock-up clutch, which is open.
-                    rt.mode = ConverterMode::Fluid { direction: slip };
-                    return latched;
-                }
-                let reversed = direction != 0.0 && slip == -direction;
-                let no_slip = direction == 0.0 && slip == 0.0;
-                if reversed || no_slip {
-                    rt.mode = ConverterMode::Locked;
-                    ModeChange::Impulsive
-                } else if direction == 0.0 {
-                    rt.mode = ConverterMode::Fluid { direction: slip };
-                    ModeChange::Smooth
-                } else {
-                    latched
-                }
-            }
+        // The input speed the stage functions use is latched here, once per substep; a
+        // locked converter needs no re-evaluation for it (both sides share one speed).
+        let latched = if rt.mode == ClutchMode::Locked {
+            rt.input_speed = input.speed;
+            ModeChange::Unchanged
+        } else if rt.input_speed != input.speed {
+            rt.input_speed = input.speed;
+            ModeChange::Smooth
+        } else {
+            ModeChange::Unchanged
+        };
+        // The fluid transmits nothing without slip, so a locked converter's lock-up clutch
+        // carries the whole torque: it locks and slips exactly like a clutch.
+        match rt.mode.update(rt.lockup_capacity, input, load) {
+            Some(change) => change.max(latched),
+            None => latched,
         }
     }
 
-    /// Locked, the converter carries at most `lockup capacity × substep` of angular impulse
-    /// (the fluid carries none in an instant); more makes it slip.
     fn limit_impulse(
         &self,
         rt: &mut TorqueConverterRuntime,
@@ -476,14 +431,8 @@ impl Block for TorqueConverter {
         let Some(input) = shafts.input else {
             return false;
         };
-        let impulse = input.down.torque;
-        if rt.mode == ConverterMode::Locked && impulse.abs() > rt.lockup_capacity * substep {
-            rt.mode = ConverterMode::Fluid {
-                direction: sign(impulse),
-            };
-            return true;
-        }
-        false
+        rt.mode
+            .limit_impulse(rt.lockup_capacity, input.down.torque, substep)
     }
 
     fn sensors(
@@ -494,7 +443,7 @@ impl Block for TorqueConverter {
     ) -> TorqueConverterSensors {
         let input = shafts.input.map(|s| s.down).unwrap_or_default();
         let out = shafts.outputs[0];
-        let locked = rt.mode == ConverterMode::Locked;
+        let locked = rt.mode == ClutchMode::Locked;
         let output_speed = if locked {
             input.speed
         } else {
