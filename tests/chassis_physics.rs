@@ -208,32 +208,22 @@ fn at_rest_on_flat_ground_no_jitter_or_creep() {
     assert!(drift < 1e-3, "drift {drift} m");
 }
 
-/// Sets every wheel of `car` rolling at `speed` (m/s) with the body, for a flying start.
-fn flying_start(app: &mut App, car: Entity, speed: f32) {
-    let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
-    set::<bevy_rapier3d::prelude::Velocity>(app, car, |v| v.linear = forward * speed);
-    let first = wheels(app, car)[0];
-    let radius = get::<Wheel>(app, first).radius;
-    for w in wheels(app, car) {
-        let mut s = state(app, car, w);
-        s[1] = f64::from(speed) / radius;
-        set_state(app, car, w, &s);
-    }
-    // Motor and engine turn with their wheels once the momentum pass runs.
-}
-
-/// Test-side ideal ABS: each wheel's brake torque is 97 % of what its tire can take at the
-/// load just measured for the coming step, so every tire works just below its peak.
-#[derive(Resource, Clone)]
+/// Test-side ideal ABS, as a brake module: each wheel's brake torque is 97 % of what its tire
+/// can take at the load it carries this step, so every tire works just below its peak.
 struct IdealAbs {
     car: CarBuilder,
     mu: f64,
 }
 
-fn ideal_abs(abs: Res<IdealAbs>, mut wheels: Query<(&WheelState, &mut Wheel)>) {
-    for (state, mut wheel) in &mut wheels {
-        let torque = 0.97 * peak_fx(&abs.car, state.load, abs.mu) * wheel.radius;
-        wheel.brake_torque = if state.grounded { torque } else { 0.0 };
+impl BrakeModule for IdealAbs {
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+        for ((t, wheel), &load) in torques.iter_mut().zip(ctx.wheels).zip(ctx.load) {
+            *t = if load > 0.0 {
+                -0.97 * peak_fx(&self.car, load, self.mu) * wheel.radius
+            } else {
+                0.0
+            };
+        }
     }
 }
 
@@ -252,16 +242,14 @@ fn braking_distance(hz: f64, v0: f32, mu: f32, abs: bool) -> f64 {
     flying_start(&mut app, car, v0);
     tick(&mut app, 1);
     if abs {
-        app.insert_resource(IdealAbs {
+        let abs = IdealAbs {
             car: builder.clone(),
             mu: f64::from(mu),
-        })
-        .add_systems(
-            FixedUpdate,
-            ideal_abs
-                .after(VehicleSystems::Contact)
-                .before(DrivetrainSystems::SyncIn),
-        );
+        };
+        app.world_mut()
+            .entity_mut(car)
+            .install_module(VehicleModule::brake(abs))
+            .expect("a car hosts a brake module");
     } else {
         set::<Brakes>(&mut app, car, |b| b.max_torque = 20_000.0);
         controls(&mut app, car, |c| c.brake = 1.0);

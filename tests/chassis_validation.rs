@@ -644,7 +644,7 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
         let front_torque: f64 = wheel_list
             .iter()
             .filter(|&&w| get::<WheelMount>(&app, w).axle == 0)
-            .map(|&w| get::<Wheel>(&app, w).brake_torque)
+            .map(|&w| get::<WheelState>(&app, w).brake_torque)
             .sum();
         assert!(
             (front_torque - 2.0 * 0.5 * saved.0.max_torque).abs() < 1e-9,

@@ -358,7 +358,7 @@ fn brake_bias_splits_the_rest_over_the_rear_axles() {
     let (max, bias) = (d.brakes.max_torque, d.brakes.front_bias);
     let rear_share = (1.0 - bias) / 2.0;
     for (i, w) in wheels(&mut app, car).into_iter().enumerate() {
-        let torque = get::<Wheel>(&app, w).brake_torque;
+        let torque = get::<WheelState>(&app, w).brake_torque;
         let expected = if i < 2 { max } else { max * rear_share / bias };
         assert!(
             (torque - expected).abs() < 1e-9 * max,

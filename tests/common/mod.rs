@@ -239,3 +239,17 @@ pub fn rest_height(d: &VehicleDescription) -> f32 {
         .map(|a| a.wheel.radius as f32 - a.height)
         .fold(0.0, f32::max)
 }
+
+/// Sets every wheel of `car` rolling at `speed` (m/s) with the body, for a flying start.
+pub fn flying_start(app: &mut App, car: Entity, speed: f32) {
+    let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
+    set::<bevy_rapier3d::prelude::Velocity>(app, car, |v| v.linear = forward * speed);
+    let first = wheels(app, car)[0];
+    let radius = get::<Wheel>(app, first).radius;
+    for w in wheels(app, car) {
+        let mut s = state(app, car, w);
+        s[1] = f64::from(speed) / radius;
+        set_state(app, car, w, &s);
+    }
+    // Motor and engine turn with their wheels once the momentum pass runs.
+}

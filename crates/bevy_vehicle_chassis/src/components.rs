@@ -175,8 +175,12 @@ pub struct WheelState {
     pub suspension_force: f64,
     /// Normal load on the tire (N).
     pub load: f64,
-    /// Steering angle of the wheel about the chassis up axis (rad, positive to the left).
+    /// Steering angle of the wheel about the chassis up axis at the end of the step (rad,
+    /// positive to the left).
     pub steer_angle: f64,
+    /// Brake torque capacity the brake module set at the last stage of the step (N·m, ≥ 0);
+    /// the brake applies it against the wheel's spin.
+    pub brake_torque: f64,
     /// Contact point (world, m).
     pub contact_point: Vec3,
     /// Ground normal at the contact (world, unit).
@@ -268,6 +272,9 @@ pub struct Steering {
     pub max_rate: f64,
     /// Ackermann fraction (dimensionless, [0, 1]).
     pub ackermann: f64,
+    /// Rack travel from centre to full lock (m, ≥ 0): reported as
+    /// [`VehicleTelemetry::rack_travel`].
+    pub rack_travel: f64,
 }
 
 impl Steering {
@@ -282,17 +289,20 @@ impl Steering {
             ));
         }
         positive("steering.max_rate", self.max_rate, "1/s")?;
-        in_range("steering.ackermann", self.ackermann, 0.0, 1.0, "")
+        in_range("steering.ackermann", self.ackermann, 0.0, 1.0, "")?;
+        non_negative("steering.rack_travel", self.rack_travel, "m")
     }
 }
 
 impl Default for Steering {
-    /// 35° at full lock, centre to lock in 0.4 s, full Ackermann.
+    /// 35° at full lock, centre to lock in 0.4 s, full Ackermann, 75 mm of rack travel each
+    /// way.
     fn default() -> Self {
         Steering {
             max_angle: 35f64.to_radians(),
             max_rate: 2.5,
             ackermann: 1.0,
+            rack_travel: 0.075,
         }
     }
 }
@@ -371,6 +381,9 @@ pub struct VehicleTelemetry {
     pub gear: i32,
     /// Steering input as applied after the rate limit (−1..1, positive right).
     pub steering: f64,
+    /// Rack travel the steering module reported at the last stage of the step (m, positive
+    /// right).
+    pub rack_travel: f64,
     /// Number of wheels touching the ground.
     pub grounded_wheels: u32,
 }

@@ -20,7 +20,13 @@ use bevy_rapier3d::rapier::prelude::{
 use bevy_vehicle_drivetrain::BlockSlot;
 use bevy_vehicle_drivetrain::prelude::*;
 
+use smallvec::SmallVec;
+
 use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelMount, WheelState};
+use crate::modules::systems::{ModuleScratch, finite_or};
+use crate::modules::{
+    AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, VehicleModules,
+};
 use crate::vehicle::Vehicle;
 
 /// A tire's own friction coefficient, combined with the ground's by Rapier's rule. With the
@@ -246,6 +252,8 @@ pub(crate) fn probe_ground(
             &Blocks,
             &mut Drivetrain,
             Option<&AntiRollBars>,
+            &mut VehicleModules,
+            &mut ModuleScratch,
         ),
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
@@ -269,7 +277,26 @@ pub(crate) fn probe_ground(
     let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
-    for (vehicle, transform, velocity, mass, blocks, mut drivetrain, bars) in &mut vehicles {
+    for (
+        vehicle,
+        transform,
+        velocity,
+        mass,
+        blocks,
+        mut drivetrain,
+        bars,
+        mut modules,
+        mut scratch,
+    ) in &mut vehicles
+    {
+        let inputs = &scratch.inputs;
+        let module_ctx = inputs.context(0.0);
+        let VehicleModules {
+            suspension: suspension_module,
+            anti_roll_bars,
+            report,
+            ..
+        } = &mut *modules;
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
         let com = transform.transform_point(mass.local_center_of_mass);
@@ -330,6 +357,7 @@ pub(crate) fn probe_ground(
                         grounded: false,
                         travel: -suspension.extension_limit,
                         steer_angle: state.steer_angle,
+                        brake_torque: state.brake_torque,
                         center: top - up * range,
                         heading: wheel_rotation * Vec3::NEG_Z,
                         normal: up,
@@ -380,8 +408,20 @@ pub(crate) fn probe_ground(
                     grounded: true,
                     travel,
                     travel_rate,
-                    suspension_force: suspension.force(travel + lead * travel_rate, travel_rate),
+                    suspension_force: match inputs.index_of(block) {
+                        Some(wheel) => {
+                            let corner = CornerInput {
+                                wheel,
+                                deflection: travel + lead * travel_rate,
+                                rate: travel_rate,
+                                suspension,
+                            };
+                            finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report)
+                        }
+                        None => 0.0,
+                    },
                     steer_angle: state.steer_angle,
+                    brake_torque: state.brake_torque,
                     contact_point: hit.point,
                     normal: hit.normal,
                     heading,
@@ -395,34 +435,62 @@ pub(crate) fn probe_ground(
             }
         });
 
-        // Anti-roll bars move load from the more compressed side to the other.
-        if let Some(bars) = bars {
-            for bar in &bars.0 {
-                let mut left = None;
-                let mut right = None;
-                for block in blocks.iter() {
-                    if let Ok((mount, _, _, _, _, state)) = wheels.get(block)
-                        && mount.axle == bar.axle
-                    {
-                        match mount.side {
-                            Side::Left => {
-                                left = Some((block, state.travel + lead * state.travel_rate))
-                            }
-                            Side::Right => {
-                                right = Some((block, state.travel + lead * state.travel_rate))
-                            }
-                        }
-                    }
+        // Anti-roll bars move load between the two sides of an axle: the built-in bars, and
+        // any installed in their place or on other axles.
+        let builtin = bars.map_or(&[][..], |b| &b.0[..]);
+        let axles = builtin
+            .iter()
+            .map(|b| b.axle)
+            .chain(anti_roll_bars.iter().map(|(axle, _)| *axle));
+        let mut done: SmallVec<[u8; 4]> = SmallVec::new();
+        for axle in axles {
+            if done.contains(&axle) {
+                continue;
+            }
+            done.push(axle);
+            let linear;
+            let bar: &dyn AntiRollBarModule = match anti_roll_bars.iter().find(|(a, _)| *a == axle)
+            {
+                Some((_, module)) => &**module,
+                None => {
+                    let stiffness = builtin
+                        .iter()
+                        .filter(|b| b.axle == axle)
+                        .map(|b| b.stiffness)
+                        .sum();
+                    linear = LinearAntiRollBar { stiffness };
+                    &linear
                 }
-                if let (Some((l, xl)), Some((r, xr))) = (left, right) {
-                    let transfer = bar.stiffness * (xl - xr);
-                    for (e, f) in [(l, transfer), (r, -transfer)] {
-                        if let Ok((.., mut state)) = wheels.get_mut(e)
-                            && state.grounded
-                        {
-                            state.suspension_force += f;
-                        }
-                    }
+            };
+            let side = |side: Side| {
+                inputs
+                    .wheels
+                    .iter()
+                    .position(|w| w.mount.axle == axle && w.mount.side == side)
+            };
+            let (Some(l), Some(r)) = (side(Side::Left), side(Side::Right)) else {
+                continue;
+            };
+            let [left, right] = [l, r].map(|i| inputs.wheels[i].entity);
+            let (Ok((.., sl)), Ok((.., sr))) = (wheels.get(left), wheels.get(right)) else {
+                continue;
+            };
+            let input = AxleInput {
+                axle,
+                wheels: [l, r],
+                deflection: [
+                    sl.travel + lead * sl.travel_rate,
+                    sr.travel + lead * sr.travel_rate,
+                ],
+                rate: [sl.travel_rate, sr.travel_rate],
+            };
+            let forces = bar.forces(&module_ctx, &input);
+            for (e, f) in [(left, forces[0]), (right, forces[1])] {
+                let f = finite_or(f, 0.0, report);
+                if let Ok((.., mut state)) = wheels.get_mut(e)
+                    && state.grounded
+                {
+                    state.suspension_force += f;
                 }
             }
         }
@@ -445,6 +513,12 @@ pub(crate) fn probe_ground(
             };
             if let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node) {
                 runtime.contact = contact;
+            }
+            // The modules' stage functions see the loads and travels just measured.
+            let inputs = &mut scratch.inputs;
+            if let Some(i) = inputs.index_of(block) {
+                inputs.load[i] = state.load;
+                inputs.travel[i] = state.travel;
             }
         }
     }

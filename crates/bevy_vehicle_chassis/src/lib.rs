@@ -3,9 +3,11 @@
 //!
 //! Each fixed step (see [`VehicleSystems`] for the order):
 //!
-//! * the driver's [`VehicleControls`](bevy_vehicle_drivetrain::VehicleControls) become brake
-//!   torques ([`Brakes`]) and road-wheel angles ([`Steering`], Ackermann geometry with a rate
-//!   limit);
+//! * the driver's [`VehicleControls`](bevy_vehicle_drivetrain::VehicleControls) reach the
+//!   vehicle's [`modules`]: brake torques ([`Brakes`]) and road-wheel angles ([`Steering`],
+//!   Ackermann geometry with a rate limit), which act inside every RK4 stage of the
+//!   drivetrain, and a user's own brake, steering, drivetrain, suspension or anti-roll-bar
+//!   modules in their place;
 //! * each wheel probes the ground along its suspension axis with a cylinder or ball the size of
 //!   its tire, or a ray ([`GroundProbe`]), excluding its own vehicle; the hit gives the travel,
 //!   the contact, the surface friction (Rapier's combine rule) and the ground's velocity;
@@ -29,9 +31,9 @@
 mod builder;
 mod components;
 mod contact;
-mod controls;
 mod error;
 mod forces;
+pub mod modules;
 mod plugin;
 mod telemetry;
 pub mod telemetry_csv;
@@ -43,7 +45,7 @@ pub use components::{
     Aerodynamics, AntiRollBar, AntiRollBars, Brakes, GroundProbe, Side, Steering, Suspension,
     VehicleTelemetry, WheelMount, WheelState,
 };
-pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction};
+pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
 pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
 pub use validation::ChassisStatus;
@@ -51,6 +53,10 @@ pub use vehicle::Vehicle;
 
 /// Everything needed to build and drive vehicles.
 pub mod prelude {
+    pub use crate::modules::{
+        AntiRollBarModule, BrakeModule, DrivetrainModule, InstallModule, ModuleContext,
+        ResetVehicle, SteeringModule, SuspensionModule, VehicleModule, VehicleModules,
+    };
     pub use crate::{
         Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
         ChassisStatus, DriveLayout, GRAVITY, GroundProbe, Powertrain, RapierSetupPlugin, Side,

@@ -5,8 +5,9 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::DrivetrainSystems;
 
 use crate::contact::probe_ground;
-use crate::controls::{apply_brakes, apply_steering};
 use crate::forces::apply_forces;
+use crate::modules::install::on_reset_vehicle;
+use crate::modules::systems::{begin_modules, step_vehicles};
 use crate::telemetry::{place_wheels, update_telemetry};
 use crate::validation::validate_chassis;
 
@@ -15,12 +16,14 @@ use crate::validation::validate_chassis;
 /// 0. [`VehicleSystems::Validate`]: vehicles whose chassis settings were added or changed are
 ///    checked (see [`ChassisStatus`](crate::ChassisStatus)); refused vehicles are left out of
 ///    every later set.
-/// 1. [`VehicleSystems::Controls`]: the driver's controls become brake torques and wheel angles
-///    (and, in [`DrivetrainSystems::Controls`], block inputs).
+/// 1. [`VehicleSystems::Controls`]: the steering input's rate limit, and the `begin_step` of
+///    each vehicle's brake, steering and drivetrain modules (see [`crate::modules`]); in
+///    [`DrivetrainSystems::Controls`], the driver's controls become block inputs.
 /// 2. [`DrivetrainSystems::Rebuild`], then [`VehicleSystems::Contact`]: probe the ground, compute
 ///    suspension forces and tire loads, and feed each wheel its contact.
-/// 3. [`DrivetrainSystems::SyncIn`], [`DrivetrainSystems::Step`] (substeps with RK4 stages: the
-///    passes, wheel spin and tire forces), [`DrivetrainSystems::SyncOut`].
+/// 3. [`DrivetrainSystems::SyncIn`], [`DrivetrainSystems::Step`] (substeps with RK4 stages:
+///    before each stage the brake, steering and drivetrain modules; then the passes, wheel
+///    spin and tire forces), [`DrivetrainSystems::SyncOut`].
 /// 4. [`VehicleSystems::ApplyForces`]: sum every force into each chassis's `ExternalForce`.
 /// 5. Rapier's `PhysicsSet::{SyncBackend, StepSimulation, Writeback}`.
 /// 6. [`VehicleSystems::Telemetry`]: telemetry and wheel placement.
@@ -30,7 +33,7 @@ pub enum VehicleSystems {
     /// [`ChassisStatus`](crate::ChassisStatus). Systems that change settings in the fixed
     /// step belong before this set.
     Validate,
-    /// Driver controls → brake torques and steering angles. Systems that set
+    /// The steering's rate limit and the modules' `begin_step`. Systems that set
     /// `VehicleControls` belong before this set.
     Controls,
     /// Ground probes, suspension, anti-roll bars, tire contacts.
@@ -71,12 +74,14 @@ impl Plugin for ChassisPlugin {
             FixedUpdate,
             (
                 validate_chassis.in_set(VehicleSystems::Validate),
-                (apply_steering, apply_brakes).in_set(VehicleSystems::Controls),
+                begin_modules.in_set(VehicleSystems::Controls),
+                step_vehicles.in_set(DrivetrainSystems::Step),
                 probe_ground.in_set(VehicleSystems::Contact),
                 apply_forces.in_set(VehicleSystems::ApplyForces),
                 (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
             ),
-        );
+        )
+        .add_observer(on_reset_vehicle);
     }
 }
 

@@ -4,7 +4,11 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
+use bevy_vehicle_drivetrain::ExternalStep;
+
 use crate::components::VehicleTelemetry;
+use crate::modules::VehicleModules;
+use crate::modules::systems::ModuleScratch;
 use crate::validation::ChassisStatus;
 
 /// Marks a vehicle: a dynamic Rapier body (the chassis) whose wheels are the [`Wheel`] blocks of
@@ -29,5 +33,8 @@ use crate::validation::ChassisStatus;
     ExternalImpulse,
     ReadMassProperties,
     Sleeping = Sleeping::disabled(),
+    VehicleModules,
+    ModuleScratch,
+    ExternalStep,
 )]
 pub struct Vehicle;

@@ -45,9 +45,11 @@ pub use controls::VehicleControls;
 pub use graph::{DrivetrainError, VehicleError};
 pub use plugin::{
     BlockRegistry, BlockSlot, DEFAULT_MAX_SUBSTEP, Drivetrain, DrivetrainPlugin,
-    DrivetrainSchedule, DrivetrainStatus, DrivetrainSystems, MAX_SUBSTEPS, RegisterBlock,
+    DrivetrainSchedule, DrivetrainStatus, DrivetrainSystems, ExternalDrive, ExternalStep,
+    MAX_SUBSTEPS, RegisterBlock,
 };
 pub use relations::{BlockOf, Blocks, DrivenBy, Drives, Port};
+pub use solver::StageWheels;
 
 /// Everything needed to build and run drivetrains.
 pub mod prelude {

@@ -19,7 +19,7 @@ use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
 use crate::shaft::Shaft;
-use crate::solver::{BlockCell, Cell, Program};
+use crate::solver::{BlockCell, Cell, Program, StageWheels};
 
 /// Runs every vehicle's drivetrain in a fixed-step schedule (`FixedUpdate` by default).
 ///
@@ -203,9 +203,24 @@ impl Drivetrain {
 
     /// [`Drivetrain::step`] with a caller-kept scratch buffer, to avoid an allocation per call.
     pub fn step_with(&mut self, dt: f64, scratch: &mut Vec<f64>) {
+        self.step_hooked(dt, scratch, &mut |_| {});
+    }
+
+    /// [`Drivetrain::step_with`], calling `hook` before each RK4 stage: four times per
+    /// substep, each time with the wheels at that stage's state ([`StageWheels`]), so that
+    /// something outside the block graph (the chassis's brake, steering and drivetrain
+    /// modules) can set each wheel's brake capacity, outside drive torque and steering turn
+    /// for the stage. The hook is not called in the mode-settling and momentum passes between
+    /// stages, which use the values of the stage they follow.
+    pub fn step_hooked<H: FnMut(&mut StageWheels)>(
+        &mut self,
+        dt: f64,
+        scratch: &mut Vec<f64>,
+        hook: &mut H,
+    ) {
         let substeps = self.substeps_for(dt);
         if let Some(p) = self.program.as_mut() {
-            p.step(dt, substeps, scratch);
+            p.step(dt, substeps, scratch, hook);
         }
     }
 
@@ -241,6 +256,20 @@ impl Drivetrain {
         p.blocks[node as usize].as_any_mut()?.downcast_mut()
     }
 }
+
+/// On a vehicle entity: its drivetrain is stepped by another system, which calls
+/// [`Drivetrain::step_hooked`] itself in [`DrivetrainSystems::Step`]; the plugin's own step
+/// leaves it alone. The chassis marks its vehicles this way.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct ExternalStep;
+
+/// On a vehicle entity: its wheels are driven from outside the block graph (a drivetrain
+/// module, through [`WheelRuntime::drive`](crate::blocks::WheelRuntime::drive)). While it is
+/// present the drivetrain compiles only the vehicle's [`Wheel`] blocks, each turning freely;
+/// the graph's other blocks stay on their entities but are not simulated (their sensors keep
+/// their last values). Adding or removing it recompiles the drivetrain.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct ExternalDrive;
 
 /// On a block entity: where the compiled drivetrain keeps it. Set by the plugin.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
@@ -394,6 +423,8 @@ impl Plugin for DrivetrainPlugin {
                 ),
             )
             .add_observer(on_drivetrain_added)
+            .add_observer(on_external_drive_added)
+            .add_observer(on_external_drive_removed)
             .add_observer(on_driven_by_inserted)
             .add_observer(on_driven_by_discarded)
             .add_observer(on_block_of_inserted)
@@ -418,6 +449,14 @@ fn mark_block_vehicle(block: Entity, block_of: &Query<&BlockOf>, dirty: &mut Dir
 }
 
 fn on_drivetrain_added(ev: On<Add, Drivetrain>, mut dirty: ResMut<DirtyDrivetrains>) {
+    dirty.0.insert(ev.entity);
+}
+
+fn on_external_drive_added(ev: On<Add, ExternalDrive>, mut dirty: ResMut<DirtyDrivetrains>) {
+    dirty.0.insert(ev.entity);
+}
+
+fn on_external_drive_removed(ev: On<Remove, ExternalDrive>, mut dirty: ResMut<DirtyDrivetrains>) {
     dirty.0.insert(ev.entity);
 }
 
@@ -564,9 +603,15 @@ fn compile(
         vehicle: display_name(world, vehicle),
         error,
     };
+    // Driven from outside: the wheels alone, each free.
+    let wheels_only = world.get::<ExternalDrive>(vehicle).is_some();
     let entities: Vec<Entity> = world
         .get::<Blocks>(vehicle)
-        .map(|b| b.iter().collect())
+        .map(|b| {
+            b.iter()
+                .filter(|&e| !wheels_only || world.get::<Wheel>(e).is_some())
+                .collect()
+        })
         .unwrap_or_default();
     let mut graph = Vec::with_capacity(entities.len());
     let mut cells = Vec::with_capacity(entities.len());
@@ -601,7 +646,7 @@ fn compile(
                     .map(|b| display_name(world, b.0)),
             })
         };
-        let driven_by = er.get::<DrivenBy>();
+        let driven_by = er.get::<DrivenBy>().filter(|_| !wheels_only);
         if let Some(link) = driven_by
             && !entities.contains(&link.upstream)
         {
@@ -609,6 +654,7 @@ fn compile(
         }
         if let Some(other) = er
             .get::<Drives>()
+            .filter(|_| !wheels_only)
             .and_then(|drives| drives.iter().find(|c| !entities.contains(c)))
         {
             return Err(foreign(other));
@@ -727,7 +773,7 @@ fn sync_block_in<B: Block>(
 
 fn step_drivetrains(
     time: Res<Time>,
-    mut vehicles: Query<&mut Drivetrain>,
+    mut vehicles: Query<&mut Drivetrain, Without<ExternalStep>>,
     mut scratch: Local<Vec<f64>>,
 ) {
     let dt = time.delta_secs_f64();

@@ -23,7 +23,7 @@ use bevy::prelude::Entity;
 use smallvec::SmallVec;
 
 use crate::block::{Block, ModeChange, Shafts, StageContext, StepContext};
-use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel};
+use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel, WheelRuntime};
 use crate::graph::Topology;
 use crate::shaft::{Pass, Shaft, ShaftUp};
 
@@ -403,7 +403,15 @@ impl Program {
     ///
     /// `scratch` holds the RK4 stage buffers; they live outside the program because they need
     /// not survive the step, and one buffer shared by every vehicle stays in cache.
-    pub fn step(&mut self, dt: f64, substeps: u32, scratch: &mut Vec<f64>) {
+    /// `hook` runs before each of the four RK4 stages of every substep (never in the mode
+    /// settling or momentum passes), with the stage's state.
+    pub fn step<H: FnMut(&mut StageWheels)>(
+        &mut self,
+        dt: f64,
+        substeps: u32,
+        scratch: &mut Vec<f64>,
+        hook: &mut H,
+    ) {
         let substeps = substeps.max(1);
         let Program {
             nodes,
@@ -441,20 +449,25 @@ impl Program {
         let (k2, rest) = rest.split_at_mut(n);
         let (k3, rest) = rest.split_at_mut(n);
         let (k4, xs) = rest.split_at_mut(n);
-        for _ in 0..substeps {
+        for s in 0..substeps {
+            let t0 = f64::from(s) * h;
+            passes.hook(x, t0, hook);
             passes.evaluate(x, k1, &torque);
             passes.settle_modes(x, delta, k1, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k1[j];
             }
+            passes.hook(xs, t0 + 0.5 * h, hook);
             passes.evaluate(xs, k2, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k2[j];
             }
+            passes.hook(xs, t0 + 0.5 * h, hook);
             passes.evaluate(xs, k3, &torque);
             for j in 0..n {
                 xs[j] = x[j] + h * k3[j];
             }
+            passes.hook(xs, t0 + h, hook);
             passes.evaluate(xs, k4, &torque);
             for j in 0..n {
                 x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
@@ -491,6 +504,17 @@ struct Passes<'a> {
 }
 
 impl Passes<'_> {
+    /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step.
+    #[inline]
+    fn hook<H: FnMut(&mut StageWheels)>(&mut self, state: &[f64], time: f64, hook: &mut H) {
+        hook(&mut StageWheels {
+            nodes: self.nodes,
+            blocks: self.blocks,
+            state,
+            time,
+        });
+    }
+
     /// After a stage at the committed state `x`: lets blocks switch modes, runs a momentum pass
     /// when a rigid connection appeared, and re-evaluates, until nothing changes.
     fn settle_modes(
@@ -593,5 +617,45 @@ fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize) -> Shafts<'a> {
     Shafts {
         input: nodes[i].input.then(|| &shafts[i]),
         outputs: &shafts[nodes[i].children()],
+    }
+}
+
+/// The wheels of a drivetrain at one RK4 stage, as a stage hook sees them (see
+/// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)): each wheel's spin at the
+/// stage, and its runtime, whose brake capacity, outside drive torque and steering turn the
+/// hook may set for this stage.
+///
+/// Wheels are found by their position in the pass order, the
+/// [`BlockSlot::node`](crate::BlockSlot::node) of the wheel entity.
+pub struct StageWheels<'a> {
+    nodes: &'a [Node],
+    blocks: &'a mut [Cell],
+    state: &'a [f64],
+    time: f64,
+}
+
+impl StageWheels<'_> {
+    /// Time since the start of the fixed step at this stage (s).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Spin of the wheel at pass-order position `node` at this stage (rad/s), or `None` if
+    /// that node is not a wheel.
+    pub fn spin(&self, node: u32) -> Option<f64> {
+        let i = node as usize;
+        match self.blocks.get(i)? {
+            Cell::Wheel(_) => self.state.get(self.nodes[i].state()).map(|s| s[1]),
+            _ => None,
+        }
+    }
+
+    /// The runtime of the wheel at pass-order position `node`, or `None` if that node is not a
+    /// wheel.
+    pub fn wheel_mut(&mut self, node: u32) -> Option<&mut WheelRuntime> {
+        match self.blocks.get_mut(node as usize)? {
+            Cell::Wheel(c) => Some(&mut c.runtime),
+            _ => None,
+        }
     }
 }

@@ -214,6 +214,43 @@ pub struct WheelRuntime {
     /// damping low enough that neither mode is faster than one substep (`rate × h ≤ 1`). At
     /// ordinary loads neither bound is reached.
     pub damping: [f64; 2],
+    /// Brake torque capacity in effect (N·m, ≥ 0): the block's [`Wheel::brake_torque`] input,
+    /// taken at the start of each step. A stage hook (see
+    /// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)) may change it before any
+    /// stage; the brake then applies the new capacity from that stage on.
+    pub brake: f64,
+    /// Drive torque from outside the block graph (N·m, positive forward), acting on a wheel that
+    /// no block drives. Zero at the start of each step; a stage hook may set it before any
+    /// stage.
+    pub drive: f64,
+    /// How far the wheel has been steered since its contact was measured (rad, positive left):
+    /// see [`WheelRuntime::set_steer`].
+    steer: f64,
+    /// The contact's velocity and acceleration as measured, before any steering turn
+    /// (tire frame, m/s and m/s²).
+    measured: [[f64; 2]; 2],
+}
+
+impl WheelRuntime {
+    /// Turns the tire's frame by `turn` (rad, positive left) from the frame its contact was
+    /// measured in: the contact velocity and acceleration are rotated into the turned frame,
+    /// so the tire's slips follow a wheel steered during the step. Setting the same turn again
+    /// costs nothing; the turn is cleared at the start of each step.
+    pub fn set_steer(&mut self, turn: f64) {
+        if turn == self.steer || !turn.is_finite() {
+            return;
+        }
+        self.steer = turn;
+        let (s, c) = turn.sin_cos();
+        let rotate = |[x, y]: [f64; 2]| [x * c + y * s, y * c - x * s];
+        self.contact.velocity = rotate(self.measured[0]);
+        self.contact.acceleration = rotate(self.measured[1]);
+    }
+
+    /// The turn set by [`WheelRuntime::set_steer`] this step (rad, positive left).
+    pub fn steer(&self) -> f64 {
+        self.steer
+    }
 }
 
 /// What a [`Wheel`] reports after each step.
@@ -291,6 +328,7 @@ impl Wheel {
         }
     }
 
+    /// The brake torque input as a capacity (N·m, ≥ 0).
     #[inline]
     fn brake_capacity(&self) -> f64 {
         clamp_input(self.brake_torque, 0.0, f64::MAX, 0.0)
@@ -394,7 +432,7 @@ impl Wheel {
         match rt.mode {
             BrakeMode::Held => ShaftUp::HELD,
             BrakeMode::Rolling { direction } => {
-                ShaftUp::rigid(inertia, speed, road - direction * self.brake_capacity())
+                ShaftUp::rigid(inertia, speed, road - direction * rt.brake)
             }
         }
     }
@@ -462,6 +500,9 @@ impl Block for Wheel {
         step: &StepContext,
     ) -> ModeChange {
         rt.substep = step.dt / f64::from(step.substeps.max(1));
+        rt.brake = self.brake_capacity();
+        rt.drive = 0.0;
+        rt.steer = 0.0;
         if let WheelLoad::Tire(tire) = &self.load {
             // A contact the chassis could not measure counts as no contact.
             let contact = rt.contact;
@@ -472,6 +513,7 @@ impl Block for Wheel {
             if !valid {
                 rt.contact = WheelContact::default();
             }
+            rt.measured = [rt.contact.velocity, rt.contact.acceleration];
             rt.tire = tire.model.at_load(rt.contact.load, rt.contact.friction);
             // The clock the contact velocity is extrapolated with.
             state[4] = 0.0;
@@ -516,7 +558,7 @@ impl Block for Wheel {
         // A driven wheel described itself in the upstream pass; a free wheel does it now.
         let (up, drive) = match input {
             Some(shaft) => (shaft.up, shaft.down.torque),
-            None => (self.reaction(rt, state, stage, derivative), 0.0),
+            None => (self.reaction(rt, state, stage, derivative), rt.drive),
         };
         derivative[1] = match (rt.mode, stage.pass) {
             (BrakeMode::Held, Pass::Torque) => 0.0,
@@ -534,7 +576,7 @@ impl Block for Wheel {
     #[inline]
     fn update_modes(&self, rt: &mut WheelRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
         let speed = state[1];
-        let capacity = self.brake_capacity();
+        let capacity = rt.brake;
         match rt.mode {
             BrakeMode::Held => {
                 let drive = shafts.input.map_or(0.0, |s| s.down.torque);
@@ -576,7 +618,7 @@ impl Block for Wheel {
         let load = self.road_torque(rt, state, None);
         let brake = match rt.mode {
             BrakeMode::Held => -(drive + load),
-            BrakeMode::Rolling { direction } => -direction * self.brake_capacity(),
+            BrakeMode::Rolling { direction } => -direction * rt.brake,
         };
         let mut sensors = WheelSensors {
             speed,

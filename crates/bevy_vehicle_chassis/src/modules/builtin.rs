@@ -1,0 +1,268 @@
+//! The built-in modules: what every vehicle runs until another module is installed, and
+//! [`DirectDrive`], a drivetrain module to install.
+
+use bevy_vehicle_drivetrain::VehicleControls;
+use smallvec::SmallVec;
+
+use super::context::{AxleInput, CornerInput, ModuleContext, ModuleWheel};
+use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, SuspensionModule};
+use crate::components::{Brakes, Side, Steering};
+
+/// Per-wheel values held without a heap allocation (up to eight wheels).
+type PerWheel = SmallVec<[f64; 8]>;
+
+/// The brake torque capacity of each wheel (N·m, ≥ 0) that the built-in brakes give for
+/// `command`: the pedal times [`Brakes::max_torque`] shared between the axles by
+/// [`Brakes::front_bias`], plus the handbrake and the parking lock on
+/// [`Brakes::handbrake_axle`]. Written into `out` in `wheels` order.
+pub fn builtin_brake_torques(
+    brakes: &Brakes,
+    command: &VehicleControls,
+    wheels: &[ModuleWheel],
+    out: &mut [f64],
+) {
+    let bias = brakes.front_bias.clamp(0.0, 1.0);
+    // The front axle's share is the bias; the axles behind it split the rest equally. The
+    // axle with the largest share gets the full torque, the others their proportion.
+    let rear_axles = wheels
+        .iter()
+        .map(|w| w.mount.axle)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let (front, rear) = (bias, (1.0 - bias) / f64::from(rear_axles));
+    let largest = front.max(rear);
+    let (front, rear) = (front / largest, rear / largest);
+    for (wheel, out) in wheels.iter().zip(out.iter_mut()) {
+        let share = if wheel.mount.axle == 0 { front } else { rear };
+        let mut torque = command.brake() * brakes.max_torque.max(0.0) * share;
+        if wheel.mount.axle == brakes.handbrake_axle {
+            torque += command.handbrake() * brakes.handbrake_torque.max(0.0);
+            if command.parking {
+                torque += brakes.parking_torque.max(0.0);
+            }
+        }
+        *out = torque;
+    }
+}
+
+/// The built-in brakes: [`builtin_brake_torques`] from the vehicle's [`Brakes`] settings,
+/// decided once per step, against each wheel's spin.
+#[derive(Clone, Debug, Default)]
+pub struct BuiltinBrakes {
+    capacity: PerWheel,
+}
+
+impl BrakeModule for BuiltinBrakes {
+    fn name(&self) -> &str {
+        "BuiltinBrakes"
+    }
+
+    fn begin_step(&mut self, ctx: &ModuleContext) {
+        self.capacity.clear();
+        self.capacity.resize(ctx.wheels.len(), 0.0);
+        builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
+    }
+
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+        for ((t, &capacity), &spin) in torques
+            .iter_mut()
+            .zip(&self.capacity)
+            .zip(ctx.state.wheel_spin)
+        {
+            // At a standstill either sign holds the wheel: the magnitude is what counts.
+            *t = if spin < 0.0 { capacity } else { -capacity };
+        }
+    }
+
+    fn reset(&mut self) {
+        self.capacity.clear();
+    }
+}
+
+/// The road-wheel angles of Ackermann steering (rad, positive left), written into `out` in
+/// `wheels` order, for the steering input `input` (−1..1, positive right).
+///
+/// The wheels marked [`WheelMount::steered`](crate::WheelMount::steered) turn about one centre
+/// on the line of the unsteered axles (the wheelbase runs from the steered axle to their
+/// mean), the inside wheel by `|input|·max_angle`; [`Steering::ackermann`] blends toward
+/// parallel steering. Unsteered wheels get 0.
+pub fn ackermann_angles(steering: &Steering, input: f64, wheels: &[ModuleWheel], out: &mut [f64]) {
+    // Geometry from the mounts: the steered axle's position and track, and the line of the
+    // unsteered axles the turn centre lies on.
+    let (mut steered_z, mut steered_n, mut fixed_z, mut fixed_n) = (0.0, 0.0, 0.0, 0.0);
+    let (mut track_min, mut track_max) = (f64::MAX, f64::MIN);
+    for wheel in wheels {
+        let z = f64::from(wheel.mount.position.z);
+        if wheel.mount.steered {
+            steered_z += z;
+            steered_n += 1.0;
+            track_min = track_min.min(f64::from(wheel.mount.position.x));
+            track_max = track_max.max(f64::from(wheel.mount.position.x));
+        } else {
+            fixed_z += z;
+            fixed_n += 1.0;
+        }
+    }
+    out.fill(0.0);
+    if steered_n == 0.0 {
+        return;
+    }
+    let reference_z = if fixed_n > 0.0 {
+        fixed_z / fixed_n
+    } else {
+        steered_z / steered_n
+    };
+    let track = track_max - track_min;
+    let inside = input.abs() * steering.max_angle;
+    // Turn centre on the reference line, `radius` from the centreline, on the turn's side.
+    let wheelbase = (steered_z / steered_n - reference_z).abs();
+    let radius = if inside > 1e-9 && wheelbase > 1e-9 {
+        wheelbase / inside.tan() + 0.5 * track
+    } else {
+        f64::INFINITY
+    };
+    let blend = steering.ackermann.clamp(0.0, 1.0);
+    for (wheel, out) in wheels.iter().zip(out.iter_mut()) {
+        let mount = &wheel.mount;
+        if !mount.steered {
+            continue;
+        }
+        // Lateral distance from this wheel to the turn centre (inside wheels are closer).
+        let toward_turn = match (mount.side, input > 0.0) {
+            (Side::Right, true) | (Side::Left, false) => -1.0,
+            _ => 1.0,
+        };
+        let offset =
+            (f64::from(mount.position.x) - 0.5 * (track_min + track_max)).abs() * toward_turn;
+        let lever = (f64::from(mount.position.z) - reference_z).abs();
+        let ackermann = if radius.is_finite() {
+            (lever / (radius + offset)).atan()
+        } else {
+            0.0
+        };
+        let angle = blend * ackermann + (1.0 - blend) * inside;
+        // Positive angles turn left; positive steering turns right.
+        *out = -angle * input.signum();
+    }
+}
+
+/// The built-in steering: [`ackermann_angles`] from the vehicle's [`Steering`] settings and
+/// the rate-limited steering input, decided once per step; the rack travels
+/// [`Steering::rack_travel`] at full lock.
+#[derive(Clone, Debug, Default)]
+pub struct AckermannSteering {
+    angles: PerWheel,
+    rack: f64,
+}
+
+impl SteeringModule for AckermannSteering {
+    fn name(&self) -> &str {
+        "AckermannSteering"
+    }
+
+    fn begin_step(&mut self, ctx: &ModuleContext) {
+        self.angles.clear();
+        self.angles.resize(ctx.wheels.len(), 0.0);
+        ackermann_angles(
+            ctx.steering,
+            ctx.steering_input,
+            ctx.wheels,
+            &mut self.angles,
+        );
+        self.rack = ctx.steering_input * ctx.steering.rack_travel;
+    }
+
+    fn apply(&self, _: &ModuleContext, angles: &mut [f64]) -> f64 {
+        for (out, &angle) in angles.iter_mut().zip(&self.angles) {
+            *out = angle;
+        }
+        self.rack
+    }
+
+    fn reset(&mut self) {
+        self.angles.clear();
+        self.rack = 0.0;
+    }
+}
+
+/// The built-in suspension: each corner's [`Suspension`](crate::Suspension) settings
+/// ([`Suspension::force`](crate::Suspension::force): spring, preload, bump stop, bump and
+/// rebound damping).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuiltinSuspension;
+
+impl SuspensionModule for BuiltinSuspension {
+    fn name(&self) -> &str {
+        "BuiltinSuspension"
+    }
+
+    fn force(&self, _: &ModuleContext, corner: &CornerInput) -> f64 {
+        corner.suspension.force(corner.deflection, corner.rate)
+    }
+}
+
+/// A linear anti-roll bar: it adds `stiffness·(x_left − x_right)` to the left wheel's load and
+/// takes it from the right. The built-in bars of [`AntiRollBars`](crate::AntiRollBars) are
+/// these.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinearAntiRollBar {
+    /// Roll stiffness at the wheels (N/m, ≥ 0).
+    pub stiffness: f64,
+}
+
+impl AntiRollBarModule for LinearAntiRollBar {
+    fn name(&self) -> &str {
+        "LinearAntiRollBar"
+    }
+
+    fn forces(&self, _: &ModuleContext, axle: &AxleInput) -> [f64; 2] {
+        let transfer = self.stiffness * (axle.deflection[0] - axle.deflection[1]);
+        [transfer, -transfer]
+    }
+}
+
+/// A drivetrain module: an ideal electric motor at each driven wheel, for vehicles that need
+/// no block graph (a game's arcade car, a robot, a study of the chassis alone).
+///
+/// Each wheel on `driven_axles` gets `throttle × min(max_torque, max_power / |ω|)` in the
+/// direction the selected gear asks for ([`VehicleControls::direction`]; none in neutral).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectDrive {
+    /// Torque per driven wheel at full throttle (N·m, ≥ 0).
+    pub max_torque: f64,
+    /// Power per driven wheel at full throttle (W, ≥ 0): above `max_power / max_torque` rad/s
+    /// the torque falls as `1/ω`.
+    pub max_power: f64,
+    /// Axles whose wheels are driven (0 = front-most).
+    pub driven_axles: Vec<u8>,
+}
+
+impl Default for DirectDrive {
+    /// 400 N·m and 40 kW per wheel on the rear axle of a car.
+    fn default() -> Self {
+        DirectDrive {
+            max_torque: 400.0,
+            max_power: 40_000.0,
+            driven_axles: vec![1],
+        }
+    }
+}
+
+impl DrivetrainModule for DirectDrive {
+    fn name(&self) -> &str {
+        "DirectDrive"
+    }
+
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+        let pedal = ctx.command.throttle() * ctx.command.direction();
+        for ((out, wheel), &spin) in torques.iter_mut().zip(ctx.wheels).zip(ctx.state.wheel_spin) {
+            if !self.driven_axles.contains(&wheel.mount.axle) {
+                continue;
+            }
+            let limit = self.max_torque.max(0.0);
+            let power_limit = self.max_power.max(0.0) / spin.abs().max(1e-9);
+            *out = pedal * limit.min(power_limit);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! What a module is handed: the vehicle's state, the driver's command, the step, the loads.
+
+use bevy::prelude::*;
+use bevy_vehicle_drivetrain::VehicleControls;
+
+use crate::components::{Brakes, Steering, Suspension, WheelMount};
+
+/// One of the vehicle's wheels, as modules see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleWheel {
+    /// The wheel block entity.
+    pub entity: Entity,
+    /// Where the wheel is mounted: position (chassis frame, m), axle, side, steered.
+    pub mount: WheelMount,
+    /// Rolling radius (m).
+    pub radius: f64,
+    /// Its position in the drivetrain's pass order.
+    pub(crate) node: u32,
+}
+
+/// The vehicle's state at a stage.
+///
+/// Pose and velocities are those of the chassis body at the start of the fixed step (Rapier
+/// moves it after the drivetrain's step); the wheel spins are the stage's.
+#[derive(Clone, Copy, Debug)]
+pub struct VehicleState<'a> {
+    /// Chassis position (world, m).
+    pub position: Vec3,
+    /// Chassis orientation (world).
+    pub rotation: Quat,
+    /// Chassis velocity (world, m/s).
+    pub linear_velocity: Vec3,
+    /// Chassis angular velocity (world, rad/s).
+    pub angular_velocity: Vec3,
+    /// Each wheel's spin (rad/s, positive rolling forward), in wheel order.
+    pub wheel_spin: &'a [f64],
+    /// Each wheel's suspension travel from design height (m, compression positive), in wheel
+    /// order: in `begin_step`, the suspension, and the anti-roll bars as the last step left it;
+    /// in the stage functions as measured for this step.
+    pub suspension_travel: &'a [f64],
+}
+
+impl VehicleState<'_> {
+    /// Speed along the chassis's forward axis (−Z) (m/s, negative when reversing).
+    pub fn forward_speed(&self) -> f64 {
+        f64::from(self.linear_velocity.dot(self.rotation * Vec3::NEG_Z))
+    }
+
+    /// Speed along the chassis's right axis (+X) (m/s).
+    pub fn lateral_speed(&self) -> f64 {
+        f64::from(self.linear_velocity.dot(self.rotation * Vec3::X))
+    }
+
+    /// Yaw rate about the chassis's up axis (rad/s, positive turning left).
+    pub fn yaw_rate(&self) -> f64 {
+        f64::from(self.angular_velocity.dot(self.rotation * Vec3::Y))
+    }
+
+    /// Body slip angle: the angle from the chassis's forward axis to its velocity over the
+    /// ground (rad, positive when the velocity points to the left of the nose; 0 at rest).
+    pub fn body_slip_angle(&self) -> f64 {
+        let (forward, left) = (self.forward_speed(), -self.lateral_speed());
+        if forward == 0.0 && left == 0.0 {
+            0.0
+        } else {
+            left.atan2(forward.abs())
+        }
+    }
+}
+
+/// What every module call receives.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleContext<'a> {
+    /// The vehicle's state at this stage.
+    pub state: VehicleState<'a>,
+    /// The driver's command.
+    pub command: &'a VehicleControls,
+    /// The steering input after the steering's rate limit ([`Steering::max_rate`]), −1..1,
+    /// positive right: how far the driver's wheel has actually turned.
+    pub steering_input: f64,
+    /// Length of the fixed step (s).
+    pub dt: f64,
+    /// Time since the start of the fixed step at this stage (s; 0 for `begin_step` and the
+    /// suspension and anti-roll bars).
+    pub time: f64,
+    /// Each wheel's normal load on its tire (N), in wheel order: in `begin_step`, the
+    /// suspension, and the anti-roll bars the last step's; in the stage functions the load
+    /// the tire carries over this step.
+    pub load: &'a [f64],
+    /// The wheels, in wheel order: by axle from the front, left before right (FL, FR, RL, RR
+    /// on a car). Every per-wheel slice uses this order.
+    pub wheels: &'a [ModuleWheel],
+    /// The vehicle's brake settings (what the built-in brakes use).
+    pub brakes: &'a Brakes,
+    /// The vehicle's steering settings (what the built-in steering uses).
+    pub steering: &'a Steering,
+}
+
+/// One corner, for a [`SuspensionModule`](super::SuspensionModule).
+#[derive(Clone, Copy, Debug)]
+pub struct CornerInput<'a> {
+    /// The corner's wheel, as an index into [`ModuleContext::wheels`].
+    pub wheel: usize,
+    /// Deflection: suspension travel from design height (m, compression positive), at the
+    /// point in the step where the chassis's springs are evaluated (see
+    /// [`spring_lead`](crate::spring_lead)).
+    pub deflection: f64,
+    /// Deflection rate (m/s, compression positive).
+    pub rate: f64,
+    /// The corner's suspension settings (what the built-in uses).
+    pub suspension: &'a Suspension,
+}
+
+/// One axle, for an [`AntiRollBarModule`](super::AntiRollBarModule).
+#[derive(Clone, Copy, Debug)]
+pub struct AxleInput {
+    /// Axle number (0 = front-most).
+    pub axle: u8,
+    /// The left and right wheels, as indices into [`ModuleContext::wheels`].
+    pub wheels: [usize; 2],
+    /// Left and right deflection (m, compression positive), evaluated like
+    /// [`CornerInput::deflection`].
+    pub deflection: [f64; 2],
+    /// Left and right deflection rate (m/s, compression positive).
+    pub rate: [f64; 2],
+}

@@ -1,0 +1,156 @@
+//! Subsystem modules: brakes, steering, the drivetrain, suspension and anti-roll bars behind
+//! small traits, each with a built-in implementation that a user can replace on a live
+//! vehicle.
+//!
+//! | Module | Stage function | Returns | Built-in |
+//! |---|---|---|---|
+//! | [`BrakeModule`] | [`wheel_torques`](BrakeModule::wheel_torques) | a brake torque per wheel (N·m) | [`BuiltinBrakes`] |
+//! | [`SteeringModule`] | [`apply`](SteeringModule::apply) | a road-wheel angle per wheel (rad) and the rack travel (m) | [`AckermannSteering`] |
+//! | [`DrivetrainModule`] | [`wheel_torques`](DrivetrainModule::wheel_torques) | a drive torque per wheel (N·m) | the block graph; [`DirectDrive`] ships as a module |
+//! | [`SuspensionModule`] | [`force`](SuspensionModule::force) | the corner's force (N) | [`BuiltinSuspension`] |
+//! | [`AntiRollBarModule`] | [`forces`](AntiRollBarModule::forces) | the left and right wheel forces (N) | [`LinearAntiRollBar`] |
+//!
+//! Every vehicle carries its modules in its [`VehicleModules`] component, the built-in ones
+//! until others are installed with [`InstallModule::install_module`].
+//!
+//! # Call cadence
+//!
+//! One fixed step of length `dt` whose drivetrain runs `N` RK4 substeps:
+//!
+//! 1. In [`VehicleSystems::Controls`](crate::VehicleSystems::Controls), **once per fixed
+//!    step**, `begin_step` of the brake, steering and drivetrain modules, in that order, with
+//!    the vehicle as it is at the start of the step. This is the place for per-step decisions
+//!    and state: an ABS cycle, a controller update, a latched mode.
+//! 2. In [`VehicleSystems::Contact`](crate::VehicleSystems::Contact), once per fixed step, the
+//!    suspension module's `force` for each corner, then each anti-roll-bar module's `forces`.
+//!    The chassis body is integrated by Rapier, which takes one force per fixed step: that
+//!    evaluation is the chassis's only stage. These modules have no `begin_step`.
+//! 3. In [`DrivetrainSystems::Step`](bevy_vehicle_drivetrain::DrivetrainSystems::Step), **once
+//!    per RK4 stage of every substep** (`4·N` times per fixed step), the brake module's
+//!    `wheel_torques`, the steering module's `apply` and the drivetrain module's
+//!    `wheel_torques`, in that order, with the wheel spins of that stage. The stage functions
+//!    take `&self`: they must be pure functions of their context, since a stage is evaluated
+//!    at intermediate states that are then thrown away.
+//!
+//! Within a fixed step the chassis's pose and velocity are those at the start of the step at
+//! every stage (Rapier moves the body after the drivetrain's step); the wheel spins and the
+//! time ([`ModuleContext::time`]) change from stage to stage.
+//!
+//! [`ResetVehicle`] calls every module's `reset`.
+//!
+//! # Sign conventions
+//!
+//! Brake torques are signed and must oppose the wheel's spin. **A brake torque that would
+//! drive the wheel is corrected, never applied as drive:** the wheel's brake applies the
+//! magnitude `|T|` against the spin, and holds a wheel that it can stop (the same brake the
+//! built-in uses, without chatter at a standstill). Each correction is counted in
+//! [`ModuleReport::brake_corrections`], and the first is logged. Drive torques are signed,
+//! positive forward. Angles are positive to the left (about the chassis's up axis). A
+//! non-finite number from a module is replaced (by zero, or by the previous angle) and counted
+//! in [`ModuleReport::invalid_outputs`].
+
+mod builtin;
+mod context;
+pub(crate) mod install;
+pub(crate) mod systems;
+
+pub use builtin::{
+    AckermannSteering, BuiltinBrakes, BuiltinSuspension, DirectDrive, LinearAntiRollBar,
+    ackermann_angles, builtin_brake_torques,
+};
+pub use context::{AxleInput, CornerInput, ModuleContext, ModuleWheel, VehicleState};
+pub use install::{
+    InstallModule, ModuleError, ModuleReport, ResetVehicle, VehicleModule, VehicleModules,
+};
+
+/// A brake system: a brake torque at each wheel.
+pub trait BrakeModule: Send + Sync + 'static {
+    /// A name for messages (the type's name by default).
+    fn name(&self) -> &str {
+        core::any::type_name::<Self>()
+    }
+
+    /// Once per fixed step, before any stage: per-step decisions and state.
+    fn begin_step(&mut self, _ctx: &ModuleContext) {}
+
+    /// Once per RK4 stage: writes the brake torque of each wheel (N·m, signed, opposing the
+    /// wheel's spin) into `torques`, in [`ModuleContext::wheels`] order. `torques` arrives
+    /// filled with zeros. Only the magnitude acts: see the module docs on signs.
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]);
+
+    /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
+    fn reset(&mut self) {}
+}
+
+/// A steering system: the road-wheel angles.
+pub trait SteeringModule: Send + Sync + 'static {
+    /// A name for messages (the type's name by default).
+    fn name(&self) -> &str {
+        core::any::type_name::<Self>()
+    }
+
+    /// Once per fixed step, before any stage: per-step decisions and state.
+    fn begin_step(&mut self, _ctx: &ModuleContext) {}
+
+    /// Once per RK4 stage: writes the road-wheel angle of each wheel (rad, positive to the
+    /// left) into `angles`, in [`ModuleContext::wheels`] order, and returns the rack travel
+    /// (m, positive to the right). `angles` arrives filled with zeros; a wheel left at zero
+    /// points straight ahead. The tires turn to these angles for this stage.
+    fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64;
+
+    /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
+    fn reset(&mut self) {}
+}
+
+/// A drivetrain in one function: a drive torque at each wheel. Installing one replaces the
+/// vehicle's whole block graph (see
+/// [`ExternalDrive`](bevy_vehicle_drivetrain::ExternalDrive)): the wheels turn freely under
+/// these torques, their tires and brakes.
+pub trait DrivetrainModule: Send + Sync + 'static {
+    /// A name for messages (the type's name by default).
+    fn name(&self) -> &str {
+        core::any::type_name::<Self>()
+    }
+
+    /// Once per fixed step, before any stage: per-step decisions and state (a shift, say).
+    fn begin_step(&mut self, _ctx: &ModuleContext) {}
+
+    /// Once per RK4 stage: writes the drive torque at each wheel (N·m, positive forward) into
+    /// `torques`, in [`ModuleContext::wheels`] order. `torques` arrives filled with zeros.
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]);
+
+    /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
+    fn reset(&mut self) {}
+}
+
+/// A suspension: each corner's force from its deflection. Memoryless, so it has no
+/// `begin_step`.
+pub trait SuspensionModule: Send + Sync + 'static {
+    /// A name for messages (the type's name by default).
+    fn name(&self) -> &str {
+        core::any::type_name::<Self>()
+    }
+
+    /// Once per corner per chassis stage (once per fixed step): the force the corner's
+    /// suspension pushes the wheel into the ground with (N, along the chassis's up axis). The
+    /// tire's load is this plus any anti-roll-bar force, and never below zero.
+    fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64;
+
+    /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
+    fn reset(&mut self) {}
+}
+
+/// An anti-roll bar on one axle. Memoryless, so it has no `begin_step`.
+pub trait AntiRollBarModule: Send + Sync + 'static {
+    /// A name for messages (the type's name by default).
+    fn name(&self) -> &str {
+        core::any::type_name::<Self>()
+    }
+
+    /// Once per chassis stage (once per fixed step): the forces the bar adds to the left and
+    /// right wheels' loads (N, positive pressing the wheel into the ground).
+    fn forces(&self, ctx: &ModuleContext, axle: &AxleInput) -> [f64; 2];
+
+    /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
+    fn reset(&mut self) {}
+}

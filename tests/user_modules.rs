@@ -1,0 +1,666 @@
+//! User-defined subsystem modules: transparent wrappers, call cadence, reset, the brake sign
+//! rule, refusals, and the physics of installed modules. Tolerances are stated per test.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::Velocity;
+use bevy_vehicle_physics::chassis::modules::{
+    AckermannSteering, AxleInput, BuiltinBrakes, BuiltinSuspension, CornerInput, DirectDrive,
+    LinearAntiRollBar, ModuleReport,
+};
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+// ---- Wrappers that only delegate ------------------------------------------------------------
+
+/// Wraps a module and forwards every call to it.
+struct Delegate<M>(M);
+
+/// `Delegate` and `Counting` for the two modules that return a torque per wheel.
+macro_rules! torque_module_wrappers {
+    ($($module:ident),*) => {$(
+        impl<M: $module> $module for Delegate<M> {
+            fn begin_step(&mut self, ctx: &ModuleContext) {
+                self.0.begin_step(ctx);
+            }
+            fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+                self.0.wheel_torques(ctx, torques);
+            }
+            fn reset(&mut self) {
+                self.0.reset();
+            }
+        }
+
+        impl<M: $module> $module for Counting<M> {
+            fn begin_step(&mut self, ctx: &ModuleContext) {
+                self.counts.begin.fetch_add(1, Ordering::Relaxed);
+                self.inner.begin_step(ctx);
+            }
+            fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+                self.counts.stage.fetch_add(1, Ordering::Relaxed);
+                self.inner.wheel_torques(ctx, torques);
+            }
+            fn reset(&mut self) {
+                self.counts.clear();
+            }
+        }
+    )*};
+}
+
+torque_module_wrappers!(BrakeModule, DrivetrainModule);
+
+impl<M: SteeringModule> SteeringModule for Delegate<M> {
+    fn begin_step(&mut self, ctx: &ModuleContext) {
+        self.0.begin_step(ctx);
+    }
+    fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64 {
+        self.0.apply(ctx, angles)
+    }
+    fn reset(&mut self) {
+        self.0.reset();
+    }
+}
+
+impl<M: SuspensionModule> SuspensionModule for Delegate<M> {
+    fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64 {
+        self.0.force(ctx, corner)
+    }
+}
+
+impl<M: AntiRollBarModule> AntiRollBarModule for Delegate<M> {
+    fn forces(&self, ctx: &ModuleContext, axle: &AxleInput) -> [f64; 2] {
+        self.0.forces(ctx, axle)
+    }
+}
+
+/// A car on flat ground at μ = 0.9, settled for 0.5 s, with `install` applied to it before
+/// its first step.
+fn car_app(
+    hz: f64,
+    builder: &CarBuilder,
+    install: impl FnOnce(&mut EntityWorldMut),
+) -> (App, Entity) {
+    let mut app = create_app(hz);
+    spawn_flat_ground(&mut app, 0.9);
+    let car = spawn_car(
+        &mut app,
+        builder,
+        Transform::from_xyz(0.0, builder.wheel.radius as f32 - builder.wheel_height, 0.0),
+    );
+    install(&mut app.world_mut().entity_mut(car));
+    (app, car)
+}
+
+/// The bits of every chassis position, orientation, velocity and wheel spin, step by step,
+/// over 10 s of a scripted drive at 60 Hz: pull away in first, steer into a turn, let go,
+/// brake hard, and pull the handbrake.
+fn scripted_drive(builder: &CarBuilder, install: impl FnOnce(&mut EntityWorldMut)) -> Vec<u64> {
+    let (mut app, car) = car_app(60.0, builder, install);
+    let wheels = wheels(&mut app, car);
+    let mut bits = Vec::new();
+    for step in 0..600 {
+        let t = step as f64 / 60.0;
+        controls(&mut app, car, |c| {
+            c.gear = 1;
+            c.throttle = if (0.5..5.0).contains(&t) { 0.7 } else { 0.0 };
+            c.steering = if (2.0..4.0).contains(&t) { 0.6 } else { -0.1 };
+            c.brake = if (6.0..8.0).contains(&t) { 0.8 } else { 0.0 };
+            c.handbrake = if t >= 8.5 { 1.0 } else { 0.0 };
+        });
+        tick(&mut app, 1);
+        let transform = get::<Transform>(&app, car);
+        let velocity = get::<Velocity>(&app, car);
+        for v in [
+            transform.translation,
+            velocity.linear,
+            velocity.angular,
+            transform.rotation.xyz(),
+        ] {
+            bits.extend(v.to_array().map(|x| u64::from(x.to_bits())));
+        }
+        bits.push(u64::from(transform.rotation.w.to_bits()));
+        for &w in &wheels {
+            bits.push(get::<WheelSensors>(&app, w).speed.to_bits());
+        }
+    }
+    // The drive must have moved the car, or the comparison proves nothing.
+    assert!(
+        position(&app, car).length() > 10.0,
+        "the scripted drive went nowhere: {}",
+        position(&app, car)
+    );
+    bits
+}
+
+/// Asserts two trajectories are equal bit for bit, naming the first difference.
+fn assert_same_bits(baseline: &[u64], wrapped: &[u64], what: &str) {
+    assert_eq!(baseline.len(), wrapped.len(), "{what}: lengths differ");
+    if let Some(i) = baseline.iter().zip(wrapped).position(|(a, b)| a != b) {
+        panic!("{what}: the trajectories differ first at value {i}");
+    }
+}
+
+#[test]
+fn a_delegating_brake_module_reproduces_the_baseline_bit_for_bit() {
+    let car = CarBuilder::default();
+    let baseline = scripted_drive(&car, |_| {});
+    let wrapped = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::brake(Delegate(BuiltinBrakes::default())))
+            .unwrap();
+    });
+    assert_same_bits(&baseline, &wrapped, "brake");
+}
+
+#[test]
+fn a_delegating_steering_module_reproduces_the_baseline_bit_for_bit() {
+    let car = CarBuilder::default();
+    let baseline = scripted_drive(&car, |_| {});
+    let wrapped = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::steering(Delegate(
+            AckermannSteering::default(),
+        )))
+        .unwrap();
+    });
+    assert_same_bits(&baseline, &wrapped, "steering");
+}
+
+#[test]
+fn a_delegating_suspension_module_reproduces_the_baseline_bit_for_bit() {
+    let car = CarBuilder::default();
+    let baseline = scripted_drive(&car, |_| {});
+    let wrapped = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::suspension(Delegate(BuiltinSuspension)))
+            .unwrap();
+    });
+    assert_same_bits(&baseline, &wrapped, "suspension");
+}
+
+#[test]
+fn a_delegating_anti_roll_bar_module_reproduces_the_baseline_bit_for_bit() {
+    let car = CarBuilder::default();
+    assert!(car.anti_roll_bars.iter().all(|&k| k > 0.0));
+    let baseline = scripted_drive(&car, |_| {});
+    let wrapped = scripted_drive(&car, |e| {
+        for (axle, &stiffness) in car.anti_roll_bars.iter().enumerate() {
+            e.install_module(VehicleModule::anti_roll_bar(
+                axle as u8,
+                Delegate(LinearAntiRollBar { stiffness }),
+            ))
+            .unwrap();
+        }
+    });
+    assert_same_bits(&baseline, &wrapped, "anti-roll bars");
+}
+
+/// The drivetrain's built-in is the block graph, which no per-wheel function can stand for;
+/// the baseline is the shipped [`DirectDrive`] module, and the wrapper forwards to it.
+#[test]
+fn a_delegating_drivetrain_module_reproduces_the_baseline_bit_for_bit() {
+    let car = CarBuilder::default();
+    let baseline = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::drivetrain(DirectDrive::default()))
+            .unwrap();
+    });
+    let wrapped = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::drivetrain(Delegate(DirectDrive::default())))
+            .unwrap();
+    });
+    assert_same_bits(&baseline, &wrapped, "drivetrain");
+}
+
+// ---- Cadence ----------------------------------------------------------------------------
+
+/// Call counts shared between a counting module and the test.
+#[derive(Clone, Default)]
+struct Counts {
+    begin: Arc<AtomicU64>,
+    stage: Arc<AtomicU64>,
+}
+
+impl Counts {
+    fn clear(&self) {
+        self.begin.store(0, Ordering::Relaxed);
+        self.stage.store(0, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> (u64, u64) {
+        (
+            self.begin.load(Ordering::Relaxed),
+            self.stage.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Counts its calls and otherwise acts like the built-in (so the car behaves).
+struct Counting<M> {
+    inner: M,
+    counts: Counts,
+}
+
+impl<M: SteeringModule> SteeringModule for Counting<M> {
+    fn begin_step(&mut self, ctx: &ModuleContext) {
+        self.counts.begin.fetch_add(1, Ordering::Relaxed);
+        self.inner.begin_step(ctx);
+    }
+    fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64 {
+        self.counts.stage.fetch_add(1, Ordering::Relaxed);
+        self.inner.apply(ctx, angles)
+    }
+    fn reset(&mut self) {
+        self.counts.clear();
+    }
+}
+
+impl<M: SuspensionModule> SuspensionModule for Counting<M> {
+    fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64 {
+        self.counts.stage.fetch_add(1, Ordering::Relaxed);
+        self.inner.force(ctx, corner)
+    }
+    fn reset(&mut self) {
+        self.counts.clear();
+    }
+}
+
+impl<M: AntiRollBarModule> AntiRollBarModule for Counting<M> {
+    fn forces(&self, ctx: &ModuleContext, axle: &AxleInput) -> [f64; 2] {
+        self.counts.stage.fetch_add(1, Ordering::Relaxed);
+        self.inner.forces(ctx, axle)
+    }
+    fn reset(&mut self) {
+        self.counts.clear();
+    }
+}
+
+/// Counting modules in all five slots of a car with `substeps` RK4 substeps per fixed step.
+struct Counted {
+    app: App,
+    car: Entity,
+    brake: Counts,
+    steering: Counts,
+    drivetrain: Counts,
+    suspension: Counts,
+    anti_roll_bar: Counts,
+}
+
+fn counted_car(substeps: u32) -> Counted {
+    let builder = CarBuilder {
+        substeps,
+        ..default()
+    };
+    let [brake, steering, drivetrain, suspension, anti_roll_bar] =
+        core::array::from_fn(|_| Counts::default());
+    let (b, s, d, su, a) = (
+        brake.clone(),
+        steering.clone(),
+        drivetrain.clone(),
+        suspension.clone(),
+        anti_roll_bar.clone(),
+    );
+    let (mut app, car) = car_app(60.0, &builder, move |e| {
+        // Exactly `substeps` substeps: no limit on their length.
+        e.get_mut::<Drivetrain>().unwrap().max_substep = 0.0;
+        let modules = [
+            VehicleModule::brake(Counting {
+                inner: BuiltinBrakes::default(),
+                counts: b,
+            }),
+            VehicleModule::steering(Counting {
+                inner: AckermannSteering::default(),
+                counts: s,
+            }),
+            VehicleModule::drivetrain(Counting {
+                inner: DirectDrive::default(),
+                counts: d,
+            }),
+            VehicleModule::suspension(Counting {
+                inner: BuiltinSuspension,
+                counts: su,
+            }),
+            VehicleModule::anti_roll_bar(
+                0,
+                Counting {
+                    inner: LinearAntiRollBar {
+                        stiffness: 20_000.0,
+                    },
+                    counts: a,
+                },
+            ),
+        ];
+        for module in modules {
+            e.install_module(module).unwrap();
+        }
+    });
+    // One step recompiles the drivetrain for the drivetrain module; count from the next.
+    tick(&mut app, 1);
+    app.world_mut().trigger(ResetVehicle { entity: car });
+    Counted {
+        app,
+        car,
+        brake,
+        steering,
+        drivetrain,
+        suspension,
+        anti_roll_bar,
+    }
+}
+
+#[test]
+fn begin_step_runs_once_per_step_and_the_stage_functions_four_times_per_substep() {
+    for substeps in [1u32, 2, 8] {
+        let mut c = counted_car(substeps);
+        assert_eq!(drivetrain(&c.app, c.car).substeps_for(1.0 / 60.0), substeps);
+        let steps = 37;
+        controls(&mut c.app, c.car, |c| {
+            c.gear = 1;
+            c.throttle = 0.3;
+            c.steering = 0.2;
+        });
+        tick(&mut c.app, steps);
+        let steps = steps as u64;
+        let stages = 4 * u64::from(substeps) * steps;
+        for (name, counts) in [
+            ("brake", &c.brake),
+            ("steering", &c.steering),
+            ("drivetrain", &c.drivetrain),
+        ] {
+            assert_eq!(
+                counts.get(),
+                (steps, stages),
+                "{name} at {substeps} substeps: (begin_step, stage) calls"
+            );
+        }
+        // The chassis's own stage: one force per corner, one per bar, each fixed step.
+        assert_eq!(
+            c.suspension.get(),
+            (0, 4 * steps),
+            "suspension at {substeps}"
+        );
+        assert_eq!(
+            c.anti_roll_bar.get(),
+            (0, steps),
+            "anti-roll bar at {substeps}"
+        );
+    }
+}
+
+#[test]
+fn reset_clears_module_state() {
+    let mut c = counted_car(2);
+    tick(&mut c.app, 10);
+    assert_eq!(c.brake.get(), (10, 80));
+    c.app.world_mut().trigger(ResetVehicle { entity: c.car });
+    for counts in [
+        &c.brake,
+        &c.steering,
+        &c.drivetrain,
+        &c.suspension,
+        &c.anti_roll_bar,
+    ] {
+        assert_eq!(counts.get(), (0, 0));
+    }
+    let report = &c.app.world().get::<VehicleModules>(c.car).unwrap().report;
+    assert_eq!(*report, ModuleReport::default());
+}
+
+// ---- The brake sign rule ------------------------------------------------------------------
+
+/// A wrong brake: it returns its torque with the sign of the spin, which would drive the wheel.
+struct BackwardBrake;
+
+impl BrakeModule for BackwardBrake {
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+        for (t, &spin) in torques.iter_mut().zip(ctx.state.wheel_spin) {
+            *t = 1_000.0 * spin.signum();
+        }
+    }
+}
+
+/// Speed (m/s) of a car rolling at 20 m/s in neutral after 2 s, with `install` applied.
+fn coast(install: impl FnOnce(&mut EntityWorldMut)) -> (f32, ModuleReport) {
+    let builder = CarBuilder::default();
+    let (mut app, car) = car_app(60.0, &builder, install);
+    tick(&mut app, 30);
+    flying_start(&mut app, car, 20.0);
+    let mut fastest = 0.0f32;
+    for _ in 0..120 {
+        tick(&mut app, 1);
+        fastest = fastest.max(velocity(&app, car).length());
+    }
+    assert!(fastest <= 20.0 + 1e-3, "the car sped up to {fastest} m/s");
+    let report = app
+        .world()
+        .get::<VehicleModules>(car)
+        .unwrap()
+        .report
+        .clone();
+    (velocity(&app, car).length(), report)
+}
+
+/// A brake torque returned with the wrong sign is corrected: applied against the spin, so it
+/// slows the car exactly as the same torque with the right sign does, and every correction
+/// is counted.
+#[test]
+fn a_brake_torque_that_would_drive_the_wheel_is_applied_against_the_spin() {
+    struct RightBrake;
+    impl BrakeModule for RightBrake {
+        fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+            for (t, &spin) in torques.iter_mut().zip(ctx.state.wheel_spin) {
+                *t = -1_000.0 * spin.signum();
+            }
+        }
+    }
+    let (free, _) = coast(|_| {});
+    let (wrong, report) = coast(|e| {
+        e.install_module(VehicleModule::brake(BackwardBrake))
+            .unwrap();
+    });
+    let (right, right_report) = coast(|e| {
+        e.install_module(VehicleModule::brake(RightBrake)).unwrap();
+    });
+    // 4 × 1000 N·m at 0.31 m is about 12.9 kN on a 1.5 t car: about 8.6 m/s² of braking.
+    assert!(free > 18.0, "coasting alone left {free} m/s");
+    assert!(wrong < free - 5.0, "the corrected brake left {wrong} m/s");
+    assert!(
+        (wrong - right).abs() < 1e-3,
+        "corrected {wrong} m/s vs right-signed {right} m/s"
+    );
+    assert!(report.brake_corrections > 0);
+    assert_eq!(right_report.brake_corrections, 0);
+}
+
+/// A module that returns NaN never puts NaN into the simulation.
+#[test]
+fn non_finite_module_outputs_are_replaced_and_counted() {
+    struct NanEverywhere;
+    impl BrakeModule for NanEverywhere {
+        fn wheel_torques(&self, _: &ModuleContext, torques: &mut [f64]) {
+            torques.fill(f64::NAN);
+        }
+    }
+    impl SteeringModule for NanEverywhere {
+        fn apply(&self, _: &ModuleContext, angles: &mut [f64]) -> f64 {
+            angles.fill(f64::INFINITY);
+            f64::NAN
+        }
+    }
+    impl SuspensionModule for NanEverywhere {
+        fn force(&self, _: &ModuleContext, _: &CornerInput) -> f64 {
+            f64::NAN
+        }
+    }
+    let (mut app, car) = car_app(60.0, &CarBuilder::default(), |e| {
+        e.install_module(VehicleModule::brake(NanEverywhere))
+            .unwrap();
+        e.install_module(VehicleModule::steering(NanEverywhere))
+            .unwrap();
+        e.install_module(VehicleModule::suspension(NanEverywhere))
+            .unwrap();
+    });
+    tick(&mut app, 60);
+    assert!(position(&app, car).is_finite() && velocity(&app, car).is_finite());
+    let report = &app.world().get::<VehicleModules>(car).unwrap().report;
+    assert!(report.invalid_outputs > 0);
+}
+
+// ---- Installing and refusing --------------------------------------------------------------
+
+#[test]
+fn modules_a_vehicle_cannot_host_are_refused_with_the_reason() {
+    let (mut app, car) = car_app(60.0, &CarBuilder::default(), |e| {
+        e.insert(Name::new("hatchback"));
+    });
+    let error = app
+        .world_mut()
+        .entity_mut(car)
+        .install_module(VehicleModule::anti_roll_bar(
+            3,
+            LinearAntiRollBar { stiffness: 1.0 },
+        ))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "vehicle 'hatchback': cannot install anti-roll bar on axle 3 module 'LinearAntiRollBar': \
+         the vehicle has no axle 3 with one left and one right wheel (its axles: 0, 1)"
+    );
+    let ground = app.world_mut().spawn(Name::new("rock")).id();
+    let error = app
+        .world_mut()
+        .entity_mut(ground)
+        .install_module(VehicleModule::brake(BuiltinBrakes::default()))
+        .unwrap_err();
+    assert_eq!(error.reason, "the entity is not a vehicle");
+
+    // Through commands, the refusal is kept on the vehicle, which keeps its modules.
+    app.world_mut()
+        .commands()
+        .entity(car)
+        .install_module(VehicleModule::anti_roll_bar(
+            7,
+            LinearAntiRollBar { stiffness: 1.0 },
+        ));
+    app.world_mut().flush();
+    let modules = app.world().get::<VehicleModules>(car).unwrap();
+    assert_eq!(modules.anti_roll_bar_name(7), None);
+    let refusal = modules.report.last_refusal.as_ref().expect("kept");
+    assert_eq!(refusal.slot, "anti-roll bar on axle 7");
+}
+
+// ---- Installed modules do what they say -------------------------------------------------
+
+/// A [`DirectDrive`] replaces the block graph: the engine stops being simulated, and the car
+/// pulls away with the acceleration its wheel torques give, `a = ΣT/r / (m + ΣI/r²)`, less
+/// rolling resistance (within 5 %).
+#[test]
+fn a_drivetrain_module_replaces_the_block_graph() {
+    let builder = CarBuilder::default();
+    let drive = DirectDrive {
+        max_torque: 300.0,
+        max_power: 1e9,
+        driven_axles: vec![0, 1],
+    };
+    let (mut app, car) = car_app(60.0, &builder, |e| {
+        e.install_module(VehicleModule::drivetrain(drive.clone()))
+            .unwrap();
+    });
+    tick(&mut app, 30);
+    let engine_rpm = app.world().get::<VehicleTelemetry>(car).unwrap().engine_rpm;
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    let steps = 60;
+    let v0 = velocity(&app, car).length();
+    tick(&mut app, steps);
+    let v1 = velocity(&app, car).length();
+    let a = f64::from(v1 - v0) / (steps as f64 / 60.0);
+    let r = builder.wheel.radius;
+    let inertia: f64 = 4.0 * builder.wheel.inertia;
+    let mass = f64::from(builder.mass);
+    let rolling = builder.wheel.tire.rolling_resistance * mass * G;
+    let expected = (4.0 * drive.max_torque / r - rolling) / (mass + inertia / (r * r));
+    assert!(
+        rel(a, expected) < 0.05,
+        "acceleration {a} m/s² vs {expected} m/s²"
+    );
+    // The engine's block is no longer driven: its speed is frozen.
+    let rpm = app.world().get::<VehicleTelemetry>(car).unwrap().engine_rpm;
+    assert!(
+        (rpm - engine_rpm).abs() < 1e-9,
+        "engine rpm {engine_rpm} → {rpm}"
+    );
+
+    // Giving the wheels back to the block graph drives the car with its engine again.
+    app.world_mut()
+        .entity_mut(car)
+        .install_module(VehicleModule::Drivetrain(None))
+        .unwrap();
+    tick(&mut app, 60);
+    let rpm = app.world().get::<VehicleTelemetry>(car).unwrap().engine_rpm;
+    assert!(rpm > 500.0, "engine back at {rpm} rpm");
+}
+
+/// A steering module's angles steer the car: front wheels held at δ = 0.1 rad at walking pace
+/// drive a circle of the kinematic radius L / tan δ (within 10 %).
+#[test]
+fn a_steering_module_steers_the_car() {
+    struct Fixed(f64);
+    impl SteeringModule for Fixed {
+        fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64 {
+            for (a, w) in angles.iter_mut().zip(ctx.wheels) {
+                if w.mount.axle == 0 {
+                    *a = self.0;
+                }
+            }
+            0.0
+        }
+    }
+    let builder = CarBuilder::default();
+    let delta = 0.1;
+    let (mut app, car) = car_app(60.0, &builder, |e| {
+        e.install_module(VehicleModule::steering(Fixed(delta)))
+            .unwrap();
+        e.install_module(VehicleModule::drivetrain(DirectDrive {
+            max_torque: 60.0,
+            max_power: 300.0,
+            driven_axles: vec![1],
+        }))
+        .unwrap();
+    });
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    tick(&mut app, 600);
+    let v = get::<Velocity>(&app, car);
+    let speed = f64::from(v.linear.length());
+    let yaw_rate = f64::from(v.angular.y);
+    assert!(speed > 1.0, "speed {speed} m/s");
+    let radius = speed / yaw_rate;
+    let wheelbase = f64::from(builder.rear_axle - builder.front_axle);
+    let expected = wheelbase / delta.tan();
+    assert!(
+        rel(radius, expected) < 0.10,
+        "turn radius {radius} m vs L/tan δ = {expected} m (positive: turning left)"
+    );
+    let front_left = wheels(&mut app, car)[0];
+    let state = get::<WheelState>(&app, front_left);
+    assert!((state.steer_angle - delta).abs() < 1e-12);
+}
+
+/// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9.
+#[test]
+fn the_example_abs_stand_in_stops_shorter_than_locked_wheels() {
+    let (locked, abs) = example::stopping_distances();
+    assert!(
+        abs < 0.95 * locked,
+        "ABS stand-in {abs} m vs locked wheels {locked} m"
+    );
+}
+
+#[allow(dead_code)]
+#[path = "../examples/user_brake_module.rs"]
+mod example;
