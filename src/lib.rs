@@ -71,7 +71,8 @@ impl PluginGroup for VehiclePhysicsPlugins {
 pub mod prelude {
     pub use crate::VehiclePhysicsPlugins;
     pub use bevy_vehicle_assets::{
-        RegisterFileBlock, VehicleAsset, VehicleDescription, VehicleFileError,
+        ModuleSettings, RegisterFileBlock, RegisterFileModule, VehicleAsset, VehicleDescription,
+        VehicleFileError,
     };
     pub use bevy_vehicle_chassis::prelude::*;
     pub use bevy_vehicle_drivetrain::prelude::*;

@@ -651,6 +651,156 @@ fn a_steering_module_steers_the_car() {
     assert!((state.steer_angle - delta).abs() < 1e-12);
 }
 
+/// The context's state helpers agree with the vehicle's telemetry: `begin_step` sees the body
+/// as the last step left it.
+#[test]
+fn the_context_reports_the_vehicle_state() {
+    use std::sync::Mutex;
+    type Seen = Arc<Mutex<Vec<[f64; 4]>>>;
+    struct Recorder(AckermannSteering, Seen);
+    impl SteeringModule for Recorder {
+        fn begin_step(&mut self, ctx: &ModuleContext) {
+            let s = &ctx.state;
+            self.1.lock().unwrap().push([
+                s.forward_speed(),
+                s.lateral_speed(),
+                s.yaw_rate(),
+                s.body_slip_angle(),
+            ]);
+            self.0.begin_step(ctx);
+        }
+        fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64 {
+            self.0.apply(ctx, angles)
+        }
+    }
+    let seen = Seen::default();
+    let recorder = Recorder(AckermannSteering::default(), seen.clone());
+    let (mut app, car) = car_app(60.0, &CarBuilder::default(), |e| {
+        e.install_module(VehicleModule::steering(recorder)).unwrap();
+    });
+    tick(&mut app, 30);
+    flying_start(&mut app, car, 15.0);
+    controls(&mut app, car, |c| c.steering = -0.5);
+    tick(&mut app, 60);
+    let telemetry = get::<VehicleTelemetry>(&app, car);
+    tick(&mut app, 1);
+    let [forward, lateral, yaw_rate, slip] = *seen.lock().unwrap().last().unwrap();
+    assert_eq!(forward, telemetry.forward_speed);
+    assert_eq!(lateral, telemetry.lateral_speed);
+    assert_eq!(yaw_rate, telemetry.yaw_rate);
+    assert!(yaw_rate > 0.1, "turning left at {yaw_rate} rad/s");
+    assert_eq!(slip, (-lateral).atan2(forward));
+}
+
+// ---- Modules named in vehicle files -----------------------------------------------------
+
+/// A brake module with settings, for vehicle files: the built-in brakes scaled by `scale`.
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct ScaledBrakes {
+    scale: f64,
+    #[serde(skip)]
+    builtin: BuiltinBrakesSlot,
+}
+
+/// The built-in brakes inside [`ScaledBrakes`] (state, not settings).
+#[derive(Default)]
+struct BuiltinBrakesSlot(BuiltinBrakes);
+
+impl Clone for BuiltinBrakesSlot {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for BuiltinBrakesSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl BrakeModule for ScaledBrakes {
+    fn name(&self) -> &str {
+        "ScaledBrakes"
+    }
+    fn begin_step(&mut self, ctx: &ModuleContext) {
+        self.builtin.0.begin_step(ctx);
+    }
+    fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
+        self.builtin.0.wheel_torques(ctx, torques);
+        for t in torques {
+            *t *= self.scale;
+        }
+    }
+}
+
+impl ModuleSettings for ScaledBrakes {
+    const TYPE_NAME: &'static str = "ScaledBrakes";
+    fn validate(&self) -> Result<(), SettingError> {
+        check_range("scale", self.scale, 0.0, 1.0)
+    }
+}
+
+/// A vehicle file names registered modules with their settings: the spawned vehicle runs
+/// them, the file writes back with them, and the brakes act at the chosen scale.
+#[test]
+fn vehicle_files_name_registered_modules() {
+    let mut app = create_app(60.0);
+    app.register_brake_module::<ScaledBrakes>();
+    spawn_flat_ground(&mut app, 0.9);
+    let text = std::fs::read_to_string("assets/vehicles/hatchback.vehicle.ron").unwrap();
+    let end = text.rfind(')').unwrap();
+    let text = format!(
+        "{}    modules: (\n        brake: ScaledBrakes(scale: 0.5),\n        \
+         anti_roll_bars: {{ 1: LinearAntiRollBar(stiffness: 12345.0) }},\n    ),\n)\n",
+        &text[..end]
+    );
+    let types = app
+        .world()
+        .resource::<bevy_vehicle_physics::assets::FileBlockTypes>()
+        .clone();
+    let read = |p: &str| std::fs::read_to_string(format!("assets/{p}")).map_err(|e| e.to_string());
+    let d = VehicleDescription::parse("vehicles/modules.vehicle.ron", &text, &types, read)
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // Written back and read again, it names the same modules.
+    let again = VehicleDescription::parse("again.vehicle.ron", &d.to_ron().unwrap(), &types, read)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(again.modules.same_as(&d.modules));
+
+    let car = {
+        let world = app.world_mut();
+        let car = d.spawn(&mut world.commands(), Transform::from_xyz(0.0, 0.6, 0.0));
+        world.flush();
+        car
+    };
+    let modules = app.world().get::<VehicleModules>(car).unwrap();
+    assert_eq!(modules.brake_name(), "ScaledBrakes");
+    assert_eq!(modules.anti_roll_bar_name(1), Some("LinearAntiRollBar"));
+    assert_eq!(modules.anti_roll_bar_name(0), None);
+
+    // Half the brake torque at every wheel.
+    tick(&mut app, 30);
+    controls(&mut app, car, |c| c.brake = 1.0);
+    tick(&mut app, 1);
+    let front = wheels(&mut app, car)[0];
+    let torque = get::<WheelState>(&app, front).brake_torque;
+    assert!(
+        (torque - 0.5 * d.brakes.max_torque).abs() < 1e-9,
+        "front brake {torque} N·m of {} N·m",
+        d.brakes.max_torque
+    );
+
+    // A setting out of range is refused with the file, line and field.
+    let bad = text.replace("scale: 0.5", "scale: 2.0");
+    let error = VehicleDescription::parse("vehicles/modules.vehicle.ron", &bad, &types, read)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`modules.brake.scale`: must lie in [0, 1], got 2"),
+        "{error}"
+    );
+}
+
 /// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9.
 #[test]
 fn the_example_abs_stand_in_stops_shorter_than_locked_wheels() {

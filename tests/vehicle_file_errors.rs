@@ -910,7 +910,66 @@ fn cases() -> Vec<Case> {
             "topology.blocks.gearbox.efficiency",
             "got -1",
         ),
+        // --- Modules --------------------------------------------------------------------------
+        case(
+            "module: unknown type",
+            vec![modules("brake: Abs(limit: 0.1)")],
+            VEHICLE,
+            ("brake: Abs", "Abs"),
+            "modules.brake",
+            "unknown brake module `Abs`",
+        ),
+        case(
+            "module: a type of another kind",
+            vec![modules("brake: DirectDrive()")],
+            VEHICLE,
+            ("brake: DirectDrive", "DirectDrive"),
+            "modules.brake",
+            "`DirectDrive` is a drivetrain module, and this slot takes a brake module",
+        ),
+        case(
+            "module: unknown slot",
+            vec![modules("brakes: DirectDrive()")],
+            VEHICLE,
+            ("(brakes:", "brakes"),
+            "modules.brakes",
+            "unknown field `brakes`; did you mean `brake`?",
+        ),
+        case(
+            "module: unknown setting",
+            vec![modules("drivetrain: DirectDrive(max_torq: 300.0)")],
+            VEHICLE,
+            ("(max_torq:", "max_torq"),
+            "modules.drivetrain.max_torq",
+            "unknown field `max_torq`; did you mean `max_torque`?",
+        ),
+        case(
+            "module: anti-roll bar on an axle that does not exist",
+            vec![modules(
+                "anti_roll_bars: { 2: LinearAntiRollBar(stiffness: 1.0) }",
+            )],
+            VEHICLE,
+            ("{ 2:", "2"),
+            "modules.anti_roll_bars[2]",
+            "there is no axle 2: the vehicle has 2 axle(s)",
+        ),
+        case(
+            "module: setting out of range",
+            vec![modules(
+                "anti_roll_bars: { 1: LinearAntiRollBar(stiffness: -5.0) }",
+            )],
+            VEHICLE,
+            ("-5.0", "-5.0"),
+            "modules.anti_roll_bars[1].stiffness",
+            "must not be negative",
+        ),
     ]
+}
+
+/// Adds a `modules` field with `slots` to the vehicle.
+fn modules(slots: &'static str) -> Edit {
+    let to = Box::leak(format!("drag_area: 0.6),\n    modules: ({slots}),\n)\n").into_boxed_str());
+    Replace(VEHICLE, "drag_area: 0.6),\n)\n", to)
 }
 
 #[test]

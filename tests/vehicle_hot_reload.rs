@@ -295,3 +295,58 @@ fn a_loaded_file_is_applied_once() {
     assert_eq!(app.world().resource::<Applied>().0, 2, "after one edit");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Adding a module to the file installs it on the running car; taking it out gives the slot
+/// back to the built-in (for the drivetrain, the block graph).
+#[test]
+fn editing_the_modules_reinstalls_them() {
+    let dir = scratch_assets("modules");
+    let mut app = create_asset_app(&dir);
+    spawn_flat_ground(&mut app, 1.0);
+    let car = spawn_from_file(&mut app);
+    tick(&mut app, 10);
+    let modules = |app: &App| {
+        let m = get_modules(app, car);
+        (
+            m.drivetrain_name().map(str::to_owned),
+            m.anti_roll_bar_name(0).map(str::to_owned),
+        )
+    };
+    assert_eq!(modules(&app), (None, None));
+
+    let text = std::fs::read_to_string(dir.join(VEHICLE)).unwrap();
+    let end = text.rfind(')').unwrap();
+    let with_modules = format!(
+        "{}    modules: (drivetrain: DirectDrive(max_torque: 250.0), anti_roll_bars: {{ 0: \
+         LinearAntiRollBar(stiffness: 9000.0) }}),\n)\n",
+        &text[..end]
+    );
+    std::fs::write(dir.join(VEHICLE), &with_modules).unwrap();
+    app.world().resource::<AssetServer>().reload(VEHICLE);
+    update_until(&mut app, 2000, |app| modules(app).0.is_some());
+    assert_eq!(
+        modules(&app),
+        (
+            Some("DirectDrive".to_owned()),
+            Some("LinearAntiRollBar".to_owned())
+        )
+    );
+    // The direct drive pulls the car away on its own.
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    tick(&mut app, 60);
+    assert!(velocity(&app, car).length() > 1.0);
+
+    std::fs::write(dir.join(VEHICLE), &text).unwrap();
+    app.world().resource::<AssetServer>().reload(VEHICLE);
+    update_until(&mut app, 2000, |app| modules(app).0.is_none());
+    assert_eq!(modules(&app), (None, None));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The car's modules.
+fn get_modules(app: &App, car: Entity) -> &VehicleModules {
+    app.world().get::<VehicleModules>(car).unwrap()
+}

@@ -180,15 +180,18 @@ fn track_last_good(mut vehicles: Query<(&Transform, &Velocity, &VehicleTelemetry
 
 fn reset_vehicle(
     drivers: Query<&ActionState<DriveAction>, With<Driver>>,
-    mut vehicles: Query<(&mut Transform, &mut Velocity, &LastGood), With<PlayerVehicle>>,
+    mut vehicles: Query<(Entity, &mut Transform, &mut Velocity, &LastGood), With<PlayerVehicle>>,
+    mut commands: Commands,
 ) {
     if !drivers.iter().any(|a| a.just_pressed(&DriveAction::Reset)) {
         return;
     }
-    for (mut transform, mut velocity, last) in &mut vehicles {
+    for (entity, mut transform, mut velocity, last) in &mut vehicles {
         transform.translation = last.position + Vec3::Y * 0.5;
         transform.rotation = Quat::from_rotation_y(last.heading);
         *velocity = Velocity::zero();
+        // The vehicle's modules start over too (an ABS cycle, a controller's memory).
+        commands.trigger(ResetVehicle { entity });
     }
 }
 

@@ -14,6 +14,8 @@ use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::modules::FileModuleTypes;
+
 /// The type name a topology uses for the wheels; their settings come from the vehicle file's
 /// `axles`, not from a block entry.
 pub const WHEEL_TYPE: &str = "Wheel";
@@ -112,16 +114,23 @@ struct BlockType {
     parse: ParseBlock,
 }
 
-/// The block types vehicle files can name, shared between the app and the asset loaders.
+/// The block types (and, in [`FileBlockTypes::modules`], the module types) vehicle files can
+/// name, shared between the app and the asset loaders.
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
 /// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
-pub struct FileBlockTypes(Arc<RwLock<Vec<BlockType>>>);
+pub struct FileBlockTypes {
+    blocks: Arc<RwLock<Vec<BlockType>>>,
+    modules: FileModuleTypes,
+}
 
 impl Default for FileBlockTypes {
     fn default() -> Self {
-        let types = FileBlockTypes(Arc::default());
+        let types = FileBlockTypes {
+            blocks: Arc::default(),
+            modules: FileModuleTypes::default(),
+        };
         types.add::<Engine>();
         types.add::<Clutch>();
         types.add::<Gearbox>();
@@ -141,7 +150,7 @@ impl FileBlockTypes {
     where
         B: Block + PartialEq + Serialize + DeserializeOwned + Send + Sync,
     {
-        let mut types = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut types = self.blocks.write().unwrap_or_else(|e| e.into_inner());
         if types.iter().any(|t| t.name == B::TYPE_NAME) {
             return;
         }
@@ -155,9 +164,14 @@ impl FileBlockTypes {
         });
     }
 
+    /// The subsystem module types vehicle files can name.
+    pub fn modules(&self) -> &FileModuleTypes {
+        &self.modules
+    }
+
     /// The names of the known types, in registration order (the wheel type first).
     pub fn names(&self) -> Vec<&'static str> {
-        let types = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let types = self.blocks.read().unwrap_or_else(|e| e.into_inner());
         core::iter::once(WHEEL_TYPE)
             .chain(types.iter().map(|t| t.name))
             .collect()
@@ -169,7 +183,7 @@ impl FileBlockTypes {
         name: &str,
         text: &str,
     ) -> Option<Result<Box<dyn FileBlock>, ron::error::SpannedError>> {
-        let types = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let types = self.blocks.read().unwrap_or_else(|e| e.into_inner());
         let parse = types.iter().find(|t| t.name == name)?.parse;
         Some(parse(text))
     }

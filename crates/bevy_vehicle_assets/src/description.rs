@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bevy::prelude::*;
+use bevy_vehicle_chassis::modules::VehicleModule;
 use bevy_vehicle_chassis::{Aerodynamics, Brakes, GroundProbe, Steering, Suspension, WheelSpec};
 use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
@@ -52,6 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::{FileBlock, FileBlockTypes, WHEEL_TYPE, compact};
 use crate::error::{VehicleFileError, closest};
+use crate::modules::{FileModule, ModuleKind};
 use crate::source::{FieldPath, Node, NodeKind, SourceFile, next_token, offset_of, parse_tree};
 
 /// Gravity (m/s²) for the static preload: Rapier's default.
@@ -164,6 +166,58 @@ pub struct VehicleDescription {
     /// Whether each suspension's preload was set to its static deflection, so that the vehicle
     /// rests at design ride height.
     pub static_preload: bool,
+    /// The subsystem modules the file picks in place of the built-in ones.
+    pub modules: ModuleChoices,
+}
+
+/// The subsystem modules a vehicle file picks (its `modules` field); a slot left out keeps
+/// the built-in module (for the drivetrain, the block graph).
+#[derive(Clone, Debug, Default)]
+pub struct ModuleChoices {
+    /// The brake module.
+    pub brake: Option<Box<dyn FileModule>>,
+    /// The steering module.
+    pub steering: Option<Box<dyn FileModule>>,
+    /// The drivetrain module, replacing the block graph.
+    pub drivetrain: Option<Box<dyn FileModule>>,
+    /// The suspension module.
+    pub suspension: Option<Box<dyn FileModule>>,
+    /// Anti-roll-bar modules by axle (0 = front-most), replacing that axle's built-in bar.
+    pub anti_roll_bars: Vec<(u8, Box<dyn FileModule>)>,
+}
+
+impl ModuleChoices {
+    /// The slots and their chosen modules, in slot order (`brake`, `steering`, `drivetrain`,
+    /// `suspension`, then the bars by axle).
+    fn slots(&self) -> impl Iterator<Item = (ModuleKind, u8, &dyn FileModule)> {
+        [
+            (ModuleKind::Brake, &self.brake),
+            (ModuleKind::Steering, &self.steering),
+            (ModuleKind::Drivetrain, &self.drivetrain),
+            (ModuleKind::Suspension, &self.suspension),
+        ]
+        .into_iter()
+        .filter_map(|(kind, m)| m.as_deref().map(|m| (kind, 0, m)))
+        .chain(
+            self.anti_roll_bars
+                .iter()
+                .map(|(axle, m)| (ModuleKind::AntiRollBar, *axle, m.as_ref())),
+        )
+    }
+
+    /// Whether both choose the same modules with the same settings.
+    pub fn same_as(&self, other: &ModuleChoices) -> bool {
+        let (a, b): (Vec<_>, Vec<_>) = (self.slots().collect(), other.slots().collect());
+        a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| x.0 == y.0 && x.1 == y.1 && x.2.same_as(y.2))
+    }
+
+    /// The modules to install: new modules with the chosen settings.
+    pub fn modules(&self) -> Vec<VehicleModule> {
+        self.slots().map(|(_, axle, m)| m.module(axle)).collect()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -190,6 +244,25 @@ struct VehicleFile {
     substeps: u32,
     #[serde(default = "yes")]
     static_preload: bool,
+    #[serde(default)]
+    modules: ModulesFile,
+}
+
+/// The `modules` field's schema; each module is read by its type name from the tree.
+#[derive(Deserialize, Default)]
+#[serde(rename = "Modules", deny_unknown_fields)]
+#[allow(dead_code)] // The modules are read from the tree.
+struct ModulesFile {
+    #[serde(default)]
+    brake: IgnoredAny,
+    #[serde(default)]
+    steering: IgnoredAny,
+    #[serde(default)]
+    drivetrain: IgnoredAny,
+    #[serde(default)]
+    suspension: IgnoredAny,
+    #[serde(default)]
+    anti_roll_bars: BTreeMap<u8, IgnoredAny>,
 }
 
 fn default_substeps() -> u32 {
@@ -255,6 +328,35 @@ struct VehicleOut<'a> {
     aerodynamics: &'a Aerodynamics,
     substeps: u32,
     static_preload: bool,
+    #[serde(skip_serializing_if = "ModulesOut::is_empty")]
+    modules: ModulesOut,
+}
+
+/// The `modules` field as written: only the slots that are chosen.
+struct ModulesOut {
+    slots: Vec<(&'static str, Box<RawValue>)>,
+    anti_roll_bars: BTreeMap<u8, Box<RawValue>>,
+}
+
+impl ModulesOut {
+    fn is_empty(&self) -> bool {
+        self.slots.is_empty() && self.anti_roll_bars.is_empty()
+    }
+}
+
+impl Serialize for ModulesOut {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let fields = self.slots.len() + usize::from(!self.anti_roll_bars.is_empty());
+        let mut out = serializer.serialize_struct("Modules", fields)?;
+        for (name, value) in &self.slots {
+            out.serialize_field(name, value)?;
+        }
+        if !self.anti_roll_bars.is_empty() {
+            out.serialize_field("anti_roll_bars", &self.anti_roll_bars)?;
+        }
+        out.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -320,6 +422,19 @@ impl VehicleDescription {
                 },
             });
         }
+        let mut modules = ModulesOut {
+            slots: Vec::new(),
+            anti_roll_bars: BTreeMap::new(),
+        };
+        for (kind, axle, module) in self.modules.slots() {
+            let value = raw(module.to_ron()?)?;
+            match kind {
+                ModuleKind::AntiRollBar => {
+                    modules.anti_roll_bars.insert(axle, value);
+                }
+                _ => modules.slots.push((kind.field(), value)),
+            }
+        }
         let out = VehicleOut {
             name: &self.name,
             topology: TopologyOut {
@@ -340,6 +455,7 @@ impl VehicleDescription {
             aerodynamics: &self.aerodynamics,
             substeps: self.substeps,
             static_preload: self.static_preload,
+            modules,
         };
         ron::ser::to_string_pretty(&out, ron::ser::PrettyConfig::new().struct_names(true))
     }
@@ -557,6 +673,7 @@ impl Builder<'_> {
         let (topology, blocks) =
             self.read_topology((topo_doc, &topo_node, &topo_prefix), &root, &overrides)?;
         let axles = self.read_axles(&file, &topology, &root)?;
+        let modules = self.read_modules(&root, axles.len())?;
         let description = VehicleDescription {
             name: file.name,
             topology,
@@ -568,6 +685,7 @@ impl Builder<'_> {
             aerodynamics: file.aerodynamics,
             substeps: file.substeps,
             static_preload: file.static_preload,
+            modules,
         };
         self.check_vehicle(description)
     }
@@ -1108,6 +1226,135 @@ impl Builder<'_> {
             connections,
             axles: topology.axles.clone(),
         })
+    }
+
+    /// Reads the `modules` field: each slot's module by its registered type name, checked
+    /// against the slot's kind, with its settings.
+    fn read_modules(&self, root: &Node, axles: usize) -> Built<ModuleChoices> {
+        let mut choices = ModuleChoices::default();
+        let Some(field) = root.field("modules") else {
+            return Ok(choices);
+        };
+        let path = FieldPath::root().field("modules");
+        let modules = &field.value;
+        for kind in [
+            ModuleKind::Brake,
+            ModuleKind::Steering,
+            ModuleKind::Drivetrain,
+            ModuleKind::Suspension,
+        ] {
+            if let Some(f) = modules.field(kind.field()) {
+                let module = self.read_module(&f.value, kind, &path.field(kind.field()))?;
+                let slot = match kind {
+                    ModuleKind::Brake => &mut choices.brake,
+                    ModuleKind::Steering => &mut choices.steering,
+                    ModuleKind::Drivetrain => &mut choices.drivetrain,
+                    _ => &mut choices.suspension,
+                };
+                *slot = Some(module);
+            }
+        }
+        if let Some(f) = modules.field("anti_roll_bars")
+            && let NodeKind::Map(entries) = &f.value.kind
+        {
+            let bars = path.field("anti_roll_bars");
+            let text = &self.docs[VEHICLE].source.text;
+            for (key, value) in entries {
+                // The schema read every key as an axle number already.
+                let axle: u8 = text[key.span.clone()].trim().parse().unwrap_or(u8::MAX);
+                let at = bars.index(usize::from(axle));
+                if usize::from(axle) >= axles {
+                    return Err(self.error_at(
+                        VEHICLE,
+                        key.span.start,
+                        &at,
+                        format!(
+                            "there is no axle {axle}: the vehicle has {axles} axle(s), numbered \
+                             from 0 at the front"
+                        ),
+                    ));
+                }
+                let module = self.read_module(value, ModuleKind::AntiRollBar, &at)?;
+                choices.anti_roll_bars.push((axle, module));
+            }
+        }
+        Ok(choices)
+    }
+
+    /// Reads one module, `Name(settings..)`, for a slot of `kind` at `path`.
+    fn read_module(
+        &self,
+        node: &Node,
+        kind: ModuleKind,
+        path: &FieldPath,
+    ) -> Built<Box<dyn FileModule>> {
+        let types = self.types.modules();
+        let text = &self.docs[VEHICLE].source.text;
+        let known = types.names(kind);
+        let list = if known.is_empty() {
+            "none are registered".to_owned()
+        } else {
+            format!("known: {}", known.join(", "))
+        };
+        let Some(name) = node.name(text) else {
+            return Err(self.error_at(
+                VEHICLE,
+                node.span.start,
+                path,
+                format!(
+                    "expected a {} module by its type name, like `Name(..)`; {list}",
+                    kind.field()
+                ),
+            ));
+        };
+        match types.kind_of(name) {
+            Some(k) if k == kind => {}
+            Some(other) => {
+                return Err(self.error_at(
+                    VEHICLE,
+                    node.span.start,
+                    path,
+                    format!(
+                        "`{name}` is a {} module, and this slot takes a {} module ({list})",
+                        other.field(),
+                        kind.field()
+                    ),
+                ));
+            }
+            None => {
+                let hint = closest(name, known.iter().copied())
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                return Err(self.error_at(
+                    VEHICLE,
+                    node.span.start,
+                    path,
+                    format!(
+                        "unknown {} module `{name}`; {hint}{list} (register module types with \
+                         RegisterFileModule)",
+                        kind.field()
+                    ),
+                ));
+            }
+        }
+        let settings = &text[node.span.clone()];
+        let module = match types.parse(name, settings) {
+            Some(Ok(module)) => module,
+            Some(Err(e)) => {
+                return Err(self.ron_error(VEHICLE, node, path, node.span.start, settings, e));
+            }
+            None => unreachable!("the kind was found above"),
+        };
+        if let Err(e) = module.validate() {
+            let field = FieldPath::parse(&e.field);
+            // The deepest part of the field that is written in the file.
+            let at = (0..=field.0.len())
+                .rev()
+                .find_map(|len| node.find(text, &field.0[..len]))
+                .unwrap_or(node);
+            return Err(self.error_at(VEHICLE, at.span.start, &path.join(&field), e.reason));
+        }
+        Ok(module)
     }
 
     fn read_axles(

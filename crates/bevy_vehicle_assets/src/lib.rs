@@ -10,6 +10,7 @@
 pub mod blocks;
 pub mod description;
 pub mod error;
+pub mod modules;
 pub mod source;
 
 pub use blocks::{FileBlock, FileBlockTypes, RegisterFileBlock};
@@ -17,6 +18,7 @@ pub use description::{
     AxleSpec, AxleWheels, ChassisSpec, Connection, NamedBlock, VehicleDescription, VehicleTopology,
 };
 pub use error::VehicleFileError;
+pub use modules::{FileModule, ModuleSettings, RegisterFileModule};
 pub use plugin::{
     LoadedTopology, LoadedVehicle, TopologyLoader, VehicleAsset, VehicleAssetStatus,
     VehicleAssetSystems, VehicleAssetsPlugin, VehicleLoader,

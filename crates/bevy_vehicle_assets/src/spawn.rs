@@ -4,6 +4,9 @@ use std::collections::HashMap;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
+use bevy_vehicle_chassis::modules::{
+    AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
+};
 use bevy_vehicle_chassis::{AntiRollBar, AntiRollBars, Side, Vehicle, WheelMount};
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -42,10 +45,14 @@ impl VehicleDescription {
             .insert((Vehicle, Drivetrain::new(self.substeps)));
         self.insert_chassis(commands, vehicle);
         let blocks = self.spawn_blocks(commands, vehicle, controls);
-        commands.entity(vehicle).insert(SpawnedFrom {
+        let mut entity = commands.entity(vehicle);
+        entity.insert(SpawnedFrom {
             description: self.clone(),
             blocks,
         });
+        for module in self.modules.modules() {
+            entity.install_module(module);
+        }
     }
 
     /// Brings `vehicle`, spawned from `old`, in line with this description. When the topology
@@ -100,10 +107,31 @@ impl VehicleDescription {
             }
             self.spawn_blocks(commands, vehicle, controls)
         };
-        commands.entity(vehicle).insert(SpawnedFrom {
+        let mut entity = commands.entity(vehicle);
+        entity.insert(SpawnedFrom {
             description: self.clone(),
             blocks,
         });
+        if !self.modules.same_as(&old.description.modules) {
+            // Back to the built-in modules, then this file's (new, with fresh state).
+            let builtin = [
+                VehicleModule::brake(BuiltinBrakes::default()),
+                VehicleModule::steering(AckermannSteering::default()),
+                VehicleModule::Drivetrain(None),
+                VehicleModule::suspension(BuiltinSuspension),
+            ];
+            let bars = old.description.modules.anti_roll_bars.iter();
+            let builtin_bars = bars.map(|(axle, _)| VehicleModule::AntiRollBar {
+                axle: *axle,
+                module: None,
+            });
+            for module in builtin.into_iter().chain(builtin_bars) {
+                entity.install_module(module);
+            }
+            for module in self.modules.modules() {
+                entity.install_module(module);
+            }
+        }
     }
 
     fn insert_chassis(&self, commands: &mut Commands, vehicle: Entity) {

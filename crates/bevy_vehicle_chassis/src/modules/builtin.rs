@@ -205,7 +205,8 @@ impl SuspensionModule for BuiltinSuspension {
 /// A linear anti-roll bar: it adds `stiffness·(x_left − x_right)` to the left wheel's load and
 /// takes it from the right. The built-in bars of [`AntiRollBars`](crate::AntiRollBars) are
 /// these.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinearAntiRollBar {
     /// Roll stiffness at the wheels (N/m, ≥ 0).
     pub stiffness: f64,
@@ -227,7 +228,8 @@ impl AntiRollBarModule for LinearAntiRollBar {
 ///
 /// Each wheel on `driven_axles` gets `throttle × min(max_torque, max_power / |ω|)` in the
 /// direction the selected gear asks for ([`VehicleControls::direction`]; none in neutral).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DirectDrive {
     /// Torque per driven wheel at full throttle (N·m, ≥ 0).
     pub max_torque: f64,
