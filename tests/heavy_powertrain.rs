@@ -1184,3 +1184,125 @@ fn transfer_case_range_change_waits_for_low_speed() {
         (TransferRange::High, None, high)
     );
 }
+
+// ---- Hydrostatic drive --------------------------------------------------------------------------
+
+/// A constant-torque motor driving a wheel through a hydrostatic drive at `ratio`.
+fn spawn_hydrostatic(
+    app: &mut App,
+    torque: f64,
+    ratio: f64,
+    wheel_block: Wheel,
+) -> (Entity, Entity, Entity, Entity) {
+    let vehicle = spawn_vehicle(app, "hydrostatic", 4);
+    let motor = spawn_block(
+        app,
+        vehicle,
+        "motor",
+        constant_torque_motor(torque, 0.5),
+        None,
+    );
+    let drive = Hydrostatic {
+        ratio_scale: 0.4,
+        max_torque: 300.0,
+        ratio,
+    };
+    let pump = spawn_block(app, vehicle, "pump", drive, Some((motor, Port::OUT)));
+    let wheel = spawn_block(app, vehicle, "wheel", wheel_block, Some((pump, Port::OUT)));
+    (vehicle, motor, pump, wheel)
+}
+
+/// Below the relief torque the output turns at `ratio × ratio_scale ×` the input speed
+/// (1e-9), and the lossless circuit passes power through: `T_in·ω_in = T_out·ω_out` (1e-9).
+#[test]
+fn hydrostatic_output_speed_follows_the_ratio() {
+    let mut app = create_app(60.0);
+    // k = 0.5 × 0.4 = 0.2; the viscous load keeps the output torque well below relief.
+    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(
+        &mut app,
+        40.0,
+        0.5,
+        common::wheel(2.0, WheelLoad::Viscous(2.0)),
+    );
+    tick(&mut app, 120);
+    let k = 0.5 * 0.4;
+    let w_in = state(&app, vehicle, motor)[0];
+    let w_out = state(&app, vehicle, wheel)[1];
+    let s = get::<HydrostaticSensors>(&app, pump);
+    println!(
+        "ω_in {w_in} rad/s, ω_out {w_out} rad/s, T_in {}, T_out {}",
+        s.input_torque, s.output_torque
+    );
+    assert!(w_in > 10.0, "the motor turns: {w_in} rad/s");
+    assert!(!s.relieving);
+    assert!(
+        (w_out - k * w_in).abs() < 1e-9 * w_in,
+        "ω_out {w_out} vs k·ω_in {}",
+        k * w_in
+    );
+    assert!(
+        (s.input_torque * w_in - s.output_torque * w_out).abs()
+            < 1e-9 * (s.input_torque * w_in).abs(),
+        "power in {} W vs out {} W",
+        s.input_torque * w_in,
+        s.output_torque * w_out
+    );
+    // The output torque is what the output's load and inertia take.
+    assert!(s.output_torque > 0.0 && s.output_torque < 300.0);
+}
+
+/// Against a held output the relief valve caps the output torque at `max_torque`, and the
+/// pump takes `k × max_torque` from the motor, which accelerates at `(T − k·T_max)/I` (1e-9).
+#[test]
+fn hydrostatic_relief_caps_the_output_torque() {
+    let mut app = create_app(60.0);
+    let held = Wheel {
+        brake_torque: 1e7,
+        ..common::wheel(2.0, WheelLoad::None)
+    };
+    // Holding the motor's 100 N·m at k = 0.2 would take 500 N·m at the output: relief at 300.
+    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 100.0, 0.5, held);
+    tick(&mut app, 10);
+    let w0 = state(&app, vehicle, motor)[0];
+    tick(&mut app, 60);
+    let w1 = state(&app, vehicle, motor)[0];
+    let s = get::<HydrostaticSensors>(&app, pump);
+    assert!(s.relieving, "{s:?}");
+    assert!((s.output_torque.abs() - 300.0).abs() < 1e-9, "{s:?}");
+    assert!((s.input_torque - 0.2 * 300.0).abs() < 1e-9, "{s:?}");
+    let alpha = (w1 - w0) / (60.0 * fixed_dt(&app));
+    let expected = (100.0 - 0.2 * 300.0) / 0.5;
+    assert!(
+        rel(alpha, expected) < 1e-9,
+        "motor α {alpha} vs {expected} rad/s²"
+    );
+    assert_eq!(state(&app, vehicle, wheel)[1], 0.0);
+}
+
+/// At zero displacement the motor holds its output against a load below the relief torque
+/// (exactly still), and past it lets go at `(T_load − T_max)/I` (1e-9).
+#[test]
+fn hydrostatic_at_zero_ratio_holds_then_relieves() {
+    let mut app = create_app(60.0);
+    let (vehicle, _, pump, wheel) = spawn_hydrostatic(
+        &mut app,
+        50.0,
+        0.0,
+        common::wheel(2.0, WheelLoad::Torque(-200.0)),
+    );
+    tick(&mut app, 60);
+    assert_eq!(state(&app, vehicle, wheel)[1], 0.0, "held under 200 N·m");
+    assert!(!get::<HydrostaticSensors>(&app, pump).relieving);
+    set::<Wheel>(&mut app, wheel, |w| w.load = WheelLoad::Torque(-500.0));
+    tick(&mut app, 2);
+    let w0 = state(&app, vehicle, wheel)[1];
+    tick(&mut app, 30);
+    let w1 = state(&app, vehicle, wheel)[1];
+    let alpha = (w1 - w0) / (30.0 * fixed_dt(&app));
+    let expected = (-500.0 + 300.0) / 2.0;
+    assert!(
+        rel(alpha, expected) < 1e-9,
+        "wheel α {alpha} vs {expected} rad/s²"
+    );
+    assert!(get::<HydrostaticSensors>(&app, pump).relieving);
+}

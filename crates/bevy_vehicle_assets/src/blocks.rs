@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::blocks::{
-    AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Motor, Retarder, TorqueConverter,
-    TransferCase,
+    AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Hydrostatic, Motor, Retarder,
+    TorqueConverter, TransferCase,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
@@ -118,7 +118,8 @@ struct BlockType {
 /// name, shared between the app and the asset loaders.
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
-/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
+/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`, `Hydrostatic`) from
+/// the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes {
     blocks: Arc<RwLock<Vec<BlockType>>>,
@@ -140,6 +141,7 @@ impl Default for FileBlockTypes {
         types.add::<AutomaticTransmission>();
         types.add::<Retarder>();
         types.add::<TransferCase>();
+        types.add::<Hydrostatic>();
         types
     }
 }

@@ -12,8 +12,8 @@ use bevy::prelude::*;
 use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
     AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors, Engine,
-    EngineSensors, Gearbox, GearboxSensors, Motor, MotorSensors, Retarder, TorqueConverter,
-    TransferCase, Wheel, WheelSensors,
+    EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
+    TorqueConverter, TransferCase, Wheel, WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -438,7 +438,8 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<TorqueConverter>()
             .register_block::<AutomaticTransmission>()
             .register_block::<Retarder>()
-            .register_block::<TransferCase>();
+            .register_block::<TransferCase>()
+            .register_block::<Hydrostatic>();
     }
 }
 

@@ -34,6 +34,7 @@ mod clutch;
 mod differential;
 mod engine;
 pub(crate) mod gearbox;
+mod hydrostatic;
 mod motor;
 mod retarder;
 mod torque_converter;
@@ -45,6 +46,7 @@ pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSenso
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
+pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
 pub use torque_converter::{TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors};

@@ -1,0 +1,232 @@
+//! Hydrostatic drive: a variable-displacement pump and a motor, working as one drive whose
+//! speed ratio is set by a lever and whose torque is capped by a relief valve.
+
+use bevy::prelude::*;
+
+use super::clutch::ClutchMode;
+use crate::block::{
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
+    check_positive, clamp_input,
+};
+use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
+
+/// Speed ratios below this magnitude (dimensionless) count as zero displacement: the motor is
+/// hydraulically locked and the pump turns freely.
+const MIN_RATIO: f64 = 1e-9;
+
+/// A hydrostatic pump and motor pair, driving a track or a wheel.
+///
+/// With `k = ratio × ratio_scale`, the output turns at `ω_out = k · ω_in` while the oil
+/// pressure stays below the relief valve's, and the motor's torque is then whatever the load
+/// needs; a lossless circuit passes power through, so the pump takes `T_in = k · T_out`.
+/// The output torque is capped at `max_torque`: past it the relief valve opens, the output
+/// slips against the pump with `|T_out| = max_torque`, and the pump still takes
+/// `k · max_torque` (the dumped flow is the relief's heat).
+///
+/// The two modes are those of a friction coupling between the pump's speed referred to the
+/// output (`k · ω_in`) and the output's: **locked** (rigid at ratio `k`: the input sees the
+/// load's inertia `k²·I` and torque `k·T`) and **relieving** (the output gets
+/// `±max_torque`, in the direction of `k·ω_in − ω_out`), switched once per substep, never in
+/// a stage (see [`Clutch`](crate::blocks::Clutch)). At zero displacement (`k = 0`) the
+/// locked motor holds its output still, up to `max_torque`, and the pump turns freely. A
+/// change of `ratio` between steps is a momentum jump to the new ratio, relieving if it asks
+/// for more than `max_torque` over the substep.
+///
+/// No state; no inertia (lump the pump's into its input shaft, the motor's into its
+/// output). Ports: `out`.
+#[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Hydrostatic {
+    /// Output speed per input speed at full displacement, `ratio = 1` (dimensionless, > 0):
+    /// the pump's over the motor's displacement.
+    pub ratio_scale: f64,
+    /// Relief torque at the output (N·m, ≥ 0).
+    pub max_torque: f64,
+    /// Input: displacement lever, −1 (full reverse) to 1 (full forward); 0 holds the output.
+    /// Clamped.
+    #[serde(skip)]
+    pub ratio: f64,
+}
+
+impl Default for Hydrostatic {
+    /// A track drive: the motor turns at up to 0.4 × the pump's speed, relief at 20 kN·m,
+    /// lever at zero (holding).
+    fn default() -> Self {
+        Hydrostatic {
+            ratio_scale: 0.4,
+            max_torque: 20_000.0,
+            ratio: 0.0,
+        }
+    }
+}
+
+/// Runtime state of a [`Hydrostatic`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HydrostaticRuntime {
+    /// Locked, or relieving (the coupling's slip mode, referred to the output).
+    pub mode: ClutchMode,
+    /// Speed ratio in effect this step, `ratio × ratio_scale` (dimensionless).
+    pub k: f64,
+}
+
+/// What a [`Hydrostatic`] reports after each step.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct HydrostaticSensors {
+    /// Speed ratio in effect, `ω_out / ω_in` when locked (dimensionless).
+    pub speed_ratio: f64,
+    /// Torque the pump takes from its input shaft (N·m).
+    pub input_torque: f64,
+    /// Torque the motor gives its output shaft (N·m).
+    pub output_torque: f64,
+    /// Slip at the output, `k·ω_in − ω_out` (rad/s); 0 when locked.
+    pub slip_speed: f64,
+    /// Whether the relief valve is open.
+    pub relieving: bool,
+}
+
+impl HydrostaticRuntime {
+    /// Whether the motor is at zero displacement (holding its output).
+    fn holding(&self) -> bool {
+        self.k.abs() < MIN_RATIO
+    }
+}
+
+impl Block for Hydrostatic {
+    const TYPE_NAME: &'static str = "Hydrostatic";
+    type Runtime = HydrostaticRuntime;
+    type Sensors = HydrostaticSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::INLINE
+    }
+
+    take_inputs_fields!(ratio);
+
+    fn validate(&self) -> Result<(), SettingError> {
+        check_positive("ratio_scale", self.ratio_scale)?;
+        check_non_negative("max_torque", self.max_torque)?;
+        crate::block::check_finite("ratio", self.ratio)
+    }
+
+    fn begin_step(
+        &self,
+        rt: &mut HydrostaticRuntime,
+        _: &mut [f64],
+        _: &StepContext,
+    ) -> ModeChange {
+        let k = clamp_input(self.ratio, -1.0, 1.0, 0.0) * self.ratio_scale;
+        if k == rt.k {
+            return ModeChange::Unchanged;
+        }
+        rt.k = k;
+        // A locked drive jumps to the new ratio.
+        if rt.mode == ClutchMode::Locked {
+            ModeChange::Impulsive
+        } else {
+            ModeChange::Smooth
+        }
+    }
+
+    #[inline]
+    fn upstream(
+        &self,
+        rt: &HydrostaticRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        outputs: &[Shaft],
+        _: &mut [f64],
+    ) -> ShaftUp {
+        match (rt.mode, stage.pass) {
+            (ClutchMode::Locked, _) if rt.holding() => ShaftUp::FREE,
+            (ClutchMode::Locked, _) => {
+                let up = outputs[0].up;
+                ShaftUp {
+                    momentum: up.momentum * rt.k,
+                    inertia: up.inertia * rt.k * rt.k,
+                    reaction: up.reaction * rt.k,
+                }
+            }
+            (ClutchMode::Slipping { direction }, Pass::Torque) => ShaftUp {
+                reaction: -direction * self.max_torque * rt.k,
+                ..ShaftUp::FREE
+            },
+            (ClutchMode::Slipping { .. }, Pass::Momentum) => ShaftUp::FREE,
+        }
+    }
+
+    #[inline]
+    fn downstream(
+        &self,
+        rt: &HydrostaticRuntime,
+        _: &[f64],
+        stage: &StageContext,
+        input: Option<&Shaft>,
+        outputs: &mut [Shaft],
+        _: &mut [f64],
+    ) {
+        let input = input.map(|s| s.down).unwrap_or_default();
+        let load = outputs[0].up;
+        outputs[0].down = match rt.mode {
+            // The motor holds: whatever keeps the output still (its momentum, in a momentum
+            // pass), within the relief torque (`update_modes`).
+            ClutchMode::Locked if rt.holding() => ShaftDown {
+                torque: -load.reaction,
+                speed: 0.0,
+            },
+            ClutchMode::Locked => ShaftDown {
+                torque: input.torque / rt.k,
+                speed: input.speed * rt.k,
+            },
+            ClutchMode::Slipping { direction } => ShaftDown {
+                torque: if stage.pass == Pass::Torque {
+                    direction * self.max_torque
+                } else {
+                    0.0
+                },
+                speed: load.speed().unwrap_or(input.speed * rt.k),
+            },
+        };
+    }
+
+    #[inline]
+    fn update_modes(&self, rt: &mut HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
+        let Some(input) = shafts.input else {
+            return ModeChange::Unchanged;
+        };
+        let output = shafts.outputs[0];
+        // The coupling as the output sees it: the torque through it, and the pump's speed.
+        let through = ShaftDown {
+            torque: output.down.torque,
+            speed: input.down.speed * rt.k,
+        };
+        rt.mode
+            .update(self.max_torque, through, output.up)
+            .unwrap_or(ModeChange::Unchanged)
+    }
+
+    /// The output takes at most `max_torque·substep` of angular impulse in a jump; more opens
+    /// the relief valve.
+    fn limit_impulse(&self, rt: &mut HydrostaticRuntime, shafts: &Shafts, substep: f64) -> bool {
+        rt.mode
+            .limit_impulse(self.max_torque, shafts.outputs[0].down.torque, substep)
+    }
+
+    fn sensors(&self, rt: &HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> HydrostaticSensors {
+        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let output = shafts.outputs[0];
+        let relieving = rt.mode != ClutchMode::Locked;
+        let output_torque = output.down.torque;
+        let slip_speed = if relieving {
+            input.speed * rt.k - output.up.speed().unwrap_or(input.speed * rt.k)
+        } else {
+            0.0
+        };
+        HydrostaticSensors {
+            speed_ratio: rt.k,
+            input_torque: rt.k * output_torque,
+            output_torque,
+            slip_speed,
+            relieving,
+        }
+    }
+}
