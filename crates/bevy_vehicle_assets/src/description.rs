@@ -168,6 +168,10 @@ pub struct VehicleDescription {
     pub static_preload: bool,
     /// The subsystem modules the file picks in place of the built-in ones.
     pub modules: ModuleChoices,
+    /// Where the vehicle couples to another (m, chassis frame): a tow vehicle's jaw coupling
+    /// or fifth wheel, a trailer's drawbar eye or kingpin. Spawned as a
+    /// [`Coupling`](bevy_vehicle_chassis::Coupling); `Hitch::between` joins two vehicles.
+    pub coupling: Option<[f32; 3]>,
 }
 
 /// The subsystem modules a vehicle file picks (its `modules` field); a slot left out keeps
@@ -246,6 +250,8 @@ struct VehicleFile {
     static_preload: bool,
     #[serde(default)]
     modules: ModulesFile,
+    #[serde(default)]
+    coupling: Option<[f32; 3]>,
 }
 
 /// The `modules` field's schema; each module is read by its type name from the tree.
@@ -330,6 +336,8 @@ struct VehicleOut<'a> {
     static_preload: bool,
     #[serde(skip_serializing_if = "ModulesOut::is_empty")]
     modules: ModulesOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coupling: Option<[f32; 3]>,
 }
 
 /// The `modules` field as written: only the slots that are chosen.
@@ -456,6 +464,7 @@ impl VehicleDescription {
             substeps: self.substeps,
             static_preload: self.static_preload,
             modules,
+            coupling: self.coupling,
         };
         ron::ser::to_string_pretty(&out, ron::ser::PrettyConfig::new().struct_names(true))
     }
@@ -686,6 +695,7 @@ impl Builder<'_> {
             substeps: file.substeps,
             static_preload: file.static_preload,
             modules,
+            coupling: file.coupling,
         };
         self.check_vehicle(description)
     }
@@ -1479,6 +1489,10 @@ impl Builder<'_> {
                 };
                 check(VEHICLE, self, &chassis.field(field).index(i), result)?;
             }
+        }
+        for (i, v) in d.coupling.iter().flatten().enumerate() {
+            let result = check_finite("", f64::from(*v));
+            check(VEHICLE, self, &root.field("coupling").index(i), result)?;
         }
         if !(1..=MAX_SUBSTEPS).contains(&d.substeps) {
             return Err(self.error(

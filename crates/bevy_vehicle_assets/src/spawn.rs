@@ -7,7 +7,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_chassis::modules::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
 };
-use bevy_vehicle_chassis::{AntiRollBar, AntiRollBars, Side, Vehicle, WheelMount};
+use bevy_vehicle_chassis::{AntiRollBar, AntiRollBars, Coupling, Side, Vehicle, WheelMount};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::blocks::WHEEL_TYPE;
@@ -168,6 +168,14 @@ impl VehicleDescription {
             ),
             self.aerodynamics,
         ));
+        match self.coupling {
+            Some(point) => {
+                commands.entity(vehicle).insert(Coupling(Vec3::from(point)));
+            }
+            None => {
+                commands.entity(vehicle).remove::<Coupling>();
+            }
+        }
     }
 
     fn spawn_blocks(

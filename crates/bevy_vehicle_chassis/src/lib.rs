@@ -33,6 +33,7 @@ mod components;
 mod contact;
 mod error;
 mod forces;
+mod hitch;
 pub mod modules;
 mod plugin;
 mod telemetry;
@@ -47,6 +48,7 @@ pub use components::{
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
+pub use hitch::{Coupling, Hitch};
 pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
 pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
@@ -59,8 +61,8 @@ pub mod prelude {
     };
     pub use crate::{
         Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
-        ChassisStatus, DriveLayout, GRAVITY, GroundProbe, Powertrain, RapierSetupPlugin, Side,
-        Steering, Suspension, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec,
-        WheelState,
+        ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch, Powertrain,
+        RapierSetupPlugin, Side, Steering, Suspension, Vehicle, VehicleSystems, VehicleTelemetry,
+        WheelMount, WheelSpec, WheelState,
     };
 }

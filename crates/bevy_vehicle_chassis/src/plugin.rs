@@ -6,6 +6,7 @@ use bevy_vehicle_drivetrain::DrivetrainSystems;
 
 use crate::contact::probe_ground;
 use crate::forces::apply_forces;
+use crate::hitch::{follow_tow_brakes, on_hitch_inserted, on_hitch_removed};
 use crate::modules::install::on_reset_vehicle;
 use crate::modules::systems::{begin_modules, step_vehicles};
 use crate::telemetry::{place_wheels, update_telemetry};
@@ -74,14 +75,18 @@ impl Plugin for ChassisPlugin {
             FixedUpdate,
             (
                 validate_chassis.in_set(VehicleSystems::Validate),
-                begin_modules.in_set(VehicleSystems::Controls),
+                (follow_tow_brakes, begin_modules)
+                    .chain()
+                    .in_set(VehicleSystems::Controls),
                 step_vehicles.in_set(DrivetrainSystems::Step),
                 probe_ground.in_set(VehicleSystems::Contact),
                 apply_forces.in_set(VehicleSystems::ApplyForces),
                 (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
             ),
         )
-        .add_observer(on_reset_vehicle);
+        .add_observer(on_reset_vehicle)
+        .add_observer(on_hitch_inserted)
+        .add_observer(on_hitch_removed);
     }
 }
 
