@@ -84,6 +84,16 @@ const VEHICLES: &[Class] = &[
             speed_after_20s: None,
         },
     },
+    // Parallel plug-in hybrid compact hatchbacks of 150 kW system power at 1.5 t: 7-8.5 s
+    // (published 7.6 s for the modelled Golf GTE, through its DSG), widened by 1 s above for
+    // the scripted driver's clutch launch and interrupted shifts.
+    Class {
+        path: "vehicles/hybrid_hatchback.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: Some((6.5, 9.5)),
+            speed_after_20s: None,
+        },
+    },
     // A 6x4 tractor running solo with 338 kW at 9.2 t (37 W/kg): makers publish no
     // acceleration figures. Upper bound, from energy: with at most 338 kW into the vehicle
     // for 20 s, 1/2·m·v² <= P·t gives at most 138 km/h. Lower bound: with a mean power of a

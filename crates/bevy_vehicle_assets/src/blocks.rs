@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::blocks::{
-    AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Hydrostatic, Motor, Retarder,
-    TorqueConverter, TransferCase,
+    AssistMotor, AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Hydrostatic, Motor,
+    Retarder, SummingGear, TorqueConverter, TransferCase,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
@@ -118,8 +118,8 @@ struct BlockType {
 /// name, shared between the app and the asset loaders.
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
-/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`, `Hydrostatic`) from
-/// the start; [`RegisterFileBlock::register_file_block`] adds more.
+/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`, `Hydrostatic`,
+/// `SummingGear`, `AssistMotor`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes {
     blocks: Arc<RwLock<Vec<BlockType>>>,
@@ -142,6 +142,8 @@ impl Default for FileBlockTypes {
         types.add::<Retarder>();
         types.add::<TransferCase>();
         types.add::<Hydrostatic>();
+        types.add::<SummingGear>();
+        types.add::<AssistMotor>();
         types
     }
 }

@@ -23,11 +23,17 @@ pub(crate) fn update_telemetry(
         telemetry.lateral_speed = f64::from(velocity.linear.dot(right));
         telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
         telemetry.grounded_wheels = 0;
+        // The engine's speed; a motor's where there is no engine (a hybrid's assist motor
+        // does not count over its engine).
+        let mut engine_found = false;
         for block in blocks.iter() {
             if let Ok(e) = engines.get(block) {
                 telemetry.engine_rpm = e.rpm;
+                engine_found = true;
             } else if let Ok(m) = motors.get(block) {
-                telemetry.engine_rpm = m.rpm;
+                if !engine_found {
+                    telemetry.engine_rpm = m.rpm;
+                }
             } else if let Ok(g) = gearboxes.get(block) {
                 telemetry.gear = g.gear;
             } else if let Ok(w) = wheels.get(block)

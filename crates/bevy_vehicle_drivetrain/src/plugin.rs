@@ -11,9 +11,9 @@ use bevy::prelude::*;
 
 use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
-    AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors, Engine,
-    EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
-    TorqueConverter, TransferCase, Wheel, WheelSensors,
+    AssistMotor, AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors,
+    Engine, EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
+    SummingGear, TorqueConverter, TransferCase, Wheel, WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -439,7 +439,9 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<AutomaticTransmission>()
             .register_block::<Retarder>()
             .register_block::<TransferCase>()
-            .register_block::<Hydrostatic>();
+            .register_block::<Hydrostatic>()
+            .register_block::<SummingGear>()
+            .register_block::<AssistMotor>();
     }
 }
 

@@ -34,6 +34,7 @@ mod clutch;
 mod differential;
 mod engine;
 pub(crate) mod gearbox;
+mod hybrid;
 mod hydrostatic;
 mod motor;
 mod retarder;
@@ -46,6 +47,7 @@ pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSenso
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
+pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
 pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
