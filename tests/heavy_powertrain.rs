@@ -1206,6 +1206,7 @@ fn spawn_hydrostatic(
         ratio_scale: 0.4,
         max_torque: 300.0,
         ratio,
+        ..default()
     };
     let pump = spawn_block(app, vehicle, "pump", drive, Some((motor, Port::OUT)));
     let wheel = spawn_block(app, vehicle, "wheel", wheel_block, Some((pump, Port::OUT)));

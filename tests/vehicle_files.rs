@@ -94,6 +94,16 @@ const VEHICLES: &[Class] = &[
             speed_after_20s: None,
         },
     },
+    // A 20 t tracked excavator base: travel speeds of the class are 5-6 km/h at the top; at
+    // full throttle its drives run it at 1.0 × ratio_scale × the engine's governed speed
+    // (6.3 km/h at 2100 rpm, 5.5 km/h at 1800 rpm).
+    Class {
+        path: "vehicles/tracked_excavator.vehicle.ron",
+        check: Check::Drive {
+            zero_to_100: None,
+            speed_after_20s: Some((4.5, 6.5)),
+        },
+    },
     // A 6x4 tractor running solo with 338 kW at 9.2 t (37 W/kg): makers publish no
     // acceleration figures. Upper bound, from energy: with at most 338 kW into the vehicle
     // for 20 s, 1/2·m·v² <= P·t gives at most 138 km/h. Lower bound: with a mean power of a

@@ -33,6 +33,14 @@ const TOPOLOGIES: &[(&str, usize, &[&str])] = &[
         ],
     ),
     ("trailer_2axle", 2, &[]),
+    (
+        "tracked_2x2",
+        5,
+        &[
+            "road_l1", "road_l2", "road_l3", "road_l4", "road_l5", "road_r1", "road_r2", "road_r3",
+            "road_r4", "road_r5",
+        ],
+    ),
 ];
 
 fn path(name: &str) -> String {

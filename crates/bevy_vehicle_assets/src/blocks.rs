@@ -8,7 +8,7 @@ use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::blocks::{
     AssistMotor, AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Hydrostatic, Motor,
-    Retarder, SummingGear, TorqueConverter, TransferCase,
+    Retarder, SummingGear, TorqueConverter, Track, TransferCase,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
@@ -119,7 +119,7 @@ struct BlockType {
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
 /// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`, `Hydrostatic`,
-/// `SummingGear`, `AssistMotor`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
+/// `SummingGear`, `AssistMotor`, `Track`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes {
     blocks: Arc<RwLock<Vec<BlockType>>>,
@@ -144,6 +144,7 @@ impl Default for FileBlockTypes {
         types.add::<Hydrostatic>();
         types.add::<SummingGear>();
         types.add::<AssistMotor>();
+        types.add::<Track>();
         types
     }
 }

@@ -13,7 +13,7 @@ use crate::block::{Block, Ports, SettingError};
 use crate::blocks::{
     AssistMotor, AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors,
     Engine, EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
-    SummingGear, TorqueConverter, TransferCase, Wheel, WheelSensors,
+    SummingGear, TorqueConverter, Track, TransferCase, Wheel, WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -441,7 +441,8 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<TransferCase>()
             .register_block::<Hydrostatic>()
             .register_block::<SummingGear>()
-            .register_block::<AssistMotor>();
+            .register_block::<AssistMotor>()
+            .register_block::<Track>();
     }
 }
 

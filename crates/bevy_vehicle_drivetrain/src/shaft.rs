@@ -265,6 +265,21 @@ pub fn sign(x: f64) -> f64 {
     }
 }
 
+/// The torque a rigid joint carries into a shaft that reported `up`, for it to turn with the
+/// joint's shared `acceleration` (rad/s²; in a momentum pass, the shared new speed, and the
+/// result is the momentum change): `I·α − T`. A held shaft takes what keeps it still (`−T`),
+/// a free one nothing.
+#[inline]
+pub(crate) fn carried(up: ShaftUp, acceleration: f64) -> f64 {
+    if up.inertia.is_infinite() {
+        -up.reaction
+    } else if up.inertia == 0.0 {
+        0.0
+    } else {
+        up.inertia * acceleration - up.reaction
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,13 @@ pub struct LinearTire {
     pub longitudinal_stiffness: f64,
     /// Cornering stiffness per unit load, N per unit `tan α` per N of load (`≥ 0`).
     pub cornering_stiffness: f64,
+    /// How the force is limited. `None` (tires): it stays on the friction circle of radius
+    /// `μ·Fz`, which the two components share. `Some(f)` (track shoes): each component is
+    /// limited on its own, the longitudinal to `μ·Fz` and the lateral to `f·μ·Fz`
+    /// (dimensionless, in (0, 1]): a track's grousers shear the ground along it whatever it
+    /// does sideways, while its shoes slide sideways with their own, lower resistance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separate_axes: Option<f64>,
 }
 
 impl Default for LinearTire {
@@ -31,6 +38,7 @@ impl Default for LinearTire {
         Self {
             longitudinal_stiffness: 16.0,
             cornering_stiffness: 12.0,
+            separate_axes: None,
         }
     }
 }
@@ -42,7 +50,16 @@ impl LinearTire {
             prefix: "linear_tire",
         };
         c.non_negative("longitudinal_stiffness", self.longitudinal_stiffness)?;
-        c.non_negative("cornering_stiffness", self.cornering_stiffness)
+        c.non_negative("cornering_stiffness", self.cornering_stiffness)?;
+        if let Some(f) = self.separate_axes
+            && !(f > 0.0 && f <= 1.0)
+        {
+            return Err(TireError {
+                field: "linear_tire.separate_axes".into(),
+                reason: format!("must lie in (0, 1], got {f}"),
+            });
+        }
+        Ok(())
     }
 
     /// Precomputes the tire at load `fz` (N) and friction `mu`; see
@@ -51,11 +68,13 @@ impl LinearTire {
         if let Some(trivial) = LoadedTire::without_force(fz, mu) {
             return trivial;
         }
-        LoadedTire::linear(
-            fz,
+        let (cx, cy) = (
             self.longitudinal_stiffness * fz,
             self.cornering_stiffness * fz,
-            mu * fz,
-        )
+        );
+        match self.separate_axes {
+            None => LoadedTire::linear(fz, cx, cy, mu * fz),
+            Some(f) => LoadedTire::linear_axes(fz, cx, cy, [mu * fz, f * mu * fz]),
+        }
     }
 }

@@ -43,6 +43,12 @@ enum Kind {
         cy: f64,
         fmax: f64,
     },
+    /// A linear law limited on each axis separately: `fmax` = `[longitudinal, lateral]` (N).
+    LinearAxes {
+        cx: f64,
+        cy: f64,
+        fmax: [f64; 2],
+    },
     Brush {
         cx: f64,
         cy: f64,
@@ -197,6 +203,13 @@ impl LoadedTire {
         }
     }
 
+    pub(crate) fn linear_axes(load: f64, cx: f64, cy: f64, fmax: [f64; 2]) -> Self {
+        Self {
+            load,
+            kind: Kind::LinearAxes { cx, cy, fmax },
+        }
+    }
+
     pub(crate) fn brush(load: f64, cx: f64, cy: f64, fmax: f64) -> Self {
         Self {
             load,
@@ -255,6 +268,10 @@ impl LoadedTire {
                     [fx, fy]
                 }
             }
+            Kind::LinearAxes { cx, cy, fmax } => [
+                (cx * kappa).clamp(-fmax[0], fmax[0]),
+                (cy * tan_alpha).clamp(-fmax[1], fmax[1]),
+            ],
             Kind::Brush {
                 cx,
                 cy,
@@ -280,6 +297,10 @@ impl LoadedTire {
                 (cx * kappa).clamp(-fmax, *fmax),
                 (cy * tan_alpha).clamp(-fmax, *fmax),
             ],
+            Kind::LinearAxes { cx, cy, fmax } => [
+                (cx * kappa).clamp(-fmax[0], fmax[0]),
+                (cy * tan_alpha).clamp(-fmax[1], fmax[1]),
+            ],
             Kind::Brush {
                 cx,
                 cy,
@@ -301,7 +322,9 @@ impl LoadedTire {
     pub fn stiffness(&self) -> [f64; 2] {
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
-            Kind::Linear { cx, cy, .. } | Kind::Brush { cx, cy, .. } => [*cx, *cy],
+            Kind::Linear { cx, cy, .. }
+            | Kind::LinearAxes { cx, cy, .. }
+            | Kind::Brush { cx, cy, .. } => [*cx, *cy],
             Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => {
                 [x.stiffness(), y.stiffness()]
             }
@@ -317,6 +340,7 @@ impl LoadedTire {
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
             Kind::Linear { cx, cy, fmax } => [fmax / cx, fmax / cy],
+            Kind::LinearAxes { cx, cy, fmax } => [fmax[0] / cx, fmax[1] / cy],
             Kind::Brush { cx, cy, fmax, .. } => {
                 // Full sliding at λ = 1: σ = 3·μ·fz/C, with σ_x = κ/(1 + κ) and σ_y = tan α.
                 let sigma_x = 3.0 * fmax / cx;
@@ -342,6 +366,7 @@ impl LoadedTire {
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
             Kind::Linear { fmax, .. } | Kind::Brush { fmax, .. } => [*fmax, *fmax],
+            Kind::LinearAxes { fmax, .. } => *fmax,
             Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => [x.d, y.d],
         }
     }

@@ -138,6 +138,22 @@ pub struct DifferentialSensors {
 }
 
 impl Differential {
+    /// The two output speeds (rad/s) handed down with input speed `input` (rad/s): each output's
+    /// own where it reports one, and for an output that turns freely (a slipping coupling
+    /// behind it reports no inertia) the speed the differential's kinematics
+    /// `ω_in = ratio·(b·ω_1 + (1 − b)·ω_2)` give it, so that what sits behind it sees the shaft
+    /// turning as it does.
+    fn output_speeds(&self, input: f64, o1: Option<f64>, o2: Option<f64>) -> (f64, f64) {
+        let mean = input / self.ratio;
+        let b = self.torque_bias;
+        match (o1, o2) {
+            (Some(a), Some(c)) => (a, c),
+            (Some(a), None) if b < 1.0 => (a, (mean - b * a) / (1.0 - b)),
+            (None, Some(c)) if b > 0.0 => ((mean - (1.0 - b) * c) / b, c),
+            (a, c) => (a.unwrap_or(mean), c.unwrap_or(mean)),
+        }
+    }
+
     fn always_locked(&self) -> bool {
         self.locked
     }
@@ -288,7 +304,8 @@ impl Block for Differential {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let t = input.map(|s| s.down).unwrap_or_default().torque;
+        let input = input.map(|s| s.down).unwrap_or_default();
+        let t = input.torque;
         let (o1, o2) = (&outputs[0].up, &outputs[1].up);
         let g = rt.gain;
         let (t1, t2) = match rt.mode {
@@ -308,13 +325,14 @@ impl Block for Differential {
                 )
             }
         };
+        let (s1, s2) = self.output_speeds(input.speed, o1.speed(), o2.speed());
         outputs[0].down = ShaftDown {
             torque: t1,
-            speed: o1.speed().unwrap_or(0.0),
+            speed: s1,
         };
         outputs[1].down = ShaftDown {
             torque: t2,
-            speed: o2.speed().unwrap_or(0.0),
+            speed: s2,
         };
     }
 

@@ -9,7 +9,7 @@ use crate::block::{
 use crate::blocks::Motor;
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::rad_s_to_rpm;
-use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
+use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, carried};
 
 /// The summing gear's ports: the engine side is its input; `out` drives the wheels; the second
 /// power source sits on `motor`.
@@ -160,14 +160,6 @@ impl Block for SummingGear {
             (self.ratio * input.torque + combined_reaction) / combined_inertia
         } else {
             0.0
-        };
-        let carried = |up: ShaftUp, acceleration: f64| {
-            if up.inertia.is_infinite() || up.inertia == 0.0 {
-                // Held or free: it takes what keeps it still, or nothing.
-                if up.inertia == 0.0 { 0.0 } else { -up.reaction }
-            } else {
-                up.inertia * acceleration - up.reaction
-            }
         };
         let speed = input.speed / self.ratio;
         outputs[0].down = ShaftDown {

@@ -8,6 +8,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
     check_positive, clamp_input,
 };
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
 
 /// Speed ratios below this magnitude (dimensionless) count as zero displacement: the motor is
@@ -42,6 +43,9 @@ pub struct Hydrostatic {
     pub ratio_scale: f64,
     /// Relief torque at the output (N·m, ≥ 0).
     pub max_torque: f64,
+    /// How the driver's controls set the displacement lever: not at all (game code sets
+    /// `ratio`), or as one side of a skid-steered tracked vehicle.
+    pub lever: TrackLever,
     /// Input: displacement lever, −1 (full reverse) to 1 (full forward); 0 holds the output.
     /// Clamped.
     #[serde(skip)]
@@ -55,9 +59,27 @@ impl Default for Hydrostatic {
         Hydrostatic {
             ratio_scale: 0.4,
             max_torque: 20_000.0,
+            lever: TrackLever::Manual,
             ratio: 0.0,
         }
     }
+}
+
+/// Which lever of a skid-steered vehicle a [`Hydrostatic`] drive follows.
+///
+/// With throttle `t` (signed by the selected gear's direction: 0 in neutral) and steering `s`
+/// (positive right), the left track's drive takes `clamp(t + s, −1, 1)` and the right's
+/// `clamp(t − s, −1, 1)`: steering right speeds the left track and slows the right, and
+/// steering in neutral turns the vehicle on the spot (a pivot turn).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TrackLever {
+    /// The driver's controls leave `ratio` alone; game code sets it.
+    #[default]
+    Manual,
+    /// The left track's drive.
+    Left,
+    /// The right track's drive.
+    Right,
 }
 
 /// Runtime state of a [`Hydrostatic`].
@@ -101,6 +123,19 @@ impl Block for Hydrostatic {
     }
 
     take_inputs_fields!(ratio);
+
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        let (throttle, steering) = (
+            controls.throttle() * controls.direction(),
+            controls.steering(),
+        );
+        let ratio = match self.lever {
+            TrackLever::Manual => return false,
+            TrackLever::Left => (throttle + steering).clamp(-1.0, 1.0),
+            TrackLever::Right => (throttle - steering).clamp(-1.0, 1.0),
+        };
+        set_if_changed(&mut self.ratio, ratio)
+    }
 
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("ratio_scale", self.ratio_scale)?;

@@ -39,6 +39,7 @@ mod hydrostatic;
 mod motor;
 mod retarder;
 mod torque_converter;
+mod track;
 mod transfer_case;
 mod wheel;
 
@@ -48,9 +49,10 @@ pub use differential::{Differential, DifferentialMode, DifferentialRuntime, Diff
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
-pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors};
+pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
 pub use torque_converter::{TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors};
+pub use track::{Track, TrackSensors};
 pub use transfer_case::{TransferCase, TransferCaseRuntime, TransferCaseSensors, TransferRange};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

@@ -1,0 +1,126 @@
+//! The tracked 2×2: the shipped excavator base drives straight and skid-steers on the radius
+//! its track speeds predict. Tolerances are stated per test.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::Velocity;
+use bevy_vehicle_physics::assets::FileBlockTypes;
+use bevy_vehicle_physics::prelude::*;
+use common::*;
+
+const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
+/// The excavator base on flat ground with μ = 0.9, settled; returns it and its file.
+fn excavator(app: &mut App) -> (Entity, VehicleDescription) {
+    let d = VehicleDescription::load(
+        ASSETS,
+        "vehicles/tracked_excavator.vehicle.ron",
+        &FileBlockTypes::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    spawn_flat_ground(app, 0.9);
+    let car = {
+        let world = app.world_mut();
+        let car = d.spawn(
+            &mut world.commands(),
+            Transform::from_xyz(0.0, rest_height(&d), 0.0),
+        );
+        world.flush();
+        car
+    };
+    tick(app, 60);
+    (car, d)
+}
+
+/// The two tracks' sprocket speeds (rad/s): (left, right).
+fn sprockets(app: &mut App, car: Entity) -> (f64, f64) {
+    let world = app.world_mut();
+    let mut q = world.query::<(&BlockOf, &Name, &TrackSensors)>();
+    let mut left = 0.0;
+    let mut right = 0.0;
+    for (b, name, s) in q.iter(world) {
+        if b.0 != car {
+            continue;
+        }
+        match name.as_str() {
+            "track_l" => left = s.speed,
+            "track_r" => right = s.speed,
+            _ => {}
+        }
+    }
+    (left, right)
+}
+
+/// Both levers forward alike: the base drives straight, drifting sideways less than 1 % of the
+/// distance it travels in 20 s.
+#[test]
+fn tracked_vehicle_drives_straight() {
+    let mut app = create_app(60.0);
+    let (car, _) = excavator(&mut app);
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 0.8;
+    });
+    let start = position(&app, car);
+    tick(&mut app, 60 * 20);
+    let travelled = position(&app, car) - start;
+    let along = -travelled.z;
+    let sideways = travelled.x.abs();
+    let (l, r) = sprockets(&mut app, car);
+    println!(
+        "straight: {along:.2} m ahead, {sideways:.4} m sideways; sprockets {l:.3} / {r:.3} rad/s"
+    );
+    assert!(along > 10.0, "it drove {along} m");
+    assert!(
+        sideways < 0.01 * along,
+        "{sideways} m sideways over {along} m"
+    );
+    // At a steady crawl each drive carries its track's rolling resistance: c_rr·(m·g/2)·r
+    // (within 5 %; drag at 1.4 m/s is below 0.1 %).
+    let world = app.world_mut();
+    let mut q = world.query::<&HydrostaticSensors>();
+    let expected = 0.03 * 20_000.0 * 9.81 / 2.0 * 0.35;
+    for s in q.iter(world) {
+        assert!(
+            rel(s.output_torque, expected) < 0.05,
+            "drive torque {} N·m vs rolling resistance {expected} N·m",
+            s.output_torque
+        );
+    }
+}
+
+/// A steady skid turn with the left track twice as fast as the right: the turn radius at the
+/// centre, `v / yaw rate`, is the kinematic `(B/2)·(v_l + v_r)/(v_l − v_r)` of the track
+/// speeds `v = ω_sprocket·r` and the gauge `B`, within 10 %.
+#[test]
+fn skid_turn_radius_follows_the_track_speed_ratio() {
+    let mut app = create_app(60.0);
+    let (car, d) = excavator(&mut app);
+    // Left lever 0.8, right 0.4.
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 0.6;
+        c.steering = 0.2;
+    });
+    tick(&mut app, 60 * 15);
+    let v = get::<Velocity>(&app, car);
+    let speed = f64::from(v.linear.length());
+    let yaw_rate = f64::from(v.angular.y);
+    let (l, r) = sprockets(&mut app, car);
+    let radius = d.axles[0].wheel.radius;
+    let (vl, vr) = (l * radius, r * radius);
+    let gauge = f64::from(d.axles[0].track);
+    let predicted = 0.5 * gauge * (vl + vr) / (vl - vr);
+    let measured = speed / yaw_rate.abs();
+    println!(
+        "skid turn: tracks {vl:.3} / {vr:.3} m/s, centre {speed:.3} m/s, yaw rate {yaw_rate:.4} rad/s, \
+         radius {measured:.3} m vs kinematic {predicted:.3} m"
+    );
+    assert!(yaw_rate < 0.0, "steering right turns right: {yaw_rate}");
+    assert!(rel(vl / vr, 2.0) < 0.02, "track speed ratio {}", vl / vr);
+    assert!(
+        rel(measured, predicted) < 0.10,
+        "radius {measured} m vs {predicted} m"
+    );
+}
