@@ -30,6 +30,16 @@ pub struct VehicleControls {
     pub handbrake: f64,
     /// Parking lock engaged.
     pub parking: bool,
+    /// Retarder lever, 0 (off) to 1 (full), or `None` to leave every [`Retarder`]'s level to
+    /// game code. Clamped.
+    ///
+    /// [`Retarder`]: crate::blocks::Retarder
+    pub retarder: Option<f64>,
+    /// Transfer-case range selector, or `None` to leave every [`TransferCase`]'s range to game
+    /// code.
+    ///
+    /// [`TransferCase`]: crate::blocks::TransferCase
+    pub range: Option<crate::blocks::TransferRange>,
 }
 
 impl Default for VehicleControls {
@@ -44,6 +54,8 @@ impl Default for VehicleControls {
             gear: 0,
             handbrake: 0.0,
             parking: false,
+            retarder: None,
+            range: None,
         }
     }
 }

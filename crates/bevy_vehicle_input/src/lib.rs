@@ -39,6 +39,8 @@ use leafwing_input_manager::prelude::*;
 /// | `ShiftUp` / `ShiftDown` | right / left bumper | E / Q |
 /// | `Handbrake` | south (A / cross) | Space |
 /// | `ToggleAutomatic` | north (Y / triangle) | M |
+/// | `Retarder` | west (X / square) | F |
+/// | `ToggleRange` | d-pad down | L |
 /// | `Reset` | start | R |
 /// | `NextVehicle` | select / view | Tab |
 #[derive(Actionlike, PartialEq, Eq, Hash, Clone, Copy, Debug, Reflect)]
@@ -60,6 +62,10 @@ pub enum DriveAction {
     Handbrake,
     /// Switches the driver's automatic shifting on and off.
     ToggleAutomatic,
+    /// Retarder lever, 0..1 (vehicles with a retarder).
+    Retarder,
+    /// Switches the transfer case between high and low range (vehicles with one).
+    ToggleRange,
     /// Put the vehicle back on its wheels (for the game to handle).
     Reset,
     /// Switch to the next vehicle (for the game to handle).
@@ -92,6 +98,10 @@ impl DriveAction {
             .with(Handbrake, KeyCode::Space)
             .with(ToggleAutomatic, GamepadButton::North)
             .with(ToggleAutomatic, KeyCode::KeyM)
+            .with(Retarder, GamepadButton::West)
+            .with(Retarder, KeyCode::KeyF)
+            .with(ToggleRange, GamepadButton::DPadDown)
+            .with(ToggleRange, KeyCode::KeyL)
             .with(Reset, GamepadButton::Start)
             .with(Reset, KeyCode::KeyR)
             .with(NextVehicle, GamepadButton::Select)
@@ -215,6 +225,15 @@ fn drive_from_input(
         controls.brake = brake;
         controls.clutch = f64::from(actions.clamped_button_value(&DriveAction::Clutch));
         controls.handbrake = f64::from(actions.clamped_button_value(&DriveAction::Handbrake));
+        controls.retarder = Some(f64::from(
+            actions.clamped_button_value(&DriveAction::Retarder),
+        ));
+        if actions.just_pressed(&DriveAction::ToggleRange) {
+            controls.range = Some(match controls.range {
+                Some(TransferRange::Low) => TransferRange::High,
+                _ => TransferRange::Low,
+            });
+        }
         // Steering follows the stick at a rate that falls with speed.
         let wanted = f64::from(actions.clamped_value(&DriveAction::Steer));
         let blend = (speed / feel.steer_reference_speed.max(1e-3)).min(1.0);

@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use crate::block::{
     Block, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative, clamp_input,
 };
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{TorqueCurve, rad_s_to_rpm};
 use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
 
@@ -97,6 +98,14 @@ impl Block for Retarder {
     }
 
     take_inputs_fields!(level);
+
+    /// The driver's retarder lever ([`VehicleControls::retarder`]), when it is given.
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        match controls.retarder {
+            Some(level) => set_if_changed(&mut self.level, clamp_input(level, 0.0, 1.0, 0.0)),
+            None => false,
+        }
+    }
 
     fn validate(&self) -> Result<(), SettingError> {
         check_non_negative("max_torque", self.max_torque)?;

@@ -8,6 +8,7 @@ use crate::block::{
     check_non_negative, check_positive, check_range,
 };
 use crate::blocks::{Differential, DifferentialMode, DifferentialRuntime};
+use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Shaft, ShaftUp};
 
 /// The range of a [`TransferCase`]. Written `High` or `Low` in RON files.
@@ -189,6 +190,14 @@ impl Block for TransferCase {
     }
 
     take_inputs_fields!(range, locked);
+
+    /// The driver's range selector ([`VehicleControls::range`]), when it is given.
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        match controls.range {
+            Some(range) => set_if_changed(&mut self.range, range),
+            None => false,
+        }
+    }
 
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("high_ratio", self.high_ratio)?;
