@@ -230,8 +230,10 @@ fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
             "{}: not finite at {t:.2} s: {p} {v}",
             d.name
         );
-        let offset = p - start;
-        max_lateral = max_lateral.max((offset - forward * offset.dot(forward)).length());
+        // Sideways on the ground: the body's heave, and its pitch at the launch, are not drift.
+        let offset = (p - start).with_y(0.0);
+        let ahead = forward.with_y(0.0).normalize();
+        max_lateral = max_lateral.max((offset - ahead * offset.dot(ahead)).length());
     }
     let v_end = f64::from(velocity(app, car).dot(forward));
     let telemetry = get::<VehicleTelemetry>(app, car);
