@@ -333,8 +333,12 @@ fn install(world: &mut World, vehicle: Entity, module: VehicleModule) -> Result<
 /// Trigger on a vehicle when the game resets it (puts it back on the track, restarts a run):
 /// every module's `reset` is called and the [`ModuleReport`] cleared.
 ///
-/// ```ignore
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_vehicle_chassis::modules::ResetVehicle;
+/// # fn reset(mut commands: Commands, car: Entity) {
 /// commands.trigger(ResetVehicle { entity: car });
+/// # }
 /// ```
 #[derive(EntityEvent, Clone, Copy, Debug)]
 pub struct ResetVehicle {
