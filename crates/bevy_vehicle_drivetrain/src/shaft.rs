@@ -265,6 +265,47 @@ pub fn sign(x: f64) -> f64 {
     }
 }
 
+/// What a rigid joint of `shafts` hands up, referred to a common shaft: shaft `i` turns
+/// `ratio(i)` times as fast as the common one, so its momentum counts `k` times, its inertia
+/// `k²` times and its torque `k` times (virtual work).
+#[inline]
+pub(crate) fn rigid_join(shafts: &[Shaft], ratio: impl Fn(usize) -> f64) -> ShaftUp {
+    let mut total = ShaftUp::FREE;
+    for (i, shaft) in shafts.iter().enumerate() {
+        let k = ratio(i);
+        total.momentum += k * shaft.up.momentum;
+        total.inertia += k * k * shaft.up.inertia;
+        total.reaction += k * shaft.up.reaction;
+    }
+    total
+}
+
+/// Hands `torque` (N·m, at the common shaft turning at `speed`) down a rigid joint of `shafts`
+/// (see [`rigid_join`]): they share one acceleration of the common shaft,
+/// `α = (torque + ΣkT) / Σk²I` (zero when something holds the joint or nothing turns behind
+/// it), and each gets the torque that gives it `k·α` ([`carried`]).
+#[inline]
+pub(crate) fn rigid_split(
+    shafts: &mut [Shaft],
+    ratio: impl Fn(usize) -> f64,
+    torque: f64,
+    speed: f64,
+) {
+    let joined = rigid_join(shafts, &ratio);
+    let alpha = if joined.inertia.is_finite() && joined.inertia > 0.0 {
+        (torque + joined.reaction) / joined.inertia
+    } else {
+        0.0
+    };
+    for (i, shaft) in shafts.iter_mut().enumerate() {
+        let k = ratio(i);
+        shaft.down = ShaftDown {
+            torque: carried(shaft.up, k * alpha),
+            speed: speed * k,
+        };
+    }
+}
+
 /// The torque a rigid joint carries into a shaft that reported `up`, for it to turn with the
 /// joint's shared `acceleration` (rad/s²; in a momentum pass, the shared new speed, and the
 /// result is the momentum change): `I·α − T`. A held shaft takes what keeps it still (`−T`),

@@ -9,7 +9,7 @@ use crate::block::{
 use crate::blocks::Motor;
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::rad_s_to_rpm;
-use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, carried};
+use crate::shaft::{Pass, Shaft, ShaftUp, rigid_join, rigid_split};
 
 /// The summing gear's ports: the engine side is its input; `out` drives the wheels; the second
 /// power source sits on `motor`.
@@ -104,6 +104,14 @@ pub struct SummingGearSensors {
     pub motor_shaft_torque: f64,
 }
 
+impl SummingGear {
+    /// Speed of output `i` (0: `out`, 1: `motor`) per output speed.
+    #[inline]
+    fn shaft_ratio(&self, i: usize) -> f64 {
+        if i == 0 { 1.0 } else { self.motor_ratio }
+    }
+}
+
 impl Block for SummingGear {
     const TYPE_NAME: &'static str = "SummingGear";
     type Runtime = ();
@@ -127,13 +135,12 @@ impl Block for SummingGear {
         outputs: &[Shaft],
         _: &mut [f64],
     ) -> ShaftUp {
-        let (out, motor) = (outputs[0].up, outputs[1].up);
-        let k = self.motor_ratio;
+        let at_output = rigid_join(outputs, |i| self.shaft_ratio(i));
         let r = self.ratio;
         ShaftUp {
-            momentum: (out.momentum + k * motor.momentum) / r,
-            inertia: (out.inertia + k * k * motor.inertia) / (r * r),
-            reaction: (out.reaction + k * motor.reaction) / r,
+            momentum: at_output.momentum / r,
+            inertia: at_output.inertia / (r * r),
+            reaction: at_output.reaction / r,
         }
     }
 
@@ -148,28 +155,12 @@ impl Block for SummingGear {
         _: &mut [f64],
     ) {
         let input = input.map(|s| s.down).unwrap_or_default();
-        let (out, motor) = (outputs[0].up, outputs[1].up);
-        let k = self.motor_ratio;
-        let combined_inertia = out.inertia + k * k * motor.inertia;
-        let combined_reaction = out.reaction + k * motor.reaction;
-        // The shared acceleration of the output (its velocity change in a momentum pass); a
-        // held side holds the rest, and with nothing behind the gear nothing is carried.
-        let alpha = if combined_inertia.is_infinite() {
-            0.0
-        } else if combined_inertia > 0.0 {
-            (self.ratio * input.torque + combined_reaction) / combined_inertia
-        } else {
-            0.0
-        };
-        let speed = input.speed / self.ratio;
-        outputs[0].down = ShaftDown {
-            torque: carried(out, alpha),
-            speed,
-        };
-        outputs[1].down = ShaftDown {
-            torque: carried(motor, k * alpha),
-            speed: speed * k,
-        };
+        rigid_split(
+            outputs,
+            |i| self.shaft_ratio(i),
+            self.ratio * input.torque,
+            input.speed / self.ratio,
+        );
     }
 
     fn sensors(&self, _: &(), _: &[f64], shafts: &Shafts) -> SummingGearSensors {

@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 
 use crate::block::{Block, Input, PortSpec, Ports, SettingError, Shafts, StageContext};
-use crate::shaft::{Shaft, ShaftDown, ShaftUp, carried};
+use crate::shaft::{Shaft, ShaftUp, rigid_join, rigid_split};
 
 /// The track's ports: the sprocket shaft on its input, up to eight road wheels.
 const TRACK_PORTS: Ports = Ports {
@@ -68,13 +68,7 @@ impl Block for Track {
         outputs: &[Shaft],
         _: &mut [f64],
     ) -> ShaftUp {
-        let mut total = ShaftUp::FREE;
-        for shaft in outputs {
-            total.momentum += shaft.up.momentum;
-            total.inertia += shaft.up.inertia;
-            total.reaction += shaft.up.reaction;
-        }
-        total
+        rigid_join(outputs, |_| 1.0)
     }
 
     #[inline]
@@ -88,20 +82,7 @@ impl Block for Track {
         _: &mut [f64],
     ) {
         let input = input.map(|s| s.down).unwrap_or_default();
-        let (inertia, reaction) = outputs.iter().fold((0.0, 0.0), |(i, r), s| {
-            (i + s.up.inertia, r + s.up.reaction)
-        });
-        let alpha = if inertia.is_finite() && inertia > 0.0 {
-            (input.torque + reaction) / inertia
-        } else {
-            0.0
-        };
-        for shaft in outputs.iter_mut() {
-            shaft.down = ShaftDown {
-                torque: carried(shaft.up, alpha),
-                speed: input.speed,
-            };
-        }
+        rigid_split(outputs, |_| 1.0, input.torque, input.speed);
     }
 
     fn sensors(&self, _: &(), _: &[f64], shafts: &Shafts) -> TrackSensors {
