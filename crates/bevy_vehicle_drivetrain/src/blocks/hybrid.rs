@@ -6,9 +6,8 @@ use bevy::prelude::*;
 use crate::block::{
     Block, Input, PortSpec, Ports, SettingError, Shafts, StageContext, check_positive,
 };
-use crate::blocks::Motor;
+use crate::blocks::{Motor, MotorSensors};
 use crate::controls::{VehicleControls, set_if_changed};
-use crate::curve::rad_s_to_rpm;
 use crate::shaft::{Pass, Shaft, ShaftUp, rigid_join, rigid_split};
 
 /// The summing gear's ports: the engine side is its input; `out` drives the wheels; the second
@@ -238,7 +237,7 @@ impl AssistMotor {
 impl Block for AssistMotor {
     const TYPE_NAME: &'static str = "AssistMotor";
     type Runtime = ();
-    type Sensors = crate::blocks::MotorSensors;
+    type Sensors = MotorSensors;
 
     fn ports(&self) -> Ports {
         Ports {
@@ -254,10 +253,7 @@ impl Block for AssistMotor {
     take_inputs_fields!(command);
 
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
-        set_if_changed(
-            &mut self.command,
-            controls.throttle() * controls.direction(),
-        )
+        set_if_changed(&mut self.command, Motor::command_from(controls))
     }
 
     fn validate(&self) -> Result<(), SettingError> {
@@ -303,16 +299,9 @@ impl Block for AssistMotor {
         };
     }
 
-    fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> crate::blocks::MotorSensors {
-        let speed = state[0];
-        let torque = self.net_torque(speed);
-        crate::blocks::MotorSensors {
-            rpm: rad_s_to_rpm(speed),
-            speed,
-            torque,
-            available_torque: self.as_motor().available_torque(speed),
-            power: torque * speed,
-            shaft_torque: -shafts.input.map_or(0.0, |s| s.down.torque),
-        }
+    fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> MotorSensors {
+        // What it delivers into its shaft is the opposite of what the shaft carries into it.
+        let carried = shafts.input.map_or(0.0, |s| s.down.torque);
+        self.as_motor().sensors_at(state[0], -carried)
     }
 }

@@ -84,6 +84,26 @@ impl Motor {
         }
     }
 
+    /// The torque command the driver's controls give a motor: the throttle, signed by the
+    /// direction of the selected gear (forward, reverse, or none in neutral).
+    pub fn command_from(controls: &VehicleControls) -> f64 {
+        controls.throttle() * controls.direction()
+    }
+
+    /// The sensors of this motor turning at `speed` (rad/s) and delivering `shaft_torque`
+    /// (N·m) into the shaft it drives.
+    pub fn sensors_at(&self, speed: f64, shaft_torque: f64) -> MotorSensors {
+        let torque = self.net_torque(speed);
+        MotorSensors {
+            rpm: rad_s_to_rpm(speed),
+            speed,
+            torque,
+            available_torque: self.available_torque(speed),
+            power: torque * speed,
+            shaft_torque,
+        }
+    }
+
     /// Net motor torque at `speed` (rad/s), friction included (N·m).
     #[inline]
     pub fn net_torque(&self, speed: f64) -> f64 {
@@ -115,10 +135,7 @@ impl Block for Motor {
     /// The throttle, signed by the direction of the selected gear (forward, reverse, or none in
     /// neutral).
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
-        set_if_changed(
-            &mut self.command,
-            controls.throttle() * controls.direction(),
-        )
+        set_if_changed(&mut self.command, Motor::command_from(controls))
     }
 
     fn validate(&self) -> Result<(), SettingError> {
@@ -158,15 +175,6 @@ impl Block for Motor {
     }
 
     fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> MotorSensors {
-        let speed = state[0];
-        let torque = self.net_torque(speed);
-        MotorSensors {
-            rpm: rad_s_to_rpm(speed),
-            speed,
-            torque,
-            available_torque: self.available_torque(speed),
-            power: torque * speed,
-            shaft_torque: shafts.outputs[0].down.torque,
-        }
+        self.sensors_at(state[0], shafts.outputs[0].down.torque)
     }
 }
