@@ -582,6 +582,7 @@ fn a_drivetrain_module_replaces_the_block_graph() {
     let mass = f64::from(builder.mass);
     let rolling = builder.wheel.tire.rolling_resistance * mass * G;
     let expected = (4.0 * drive.max_torque / r - rolling) / (mass + inertia / (r * r));
+    println!("DirectDrive: a {a} vs {expected}");
     assert!(
         rel(a, expected) < 0.05,
         "acceleration {a} m/s² vs {expected} m/s²"
@@ -642,6 +643,7 @@ fn a_steering_module_steers_the_car() {
     let radius = speed / yaw_rate;
     let wheelbase = f64::from(builder.rear_axle - builder.front_axle);
     let expected = wheelbase / delta.tan();
+    println!("steering: R {radius} vs {expected}");
     assert!(
         rel(radius, expected) < 0.10,
         "turn radius {radius} m vs L/tan δ = {expected} m (positive: turning left)"

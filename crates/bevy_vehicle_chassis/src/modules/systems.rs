@@ -71,8 +71,12 @@ impl ModuleInputs {
 #[derive(Component, Default)]
 pub(crate) struct ModuleScratch {
     pub inputs: ModuleInputs,
-    torques: PerWheel,
+    /// Brake torque (N·m), road-wheel angle (rad) and drive torque (N·m) of each wheel, as the
+    /// modules returned them at the last stage.
+    brakes: PerWheel,
     angles: PerWheel,
+    drives: PerWheel,
+    /// Rack travel at the last stage (m).
     rack: f64,
 }
 
@@ -126,31 +130,33 @@ pub(crate) fn begin_modules(
         set_if_changed(&mut telemetry.steering, applied);
 
         let inputs = &mut scratch.inputs;
-        inputs.wheels.clear();
+        // Each wheel with its spin, travel, load and steering angle, in one lookup.
+        let mut rows: SmallVec<[(ModuleWheel, [f64; 4]); 8]> = SmallVec::new();
         for block in blocks.iter() {
-            if let Ok((mount, wheel, slot, _, _)) = wheels.get(block) {
-                inputs.wheels.push(ModuleWheel {
+            if let Ok((mount, wheel, slot, sensors, state)) = wheels.get(block) {
+                let wheel = ModuleWheel {
                     entity: block,
                     mount: mount.clone(),
                     radius: wheel.radius,
                     node: slot.node,
-                });
+                };
+                let values = [sensors.speed, state.travel, state.load, state.steer_angle];
+                rows.push((wheel, values));
             }
         }
         // By axle from the front, left before right; the sort is stable.
-        inputs
-            .wheels
-            .sort_by_key(|w| (w.mount.axle, w.mount.side == Side::Right));
+        rows.sort_by_key(|(w, _)| (w.mount.axle, w.mount.side == Side::Right));
+        inputs.wheels.clear();
         inputs.spin.clear();
         inputs.travel.clear();
         inputs.load.clear();
         inputs.probe_angle.clear();
-        for w in &inputs.wheels {
-            let (.., sensors, state) = wheels.get(w.entity).expect("gathered above");
-            inputs.spin.push(sensors.speed);
-            inputs.travel.push(state.travel);
-            inputs.load.push(state.load);
-            inputs.probe_angle.push(state.steer_angle);
+        for (wheel, [spin, travel, load, angle]) in rows {
+            inputs.wheels.push(wheel);
+            inputs.spin.push(spin);
+            inputs.travel.push(travel);
+            inputs.load.push(load);
+            inputs.probe_angle.push(angle);
         }
         inputs.position = transform.translation;
         inputs.rotation = transform.rotation;
@@ -201,8 +207,9 @@ pub(crate) fn step_vehicles(
         }
         let ModuleScratch {
             inputs,
-            torques,
+            brakes,
             angles,
+            drives,
             rack,
         } = &mut *scratch;
         let VehicleModules {
@@ -219,8 +226,9 @@ pub(crate) fn step_vehicles(
             }
         }
         let count = inputs.wheels.len();
-        torques.resize(count, 0.0);
-        angles.resize(count, 0.0);
+        for buffer in [&mut *brakes, &mut *angles, &mut *drives] {
+            buffer.resize(count, 0.0);
+        }
         let corrections_before = report.brake_corrections;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
             for (spin, wheel) in inputs.spin.iter_mut().zip(&inputs.wheels) {
@@ -229,37 +237,28 @@ pub(crate) fn step_vehicles(
                 }
             }
             let ctx = inputs.context(stage.time());
-
-            torques.fill(0.0);
-            brake.wheel_torques(&ctx, torques);
+            // Every module of the stage first, then one pass over the wheels.
+            brakes.fill(0.0);
+            brake.wheel_torques(&ctx, brakes);
+            angles.fill(0.0);
+            *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
+            drives.fill(0.0);
+            if let Some(drive) = drive {
+                drive.wheel_torques(&ctx, drives);
+            }
             for (i, wheel) in inputs.wheels.iter().enumerate() {
-                let torque = finite_or(torques[i], 0.0, report);
+                let Some(rt) = stage.wheel_mut(wheel.node) else {
+                    continue;
+                };
+                let torque = finite_or(brakes[i], 0.0, report);
                 if torque * inputs.spin[i] > 0.0 {
                     report.brake_corrections += 1;
                 }
-                if let Some(rt) = stage.wheel_mut(wheel.node) {
-                    rt.brake = torque.abs();
-                }
-            }
-
-            angles.fill(0.0);
-            *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
-            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                rt.brake = torque.abs();
                 let probe = inputs.probe_angle[i];
-                let angle = finite_or(angles[i], probe, report);
-                if let Some(rt) = stage.wheel_mut(wheel.node) {
-                    rt.set_steer(angle - probe);
-                }
-            }
-
-            if let Some(drive) = drive {
-                torques.fill(0.0);
-                drive.wheel_torques(&ctx, torques);
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    let torque = finite_or(torques[i], 0.0, report);
-                    if let Some(rt) = stage.wheel_mut(wheel.node) {
-                        rt.drive = torque;
-                    }
+                rt.set_steer(finite_or(angles[i], probe, report) - probe);
+                if drive.is_some() {
+                    rt.drive = finite_or(drives[i], 0.0, report);
                 }
             }
         });
