@@ -43,6 +43,10 @@
 //! drive a vehicle with a gamepad or the keyboard through the public
 //! [`DriveAction`](input::DriveAction) set.
 //!
+//! [`test_track`] is a proving ground of Rapier colliders (slopes, bumps, low-friction
+//! patches, a banked curve, cones) with a tour of it, for tests and demos; a
+//! [`PathFollower`](chassis::PathFollower) drives vehicles along such routes.
+//!
 //! Disable [`RapierSetupPlugin`](chassis::RapierSetupPlugin) (or add Rapier yourself first) to
 //! configure Rapier differently; it must run in `FixedUpdate`.
 
@@ -53,6 +57,8 @@ pub use bevy_vehicle_chassis as chassis;
 pub use bevy_vehicle_drivetrain as drivetrain;
 pub use bevy_vehicle_input as input;
 pub use bevy_vehicle_tire as tire;
+
+pub mod test_track;
 
 /// All of the vehicle physics plugins. See the crate docs for the table.
 pub struct VehiclePhysicsPlugins;

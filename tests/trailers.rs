@@ -51,26 +51,6 @@ fn combination(app: &mut App) -> (Entity, Entity) {
     (tractor, trailer)
 }
 
-/// Heading about +Y (rad), 0 facing −Z, positive turning left.
-fn yaw(app: &App, e: Entity) -> f32 {
-    let forward = app.world().get::<Transform>(e).unwrap().rotation * Vec3::NEG_Z;
-    (-forward.x).atan2(-forward.z)
-}
-
-/// Angle between the tractor's and the trailer's headings (rad, in (−π, π]).
-fn articulation(app: &App, tractor: Entity, trailer: Entity) -> f32 {
-    let d = yaw(app, tractor) - yaw(app, trailer);
-    (d + core::f32::consts::PI).rem_euclid(core::f32::consts::TAU) - core::f32::consts::PI
-}
-
-/// Distance between the two coupling points in the world (m).
-fn coupling_gap(app: &App, tractor: Entity, trailer: Entity) -> f32 {
-    let hitch = *app.world().get::<Hitch>(trailer).unwrap();
-    let t = app.world().get::<Transform>(tractor).unwrap();
-    let r = app.world().get::<Transform>(trailer).unwrap();
-    (t.transform_point(hitch.tow_point) - r.transform_point(hitch.trailer_point)).length()
-}
-
 /// Holds the tractor near `speed` (m/s) with throttle and brake.
 fn cruise(app: &mut App, tractor: Entity, speed: f64) {
     let v = get::<VehicleTelemetry>(app, tractor).forward_speed;
@@ -226,4 +206,122 @@ fn combination_brakes_straight_from_80_km_h() {
         "articulation {}°",
         max_articulation.to_degrees()
     );
+}
+
+// ---- Combination files ----------------------------------------------------------------------------
+
+/// Reads `text` as the combination file `combinations/test.combination.ron`, with the shipped
+/// vehicle files.
+fn combination_file(
+    text: &str,
+) -> Result<
+    bevy_vehicle_physics::assets::CombinationDescription,
+    bevy_vehicle_physics::assets::VehicleFileError,
+> {
+    bevy_vehicle_physics::assets::CombinationDescription::parse(
+        "combinations/test.combination.ron",
+        text,
+        &FileBlockTypes::default(),
+        |p| std::fs::read_to_string(format!("{ASSETS}/{p}")).map_err(|e| e.to_string()),
+    )
+}
+
+/// The shipped combination file reads, with the coupling points of its two vehicle files;
+/// spawned, the trailer stands with its eye on the tractor's jaw and is hitched to it.
+#[test]
+fn the_shipped_combination_file_couples_its_vehicles() {
+    let c = bevy_vehicle_physics::assets::CombinationDescription::load(
+        ASSETS,
+        "combinations/semi_trailer.combination.ron",
+        &FileBlockTypes::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.tow_point, Vec3::from(c.tow.coupling.unwrap()));
+    assert_eq!(c.trailer_point, Vec3::from(c.trailer.coupling.unwrap()));
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let placed = Transform::from_xyz(3.0, rest_height(&c.tow), -2.0)
+        .with_rotation(Quat::from_rotation_y(0.5));
+    let (tractor, trailer) = {
+        let world = app.world_mut();
+        let mut commands = world.commands();
+        let pair = c.spawn(&mut commands, placed);
+        world.flush();
+        pair
+    };
+    assert_eq!(get::<Hitch>(&app, trailer).tow, tractor);
+    // Placed with the coupling points together, at the same heading.
+    assert!(coupling_gap(&app, tractor, trailer) < 1e-4);
+    assert!(articulation(&app, tractor, trailer).abs() < 1e-6);
+    // Both stand on their wheels at their own ride heights: nothing jumps when it settles.
+    tick(&mut app, 120);
+    assert!(coupling_gap(&app, tractor, trailer) < 0.01);
+    assert!(velocity(&app, trailer).length() < 0.05);
+    let trailer_height = position(&app, trailer).y;
+    assert!(
+        (trailer_height - rest_height(&c.trailer)).abs() < 0.05,
+        "{trailer_height}"
+    );
+}
+
+/// Bad combination files are refused with the file, line, field and reason.
+#[test]
+fn bad_combination_files_are_refused_with_located_errors() {
+    let head = "Combination(\n    name: \"test\",\n";
+    let cases: [(&str, usize, &str, &str); 5] = [
+        // A vehicle without a coupling point as the trailer.
+        (
+            "    tow: \"vehicles/semi_truck.vehicle.ron\",\n    trailer: \"vehicles/hatchback.vehicle.ron\",\n)",
+            4,
+            "trailer",
+            "has no `coupling` point",
+        ),
+        // A vehicle file that does not exist.
+        (
+            "    tow: \"vehicles/nope.vehicle.ron\",\n    trailer: \"vehicles/trailer.vehicle.ron\",\n)",
+            3,
+            "tow",
+            "cannot read file 'vehicles/nope.vehicle.ron'",
+        ),
+        // A coupling point that is not finite.
+        (
+            "    tow: \"vehicles/semi_truck.vehicle.ron\",\n    trailer: \"vehicles/trailer.vehicle.ron\",\n    tow_point: Some((0.0, NaN, 3.6)),\n)",
+            5,
+            "tow_point",
+            "must be finite",
+        ),
+        // An unknown field.
+        (
+            "    tow: \"vehicles/semi_truck.vehicle.ron\",\n    trailer: \"vehicles/trailer.vehicle.ron\",\n    trailer_pont: None,\n)",
+            5,
+            "trailer_pont",
+            "trailer_point",
+        ),
+        // A missing field.
+        (
+            "    tow: \"vehicles/semi_truck.vehicle.ron\",\n)",
+            1,
+            "",
+            "trailer",
+        ),
+    ];
+    for (rest, line, field, reason) in cases {
+        let text = format!("{head}{rest}");
+        let e = combination_file(&text).expect_err(&text);
+        println!("{e}");
+        assert_eq!(
+            e.file,
+            std::path::Path::new("combinations/test.combination.ron")
+        );
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.field.contains(field), "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+    }
+    // An error inside a vehicle file names that file.
+    let e = combination_file(&format!(
+        "{head}    tow: \"vehicles/semi_truck.vehicle.ron\",\n    trailer: \"topologies/rwd.topology.ron\",\n)"
+    ))
+    .expect_err("a topology is not a vehicle");
+    println!("{e}");
+    assert_eq!(e.file, std::path::Path::new("topologies/rwd.topology.ron"));
 }

@@ -253,3 +253,23 @@ pub fn flying_start(app: &mut App, car: Entity, speed: f32) {
     }
     // Motor and engine turn with their wheels once the momentum pass runs.
 }
+
+/// Heading about +Y (rad), 0 facing −Z, positive turning left.
+pub fn yaw(app: &App, e: Entity) -> f32 {
+    let forward = app.world().get::<Transform>(e).unwrap().rotation * Vec3::NEG_Z;
+    (-forward.x).atan2(-forward.z)
+}
+
+/// Angle between a tow vehicle's and its trailer's headings (rad, in (−π, π]).
+pub fn articulation(app: &App, tow: Entity, trailer: Entity) -> f32 {
+    let d = yaw(app, tow) - yaw(app, trailer);
+    (d + core::f32::consts::PI).rem_euclid(core::f32::consts::TAU) - core::f32::consts::PI
+}
+
+/// Distance between the two coupling points of a trailer's [`Hitch`] in the world (m).
+pub fn coupling_gap(app: &App, tow: Entity, trailer: Entity) -> f32 {
+    let hitch = *app.world().get::<Hitch>(trailer).unwrap();
+    let t = app.world().get::<Transform>(tow).unwrap();
+    let r = app.world().get::<Transform>(trailer).unwrap();
+    (t.transform_point(hitch.tow_point) - r.transform_point(hitch.trailer_point)).length()
+}

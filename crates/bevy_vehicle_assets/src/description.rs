@@ -38,7 +38,7 @@
 //! Every field, with its unit and default, is listed in `docs/vehicle_files.md`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use bevy::prelude::*;
@@ -1595,7 +1595,7 @@ fn static_axle_loads(d: &VehicleDescription) -> Result<Vec<f64>, String> {
 /// (up to blank space and comments), the scanner's message and field path (its message names
 /// the bracket a missing `,` or `]` belongs to); where they disagree, `ron`'s message and
 /// position, since `ron` reads the file in the end.
-fn syntax_error(source: &SourceFile, e: crate::source::ScanError) -> BuildError {
+pub(crate) fn syntax_error(source: &SourceFile, e: crate::source::ScanError) -> VehicleFileError {
     let text = &source.text;
     let (offset, path, reason) = match ron::Options::default().from_str::<IgnoredAny>(text) {
         Err(ron) => {
@@ -1608,13 +1608,18 @@ fn syntax_error(source: &SourceFile, e: crate::source::ScanError) -> BuildError 
         }
         Ok(_) => (e.offset, e.path, e.reason),
     };
-    VehicleFileError::at(source, offset, &path, format!("syntax error: {reason}")).into()
+    VehicleFileError::at(source, offset, &path, format!("syntax error: {reason}"))
 }
 
 /// The field path (below `node`, which spans `offset` of `text`) and the offset to report for
 /// `ron`'s error `code` at `offset`: at the value after any blank space `ron` stopped before,
 /// and for a missing field at the start of the value that lacks it.
-fn ron_error_at(node: &Node, text: &str, offset: usize, code: &ron::Error) -> (FieldPath, usize) {
+pub(crate) fn ron_error_at(
+    node: &Node,
+    text: &str,
+    offset: usize,
+    code: &ron::Error,
+) -> (FieldPath, usize) {
     let offset = next_token(text, offset);
     let (path, at) = node.locate(text, offset);
     match code {
@@ -1632,7 +1637,7 @@ fn quoted(names: &[&str]) -> String {
 }
 
 /// `ron`'s error, worded for a person editing the file.
-fn describe_ron_error(code: &ron::Error) -> String {
+pub(crate) fn describe_ron_error(code: &ron::Error) -> String {
     match code {
         ron::Error::NoSuchStructField {
             expected, found, ..
@@ -1665,16 +1670,11 @@ impl VehicleDescription {
         path: &str,
         types: &FileBlockTypes,
     ) -> Result<Self, VehicleFileError> {
-        let root: PathBuf = asset_root.as_ref().to_owned();
-        let read = |p: &str| std::fs::read_to_string(root.join(p));
-        let text = read(path).map_err(|e| VehicleFileError {
-            file: path.into(),
-            line: 1,
-            column: 1,
-            field: String::new(),
-            reason: format!("cannot read the file: {e}"),
-        })?;
-        Self::parse(path, &text, types, |p| read(p).map_err(|e| e.to_string()))
+        let root = asset_root.as_ref();
+        let text = VehicleFileError::read(root, path)?;
+        Self::parse(path, &text, types, |p| {
+            std::fs::read_to_string(root.join(p)).map_err(|e| e.to_string())
+        })
     }
 
     /// Reads a vehicle from `text` (a file called `path`, for messages), fetching referenced

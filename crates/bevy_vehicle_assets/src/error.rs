@@ -47,6 +47,19 @@ impl VehicleFileError {
     }
 }
 
+impl VehicleFileError {
+    /// Reads the file `path` under `asset_root`; an error about the whole file when it cannot.
+    pub(crate) fn read(asset_root: &std::path::Path, path: &str) -> Result<String, Self> {
+        std::fs::read_to_string(asset_root.join(path)).map_err(|e| VehicleFileError {
+            file: path.into(),
+            line: 1,
+            column: 1,
+            field: String::new(),
+            reason: format!("cannot read the file: {e}"),
+        })
+    }
+}
+
 impl fmt::Display for VehicleFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.column)?;

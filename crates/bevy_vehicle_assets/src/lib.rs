@@ -4,16 +4,21 @@
 //! live when the file changes, and refused with an error that names the file, line, column,
 //! field and reason.
 //!
+//! Combination files (`*.combination.ron`, see [`combination`]) couple a tow vehicle and a
+//! trailer.
+//!
 //! See [`description`] for the file formats, [`VehicleAsset`] to spawn a vehicle from a file,
 //! and [`RegisterFileBlock`] to name your own blocks in files.
 
 pub mod blocks;
+pub mod combination;
 pub mod description;
 pub mod error;
 pub mod modules;
 pub mod source;
 
 pub use blocks::{FileBlock, FileBlockTypes, RegisterFileBlock};
+pub use combination::CombinationDescription;
 pub use description::{
     AxleSpec, AxleWheels, ChassisSpec, Connection, NamedBlock, VehicleDescription, VehicleTopology,
 };

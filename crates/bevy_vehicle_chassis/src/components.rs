@@ -377,7 +377,9 @@ pub struct VehicleTelemetry {
     pub yaw_rate: f64,
     /// Engine (or motor) speed (rpm).
     pub engine_rpm: f64,
-    /// Engaged gear (0 in neutral or while shifting).
+    /// Engaged gear, negative in reverse: a manual gearbox's (0 in neutral and while
+    /// shifting), or an automatic transmission's (the gear engaged or being shifted into; 0 in
+    /// neutral and park).
     pub gear: i32,
     /// Steering input as applied after the rate limit (−1..1, positive right).
     pub steering: f64,

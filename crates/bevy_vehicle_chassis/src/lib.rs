@@ -19,7 +19,8 @@
 //! * after Rapier steps, [`VehicleTelemetry`] and each wheel's [`WheelState`] report speed,
 //!   rpm, gear, load, slip, force, travel and contact.
 //!
-//! [`CarBuilder`] spawns a complete car in code.
+//! [`CarBuilder`] spawns a complete car in code. A [`PathFollower`] drives a vehicle along a
+//! route (steering, speed and gears), for tests, AI traffic and towing tours.
 //!
 //! Bad settings are refused with a [`ChassisError`] naming the vehicle, the wheel, the field
 //! and the reason, never with a panic: [`CarBuilder::validate`] and [`CarBuilder::try_spawn`]
@@ -35,6 +36,7 @@ mod error;
 mod forces;
 mod hitch;
 pub mod modules;
+mod path_follower;
 mod plugin;
 mod telemetry;
 pub mod telemetry_csv;
@@ -49,6 +51,7 @@ pub use components::{
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
 pub use hitch::{Coupling, Hitch};
+pub use path_follower::{PathFollower, RoutePoint, ShiftSchedule};
 pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
 pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
@@ -61,8 +64,8 @@ pub mod prelude {
     };
     pub use crate::{
         Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
-        ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch, Powertrain,
-        RapierSetupPlugin, Side, Steering, Suspension, Vehicle, VehicleSystems, VehicleTelemetry,
-        WheelMount, WheelSpec, WheelState,
+        ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch, PathFollower,
+        Powertrain, RapierSetupPlugin, RoutePoint, ShiftSchedule, Side, Steering, Suspension,
+        Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };
 }

@@ -9,12 +9,14 @@ use crate::forces::apply_forces;
 use crate::hitch::{follow_tow_brakes, on_hitch_inserted, on_hitch_removed};
 use crate::modules::install::on_reset_vehicle;
 use crate::modules::systems::{begin_modules, step_vehicles};
+use crate::path_follower::follow_paths;
 use crate::telemetry::{place_wheels, update_telemetry};
 use crate::validation::validate_chassis;
 
 /// The chassis's system sets, in `FixedUpdate`. One fixed step runs:
 ///
-/// 0. [`VehicleSystems::Validate`]: vehicles whose chassis settings were added or changed are
+/// 0. [`PathFollower`](crate::PathFollower)s set their vehicles' controls; then
+///    [`VehicleSystems::Validate`]: vehicles whose chassis settings were added or changed are
 ///    checked (see [`ChassisStatus`](crate::ChassisStatus)); refused vehicles are left out of
 ///    every later set.
 /// 1. [`VehicleSystems::Controls`]: the steering input's rate limit, and the `begin_step` of
@@ -75,6 +77,9 @@ impl Plugin for ChassisPlugin {
             FixedUpdate,
             (
                 validate_chassis.in_set(VehicleSystems::Validate),
+                follow_paths
+                    .before(VehicleSystems::Validate)
+                    .before(DrivetrainSystems::Controls),
                 (follow_tow_brakes, begin_modules)
                     .chain()
                     .in_set(VehicleSystems::Controls),

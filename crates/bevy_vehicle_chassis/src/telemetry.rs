@@ -13,6 +13,7 @@ pub(crate) fn update_telemetry(
     engines: Query<&EngineSensors>,
     motors: Query<&MotorSensors>,
     gearboxes: Query<&GearboxSensors>,
+    automatics: Query<&AutomaticSensors>,
     wheels: Query<&WheelState>,
 ) {
     for (transform, velocity, blocks, mut telemetry) in &mut vehicles {
@@ -36,6 +37,8 @@ pub(crate) fn update_telemetry(
                 }
             } else if let Ok(g) = gearboxes.get(block) {
                 telemetry.gear = g.gear;
+            } else if let Ok(a) = automatics.get(block) {
+                telemetry.gear = a.gear;
             } else if let Ok(w) = wheels.get(block)
                 && w.grounded
             {
