@@ -254,6 +254,22 @@ impl LoadedTire {
     /// [crate docs](crate)). Positive `fx` propels forward, positive `fy` points left.
     #[inline]
     pub fn forces(&self, kappa: f64, tan_alpha: f64) -> [f64; 2] {
+        self.combined::<true>(kappa, tan_alpha)
+    }
+
+    /// The longitudinal force of [`LoadedTire::forces`] alone (N), equal to its `fx` to the
+    /// bit, at about half the cost for the Magic Formula with normalised combined slip (the
+    /// lateral curve is not evaluated). For callers that need the wheel's torque many times
+    /// per step and the lateral force once.
+    #[inline]
+    pub fn longitudinal_force(&self, kappa: f64, tan_alpha: f64) -> f64 {
+        self.combined::<false>(kappa, tan_alpha)[0]
+    }
+
+    /// [`LoadedTire::forces`]; without `LATERAL`, `fy` may be left out (returned as 0) where
+    /// `fx` does not need it.
+    #[inline(always)]
+    fn combined<const LATERAL: bool>(&self, kappa: f64, tan_alpha: f64) -> [f64; 2] {
         let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
@@ -279,7 +295,7 @@ impl LoadedTire {
                 inv_3fmax,
             } => brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, tan_alpha),
             Kind::MagicNormalized { x, y, px, py } => {
-                normalized_forces(x, y, px, py, kappa, tan_alpha)
+                normalized_forces::<LATERAL>(x, y, px, py, kappa, tan_alpha)
             }
             Kind::MagicWeighting { x, y, w } => weighting_forces(x, y, w, kappa, tan_alpha),
         }
@@ -398,7 +414,7 @@ fn brush_forces(
 }
 
 #[inline(always)]
-fn normalized_forces(
+fn normalized_forces<const LATERAL: bool>(
     x: &MfAxis,
     y: &MfAxis,
     px: &MfPeaks,
@@ -412,7 +428,7 @@ fn normalized_forces(
         return [x.pure(ux), y.sv];
     }
     if ux == 0.0 {
-        return [x.sv, y.pure(uy)];
+        return [x.sv, if LATERAL { y.pure(uy) } else { 0.0 }];
     }
     let (peak_x, inv_peak_x, e_x) = if ux > 0.0 {
         (px.pos, px.inv_pos, x.e_pos)
@@ -434,6 +450,9 @@ fn normalized_forces(
     let rho = rho2.sqrt();
     let inv_rho = 1.0 / rho;
     let fx = x.d * x.shape(rho * peak_x, e_x) * (ax * inv_rho);
+    if !LATERAL {
+        return [fx.copysign(ux) + x.sv, 0.0];
+    }
     let fy = y.d * y.shape(rho * peak_y, e_y) * (ay * inv_rho);
     [fx.copysign(ux) + x.sv, fy.copysign(uy) + y.sv]
 }

@@ -347,3 +347,40 @@ fn serde_refuses_unknown_fields_and_defaults_combined() {
     assert_ne!(extra, weighting);
     assert!(ron::from_str::<TireModel>(&extra).is_err());
 }
+
+/// `longitudinal_force` is `forces(..)[0]` to the bit, for every model and combined-slip
+/// method, across slips from zero through the peaks to saturation and at the special values.
+#[test]
+fn longitudinal_force_is_forces_fx_to_the_bit() {
+    let mut all = models();
+    all.push((
+        "linear, separate axes",
+        TireModel::LinearTire(LinearTire {
+            separate_axes: Some(0.8),
+            ..LinearTire::default()
+        }),
+    ));
+    let slips: Vec<f64> = common::grid(-1.0, 1.0, 80)
+        .chain(HUGE)
+        .chain(HUGE.map(|v| -v))
+        .collect();
+    let mut checked = 0;
+    for (name, model) in all {
+        for fz in [0.0, 800.0, 4000.0, 9000.0] {
+            let tire = model.at_load(fz, 0.9);
+            for &kappa in &slips {
+                for &tan_alpha in &slips {
+                    let fx = tire.forces(kappa, tan_alpha)[0];
+                    let only = tire.longitudinal_force(kappa, tan_alpha);
+                    assert_eq!(
+                        fx.to_bits(),
+                        only.to_bits(),
+                        "{name} at {fz} N, κ {kappa}, tan α {tan_alpha}: {fx} vs {only}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
+}

@@ -341,9 +341,17 @@ impl Wheel {
         }
     }
 
-    /// Tire forces and slip derivatives at `state` (spin `omega` overrides `state[1]`).
+    /// Tire forces and slip derivatives at `state` (spin `omega` overrides `state[1]`);
+    /// without `LATERAL`, `fy` is left at 0 (the stages need only `fx`, for the wheel's
+    /// torque; the chassis takes `fy` once, from the sensors).
     #[inline]
-    fn tire_stage(&self, tire: &Tire, rt: &WheelRuntime, state: &[f64], omega: f64) -> TireStage {
+    fn tire_stage<const LATERAL: bool>(
+        &self,
+        tire: &Tire,
+        rt: &WheelRuntime,
+        state: &[f64],
+        omega: f64,
+    ) -> TireStage {
         let loaded = &rt.tire;
         let (slip, tan_slip, time) = (state[2], state[3], state[4]);
         let contact = &rt.contact;
@@ -367,11 +375,16 @@ impl Wheel {
         {
             tan_slip_rate = 0.0;
         }
-        let [fx, fy] = loaded.forces(slip, tan_slip);
         let load = loaded.load();
+        let (fx, fy) = if LATERAL {
+            let [fx, fy] = loaded.forces(slip, tan_slip);
+            (fx, fy + rt.damping[1] * load * sigma[1] * tan_slip_rate)
+        } else {
+            (loaded.longitudinal_force(slip, tan_slip), 0.0)
+        };
         TireStage {
             fx: fx + rt.damping[0] * load * sigma[0] * slip_rate,
-            fy: fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
+            fy,
             slip_rate,
             tan_slip_rate,
         }
@@ -393,7 +406,7 @@ impl Wheel {
         let omega = state[1];
         match &self.load {
             WheelLoad::Tire(tire) => {
-                let t = self.tire_stage(tire, rt, state, omega);
+                let t = self.tire_stage::<false>(tire, rt, state, omega);
                 if let Some(d) = derivative {
                     d[2] = t.slip_rate;
                     d[3] = t.tan_slip_rate;
@@ -631,7 +644,7 @@ impl Block for Wheel {
             ..default()
         };
         if let WheelLoad::Tire(tire) = &self.load {
-            let t = self.tire_stage(tire, rt, state, speed);
+            let t = self.tire_stage::<true>(tire, rt, state, speed);
             sensors.slip_ratio = state[2];
             sensors.slip_angle = state[3].atan();
             sensors.force = [t.fx, t.fy];
