@@ -186,6 +186,15 @@ fn main() {
     let (mut to_100, mut top_speed, mut start) = (None, 0.0f64, None);
     let mut current = usize::MAX;
     let mut last_shift = f64::NEG_INFINITY;
+    // The highest forward gear, for the program's shifting.
+    let top = {
+        let world = app.world_mut();
+        let mut gearboxes = world.query::<(&BlockOf, &Gearbox)>();
+        gearboxes
+            .iter(world)
+            .find(|(b, _)| b.0 == car)
+            .map_or(1, |(_, g)| g.forward_ratios.len() as i32)
+    };
     // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;
@@ -215,16 +224,16 @@ fn main() {
             if start.is_none() && command.throttle > 0.0 {
                 start = Some(t);
             }
-            if let Some(shift) = &program.shift
-                && gear == controls.gear
-                && gear > 0
-                && t - last_shift >= shift.pause
-            {
-                if rpm > shift.up_rpm {
-                    controls.gear += 1;
-                    last_shift = t;
-                } else if rpm < shift.down_rpm && gear > 1 {
-                    controls.gear -= 1;
+            if let Some(shift) = &program.shift {
+                let schedule = ShiftSchedule {
+                    up_rpm: shift.up_rpm,
+                    down_rpm: shift.down_rpm,
+                    start_gear: 1,
+                    hold: shift.pause,
+                };
+                let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, top);
+                if next != controls.gear {
+                    controls.gear = next;
                     last_shift = t;
                 }
             }

@@ -51,7 +51,7 @@ pub use components::{
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
 pub use hitch::{Coupling, Hitch};
-pub use path_follower::{PathFollower, RoutePoint, ShiftSchedule};
+pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{ChassisPlugin, RapierSetupPlugin, VehicleSystems};
 pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
@@ -65,7 +65,7 @@ pub mod prelude {
     pub use crate::{
         Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
         ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch, PathFollower,
-        Powertrain, RapierSetupPlugin, RoutePoint, ShiftSchedule, Side, Steering, Suspension,
-        Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+        Powertrain, RapierSetupPlugin, RoutePoint, Side, Steering, Suspension, Vehicle,
+        VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };
 }

@@ -28,21 +28,6 @@ impl RoutePoint {
     }
 }
 
-/// Engine speeds at which the follower shifts a manual gearbox (through
-/// [`VehicleControls::gear`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShiftSchedule {
-    /// Shift up above this engine speed (rpm).
-    pub up_rpm: f64,
-    /// Shift down below this engine speed (rpm).
-    pub down_rpm: f64,
-    /// Gear to pull away in (≥ 1).
-    pub start_gear: i32,
-    /// Time after a shift before the next one (s): the gearbox's shift time and the engine
-    /// settling.
-    pub hold: f64,
-}
-
 /// On a [`Vehicle`]: drives it along `route` by writing its [`VehicleControls`] every fixed
 /// step (before [`VehicleSystems::Controls`](crate::VehicleSystems::Controls)).
 ///
@@ -76,7 +61,8 @@ pub struct PathFollower {
     pub speed_gain: f64,
     /// Pedal per m of accumulated speed error (1/m, ≥ 0): holds speed on grades.
     pub speed_integral_gain: f64,
-    /// Shifting of a manual gearbox, or `None` for automatics and single-speed drives.
+    /// Shifting of a manual gearbox (through [`VehicleControls::gear`]), or `None` for
+    /// automatics and single-speed drives.
     pub shift: Option<ShiftSchedule>,
     state: FollowerState,
 }
@@ -181,6 +167,7 @@ pub(crate) fn follow_paths(
         With<Vehicle>,
     >,
     mounts: Query<&WheelMount>,
+    gearboxes: Query<&Gearbox>,
 ) {
     let dt = f64::from(time.delta_secs());
     for (mut follower, transform, telemetry, steering, blocks, mut controls) in &mut vehicles {
@@ -326,15 +313,21 @@ pub(crate) fn follow_paths(
         if controls.gear <= 0 {
             controls.gear = follower.shift.map_or(1, |s| s.start_gear.max(1));
             since_shift = 0.0;
-        } else if let Some(shift) = follower.shift
-            && telemetry.gear > 0
-            && since_shift > shift.hold
-        {
-            if telemetry.engine_rpm > shift.up_rpm {
-                controls.gear = telemetry.gear + 1;
-                since_shift = 0.0;
-            } else if telemetry.engine_rpm < shift.down_rpm && telemetry.gear > 1 {
-                controls.gear = telemetry.gear - 1;
+        } else if let Some(shift) = follower.shift {
+            let top = blocks
+                .iter()
+                .find_map(|b| gearboxes.get(b).ok())
+                .map_or(1, |g| g.forward_ratios.len() as i32);
+            let lever = controls.gear;
+            let next = shift.next_gear(
+                lever,
+                telemetry.gear,
+                telemetry.engine_rpm,
+                since_shift,
+                top,
+            );
+            if next != lever {
+                controls.gear = next;
                 since_shift = 0.0;
             }
         }

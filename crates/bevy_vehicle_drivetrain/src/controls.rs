@@ -102,3 +102,64 @@ pub fn set_if_changed<T: PartialEq>(target: &mut T, value: T) -> bool {
         true
     }
 }
+
+/// Shift points for a driver that works a manual gearbox's lever by engine speed (a program,
+/// an AI, a player's "automatic" mode): up above `up_rpm`, down below `down_rpm`, never
+/// again before the last shift has engaged and `hold` has passed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShiftSchedule {
+    /// Shift up above this engine speed (rpm).
+    pub up_rpm: f64,
+    /// Shift down below this engine speed (rpm).
+    pub down_rpm: f64,
+    /// Gear to pull away in (≥ 1).
+    pub start_gear: i32,
+    /// Time after a shift before the next one (s): the gearbox's shift time and the engine
+    /// settling.
+    pub hold: f64,
+}
+
+impl ShiftSchedule {
+    /// The lever position after this step, from the lever (`lever`, the selected gear), the
+    /// gear engaged (`engaged`, 0 while shifting), the engine speed (`rpm`), the time since
+    /// the lever last moved (`since_shift`, s) and the highest forward gear (`top`). Only
+    /// forward gears shift; pulling away from neutral is the caller's choice.
+    pub fn next_gear(&self, lever: i32, engaged: i32, rpm: f64, since_shift: f64, top: i32) -> i32 {
+        let settled = engaged == lever && since_shift > self.hold;
+        if settled && lever >= 1 && lever < top && rpm > self.up_rpm {
+            lever + 1
+        } else if settled && lever > 1 && rpm < self.down_rpm {
+            lever - 1
+        } else {
+            lever
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEDULE: ShiftSchedule = ShiftSchedule {
+        up_rpm: 1500.0,
+        down_rpm: 1000.0,
+        start_gear: 3,
+        hold: 1.0,
+    };
+
+    #[test]
+    fn shifts_by_engine_speed_once_settled() {
+        // Up above the up point, down below the down point, else stay.
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 2.0, 12), 5);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 900.0, 2.0, 12), 3);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1200.0, 2.0, 12), 4);
+        // Not before the hold time, nor while the last shift is still engaging.
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 0.5, 12), 4);
+        assert_eq!(SCHEDULE.next_gear(5, 0, 1600.0, 2.0, 12), 5);
+        // Not past the top gear, not below first, not out of neutral or reverse.
+        assert_eq!(SCHEDULE.next_gear(12, 12, 2000.0, 2.0, 12), 12);
+        assert_eq!(SCHEDULE.next_gear(1, 1, 500.0, 2.0, 12), 1);
+        assert_eq!(SCHEDULE.next_gear(0, 0, 2000.0, 2.0, 12), 0);
+        assert_eq!(SCHEDULE.next_gear(-1, -1, 2000.0, 2.0, 12), -1);
+    }
+}

@@ -268,14 +268,16 @@ fn drive_from_input(
                 .iter()
                 .find(|(b, _)| b.0 == vehicle)
                 .map_or(f64::INFINITY, |(_, e)| e.max_rpm);
-            let settled = gear == lever && driver.since_shift > feel.shift_pause;
+            let schedule = ShiftSchedule {
+                up_rpm: feel.upshift_fraction * max_rpm,
+                down_rpm: feel.downshift_rpm,
+                start_gear: 1,
+                hold: feel.shift_pause,
+            };
             if lever == 0 && throttle > 0.05 && brake < 0.05 {
-                next = 1; // pull away
-            } else if settled && lever >= 1 && lever < top && rpm > feel.upshift_fraction * max_rpm
-            {
-                next = lever + 1;
-            } else if settled && lever > 1 && rpm < feel.downshift_rpm {
-                next = lever - 1;
+                next = schedule.start_gear; // pull away
+            } else {
+                next = schedule.next_gear(lever, gear, rpm, driver.since_shift, top);
             }
         }
         if next != lever {
