@@ -1,5 +1,5 @@
 //! The vehicles: the player's, one file of `assets/vehicles/` at a time (switching, reset),
-//! ten parked vehicles beside the start (no AI: parking lock and handbrake on), and simple
+//! twelve parked vehicles beside the start (no AI: parking lock and handbrake on), and simple
 //! visuals (a body box, a cabin box and wheel cylinders, meshes made once per vehicle).
 
 use bevy::prelude::*;
@@ -67,7 +67,7 @@ pub struct Parked;
 
 /// How many vehicles stand parked beside the start, unless the `DEMO_PARKED` environment
 /// variable gives another number (0 to measure the frame rate without them).
-pub const PARKED: usize = 10;
+pub const PARKED: usize = 12;
 
 /// The last place the player's vehicle stood upright on its wheels: where a reset puts it.
 #[derive(Component, Clone, Copy)]
@@ -96,7 +96,7 @@ fn spawn_vehicle(
         .id()
 }
 
-/// Ten vehicles, every file in turn, parked in two rows either side of the start straight
+/// Twelve vehicles, every file in turn, parked in two rows either side of the start straight
 /// (x = ±14 m), facing down the track, parking lock and handbrake on.
 fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Garage>) {
     if garage.files.is_empty() {
