@@ -559,6 +559,17 @@ fn retarder_torque_follows_its_law_at_constant_speed() {
 /// The shipped hatchback with its clutch and manual gearbox swapped for a torque converter
 /// and a six-speed automatic, on the `fwd_automatic` topology.
 fn hatchback_automatic() -> VehicleDescription {
+    hatchback_automatic_with("")
+}
+
+/// [`hatchback_automatic`] with `converter` added to the torque converter's settings.
+fn hatchback_automatic_with(converter: &str) -> VehicleDescription {
+    try_hatchback_automatic_with(converter).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn try_hatchback_automatic_with(
+    converter: &str,
+) -> Result<VehicleDescription, bevy_vehicle_physics::assets::VehicleFileError> {
     use bevy_vehicle_physics::assets::FileBlockTypes;
     let assets = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
     let read =
@@ -569,7 +580,7 @@ fn hatchback_automatic() -> VehicleDescription {
         manual.find("\"differential\":").unwrap(),
     );
     let text = format!(
-        "{}\"torque_converter\": (stall_rpm: 2400.0, stall_torque: 240.0, torque_multiplication: 2.0),\n        \"transmission\": (forward_ratios: [4.7, 3.1, 2.1, 1.67, 1.29, 1.0], reverse_ratios: [3.4], high_shift_up: 5800.0),\n        {}",
+        "{}\"torque_converter\": (stall_rpm: 2400.0, stall_torque: 240.0, torque_multiplication: 2.0{converter}),\n        \"transmission\": (forward_ratios: [4.7, 3.1, 2.1, 1.67, 1.29, 1.0], reverse_ratios: [3.4], high_shift_up: 5800.0),\n        {}",
         &manual[..start],
         &manual[end..]
     )
@@ -580,7 +591,28 @@ fn hatchback_automatic() -> VehicleDescription {
         &FileBlockTypes::default(),
         read,
     )
-    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Bad automatic lock-up settings are refused with the file, line, field and reason.
+#[test]
+fn bad_auto_lockup_settings_are_refused() {
+    for (setting, field, reason) in [
+        ("engage_speed_ratio: 1.5", "engage_speed_ratio", "(0, 1)"),
+        ("release_speed_ratio: 0.95", "release_speed_ratio", "engage_speed_ratio"),
+        ("engage_time: -1.0", "engage_time", "negative"),
+        ("max_throttle: NaN", "max_throttle", "finite"),
+        ("engage_speed: 0.9", "engage_speed", "unknown field"),
+    ] {
+        let e = try_hatchback_automatic_with(&format!(", auto_lockup: Some(({setting}))"))
+            .expect_err(setting);
+        println!("{e}");
+        assert_eq!(
+            e.file,
+            std::path::Path::new("vehicles/hatchback_automatic.vehicle.ron")
+        );
+        assert!(e.field.contains("torque_converter") && e.field.contains(field), "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+    }
 }
 
 /// The automatic's park pawl alone (the parking brake's torque set to 0, no pedal) holds the
@@ -701,6 +733,90 @@ fn fwd_automatic_drive(neutral_drop: bool) {
         telemetry.forward_speed
     );
     assert!(s.gear >= 3, "shifted by itself: {}", s.gear);
+}
+
+/// The automatic hatchback cruising at 90 km/h on light throttle (speed held by a pedal
+/// controller), with and without the converter's automatic lock-up. Without it the fluid
+/// slips: speed ratio below 0.99. With it the lock-up clutch closes (the capacity reaches its
+/// 600 N·m and the converter reports locked) and input and output turn together to 1e-9;
+/// flooring the throttle (a kickdown) opens it within a step and the converter multiplies
+/// torque again.
+#[test]
+fn automatic_lockup_closes_at_cruise_and_opens_on_kickdown() {
+    let run = |converter: &str| {
+        let d = hatchback_automatic_with(converter);
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 1.0);
+        let car = {
+            let world = app.world_mut();
+            let mut commands = world.commands();
+            let e = d.spawn(
+                &mut commands,
+                Transform::from_xyz(0.0, rest_height(&d) + 0.02, 0.0),
+            );
+            world.flush();
+            e
+        };
+        tick(&mut app, 60);
+        controls(&mut app, car, |c| c.gear = 1);
+        let target = 25.0;
+        for _ in 0..60 * 40 {
+            let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+            controls(&mut app, car, |c| {
+                c.throttle = if v < target - 2.0 {
+                    0.6
+                } else {
+                    (0.25 + 0.2 * (target - v)).clamp(0.0, 0.6)
+                }
+            });
+            tick(&mut app, 1);
+        }
+        let tc = {
+            let world = app.world_mut();
+            let mut q = world.query::<&TorqueConverterSensors>();
+            q.single(world).unwrap().clone()
+        };
+        let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+        (app, car, tc, v)
+    };
+    let (_, _, open, v_open) = run("");
+    println!(
+        "without lock-up at {v_open:.2} m/s: speed ratio {:.4}, locked {}",
+        open.speed_ratio, open.locked
+    );
+    assert!((v_open - 25.0).abs() < 1.0);
+    assert!(!open.locked && open.speed_ratio < 0.995 && open.speed_ratio > 0.8);
+
+    let (mut app, car, closed, v_closed) = run(", auto_lockup: Some(())");
+    println!(
+        "with lock-up at {v_closed:.2} m/s: speed ratio {:.12}, locked {}, capacity {} N·m",
+        closed.speed_ratio, closed.locked, closed.lockup_capacity
+    );
+    assert!((v_closed - 25.0).abs() < 1.0);
+    assert!(closed.locked);
+    assert_eq!(closed.lockup_capacity, 600.0);
+    assert!((closed.input_speed - closed.output_speed).abs() < 1e-9);
+
+    // Kickdown: the clutch opens at once and the fluid takes over.
+    controls(&mut app, car, |c| c.throttle = 1.0);
+    tick(&mut app, 2);
+    let tc = {
+        let world = app.world_mut();
+        let mut q = world.query::<&TorqueConverterSensors>();
+        q.single(world).unwrap().clone()
+    };
+    println!(
+        "kickdown: capacity {} N·m, speed ratio {:.4}, torque ratio {:.3}",
+        tc.lockup_capacity, tc.speed_ratio, tc.torque_ratio
+    );
+    assert_eq!(tc.lockup_capacity, 0.0);
+    tick(&mut app, 30);
+    let tc = {
+        let world = app.world_mut();
+        let mut q = world.query::<&TorqueConverterSensors>();
+        q.single(world).unwrap().clone()
+    };
+    assert!(!tc.locked && tc.speed_ratio < 0.99, "{tc:?}");
 }
 
 /// The shipped 6×4 tractor with a retarder on its propshaft (gearbox → retarder → inter-axle

@@ -52,7 +52,9 @@ pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
 pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
-pub use torque_converter::{TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors};
+pub use torque_converter::{
+    AutoLockup, TorqueConverter, TorqueConverterRuntime, TorqueConverterSensors,
+};
 pub use track::{Track, TrackSensors};
 pub use transfer_case::{TransferCase, TransferCaseRuntime, TransferCaseSensors, TransferRange};
 pub use wheel::{BrakeMode, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors};

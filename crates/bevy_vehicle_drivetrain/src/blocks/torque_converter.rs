@@ -7,7 +7,8 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
 };
-use crate::curve::rpm_to_rad_s;
+use crate::controls::{VehicleControls, set_if_changed};
+use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
 
 /// Input speeds below this (rad/s) make the speed ratio undefined; the
@@ -96,10 +97,18 @@ pub struct TorqueConverter {
     pub slippage: f64,
     /// Capacity of the lock-up clutch when fully engaged (N·m, ≥ 0; 0 = no lock-up clutch).
     pub lockup_torque: f64,
+    /// The converter's own lock-up control, as a transmission controller runs it, or `None`
+    /// to leave the lock-up clutch to the `lockup` input alone. The clutch closes to
+    /// `max(lockup, automatic engagement)`.
+    pub auto_lockup: Option<AutoLockup>,
 
     /// Input: engagement of the lock-up clutch, 0 (open) to 1 (closed). Clamped.
     #[serde(skip)]
     pub lockup: f64,
+    /// Input: the driver's throttle (0..1), for the automatic lock-up. Set from
+    /// [`VehicleControls::throttle`](crate::VehicleControls::throttle). Clamped.
+    #[serde(skip)]
+    pub throttle: f64,
     /// Input: multiplier on the fluid coupling torque (dimensionless, ≥ 0; default 1). Clamped
     /// at 0.
     #[serde(skip)]
@@ -122,10 +131,116 @@ impl Default for TorqueConverter {
             coupling_point: 0.85,
             slippage: 0.1,
             lockup_torque: 600.0,
+            auto_lockup: None,
             lockup: 0.0,
+            throttle: 0.0,
             coupling_torque_scale: 1.0,
             coupling_torque_added: 0.0,
         }
+    }
+}
+
+/// Automatic lock-up of a [`TorqueConverter`]: once the converter runs near coupling (speed
+/// ratio at least `engage_speed_ratio`) with the turbine at `min_output_rpm` or more, the
+/// lock-up clutch closes over `engage_time`, taking out the fluid's slip; it opens at once
+/// when the throttle rises above `max_throttle` (a kickdown: the converter's multiplication
+/// is wanted), the speed ratio falls below `release_speed_ratio` or the turbine below 90 % of
+/// `min_output_rpm`. Decided once per fixed step from the last substep's speeds and the
+/// driver's throttle ([`VehicleControls::throttle`](crate::VehicleControls::throttle)).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AutoLockup {
+    /// Speed ratio above which the clutch closes (dimensionless, in (0, 1)).
+    pub engage_speed_ratio: f64,
+    /// Speed ratio below which it opens again (dimensionless, in (0, `engage_speed_ratio`]).
+    pub release_speed_ratio: f64,
+    /// Least turbine speed for lock-up (rpm, ≥ 0).
+    pub min_output_rpm: f64,
+    /// Time to close fully (s, ≥ 0; 0 closes at once).
+    pub engage_time: f64,
+    /// Throttle above which the clutch stays open (dimensionless, (0, 1]).
+    pub max_throttle: f64,
+}
+
+impl Default for AutoLockup {
+    /// Closes above speed ratio 0.9 with the turbine at 1200 rpm or more and the throttle at
+    /// most 0.85, over 0.5 s; opens below 0.8.
+    fn default() -> Self {
+        AutoLockup {
+            engage_speed_ratio: 0.9,
+            release_speed_ratio: 0.8,
+            min_output_rpm: 1200.0,
+            engage_time: 0.5,
+            max_throttle: 0.85,
+        }
+    }
+}
+
+impl AutoLockup {
+    /// The engagement (0..1) after a step of `dt` (s) from `engagement`, at the input and
+    /// output speeds `input`, `output` (rad/s) and the throttle `throttle` (0..1).
+    pub fn next_engagement(
+        &self,
+        engagement: f64,
+        input: f64,
+        output: f64,
+        throttle: f64,
+        dt: f64,
+    ) -> f64 {
+        let ratio = TorqueConverter::speed_ratio(input, output);
+        let turbine_rpm = rad_s_to_rpm(output);
+        let hold = if throttle > self.max_throttle {
+            false
+        } else if engagement > 0.0 {
+            ratio >= self.release_speed_ratio && turbine_rpm >= 0.9 * self.min_output_rpm
+        } else {
+            ratio >= self.engage_speed_ratio && turbine_rpm >= self.min_output_rpm
+        };
+        if !hold {
+            0.0
+        } else if self.engage_time > 0.0 {
+            (engagement + dt / self.engage_time).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        let field = |name: &str| format!("auto_lockup.{name}");
+        for (name, v) in [
+            ("engage_speed_ratio", self.engage_speed_ratio),
+            ("release_speed_ratio", self.release_speed_ratio),
+            ("min_output_rpm", self.min_output_rpm),
+            ("engage_time", self.engage_time),
+            ("max_throttle", self.max_throttle),
+        ] {
+            check_finite(&field(name), v)?;
+        }
+        if !(self.engage_speed_ratio > 0.0 && self.engage_speed_ratio < 1.0) {
+            return Err(SettingError::new(
+                field("engage_speed_ratio"),
+                format!("must lie in (0, 1), got {}", self.engage_speed_ratio),
+            ));
+        }
+        if !(self.release_speed_ratio > 0.0 && self.release_speed_ratio <= self.engage_speed_ratio)
+        {
+            return Err(SettingError::new(
+                field("release_speed_ratio"),
+                format!(
+                    "must lie in (0, engage_speed_ratio = {}], got {}",
+                    self.engage_speed_ratio, self.release_speed_ratio
+                ),
+            ));
+        }
+        check_non_negative(&field("min_output_rpm"), self.min_output_rpm)?;
+        check_non_negative(&field("engage_time"), self.engage_time)?;
+        if !(self.max_throttle > 0.0 && self.max_throttle <= 1.0) {
+            return Err(SettingError::new(
+                field("max_throttle"),
+                format!("must lie in (0, 1], got {}", self.max_throttle),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -143,6 +258,10 @@ pub struct TorqueConverterRuntime {
     pub lockup_capacity: f64,
     /// Capacity factor `K` (N·m·s²/rad²), derived from the settings.
     pub k: f64,
+    /// Output speed at the end of the last substep (rad/s).
+    pub output_speed: f64,
+    /// Engagement of the automatic lock-up (0..1).
+    pub auto_engagement: f64,
 }
 
 /// What a [`TorqueConverter`] reports after each step.
@@ -257,7 +376,12 @@ impl TorqueConverter {
     /// Capacity of the lock-up clutch (N·m): `lockup_torque × lockup + max(added, 0)`.
     #[inline]
     pub fn lockup_capacity(&self) -> f64 {
-        self.lockup_torque * clamp_input(self.lockup, 0.0, 1.0, 0.0)
+        self.lockup_capacity_with(0.0)
+    }
+
+    /// The capacity with the automatic lock-up at `engagement` (0..1) (N·m).
+    fn lockup_capacity_with(&self, engagement: f64) -> f64 {
+        self.lockup_torque * clamp_input(self.lockup, 0.0, 1.0, 0.0).max(engagement)
             + clamp_input(self.coupling_torque_added, 0.0, f64::INFINITY, 0.0)
     }
 
@@ -290,7 +414,17 @@ impl Block for TorqueConverter {
         Ports::INLINE
     }
 
-    take_inputs_fields!(lockup, coupling_torque_scale, coupling_torque_added);
+    take_inputs_fields!(
+        lockup,
+        throttle,
+        coupling_torque_scale,
+        coupling_torque_added
+    );
+
+    fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
+        // Only the automatic lock-up reads the throttle.
+        self.auto_lockup.is_some() && set_if_changed(&mut self.throttle, controls.throttle())
+    }
 
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("stall_rpm", self.stall_rpm)?;
@@ -315,7 +449,11 @@ impl Block for TorqueConverter {
             }
         }
         check_non_negative("lockup_torque", self.lockup_torque)?;
+        if let Some(auto) = &self.auto_lockup {
+            auto.validate()?;
+        }
         check_finite("lockup", self.lockup)?;
+        check_finite("throttle", self.throttle)?;
         check_finite("coupling_torque_scale", self.coupling_torque_scale)?;
         check_finite("coupling_torque_added", self.coupling_torque_added)?;
         Ok(())
@@ -323,17 +461,29 @@ impl Block for TorqueConverter {
 
     fn settings_changed(&self, rt: &mut TorqueConverterRuntime) {
         rt.k = self.capacity_factor();
-        rt.lockup_capacity = self.lockup_capacity();
+        if self.auto_lockup.is_none() {
+            rt.auto_engagement = 0.0;
+        }
+        rt.lockup_capacity = self.lockup_capacity_with(rt.auto_engagement);
     }
 
     fn begin_step(
         &self,
         rt: &mut TorqueConverterRuntime,
         _: &mut [f64],
-        _: &StepContext,
+        step: &StepContext,
     ) -> ModeChange {
+        if let Some(auto) = &self.auto_lockup {
+            rt.auto_engagement = auto.next_engagement(
+                rt.auto_engagement,
+                rt.input_speed,
+                rt.output_speed,
+                clamp_input(self.throttle, 0.0, 1.0, 0.0),
+                step.dt,
+            );
+        }
         // Inputs change without `settings_changed`; the capacity is latched for the step.
-        let capacity = self.lockup_capacity();
+        let capacity = self.lockup_capacity_with(rt.auto_engagement);
         if capacity != rt.lockup_capacity {
             rt.lockup_capacity = capacity;
             return ModeChange::Smooth;
@@ -403,6 +553,7 @@ impl Block for TorqueConverter {
             return ModeChange::Unchanged;
         };
         let load = shafts.outputs[0].up;
+        rt.output_speed = load.speed().unwrap_or(input.speed);
         // The input speed the stage functions use is latched here, once per substep; a
         // locked converter needs no re-evaluation for it (both sides share one speed).
         let latched = if rt.mode == ClutchMode::Locked {
