@@ -3,7 +3,11 @@
 //! ```text
 //! cargo run --release --example headless_drive -- [options]
 //!   --vehicle PATH    vehicle file, relative to the asset folder (default vehicles/hatchback.vehicle.ron)
+//!   --combination PATH  a combination file instead (a tow vehicle and its trailer, coupled);
+//!                     the CSV follows the tow vehicle
 //!   --program PATH    driving program (default assets/programs/pull_away_brake_slalom.program.ron)
+//!   --tour            instead of a program, drive the test track's tour
+//!                     (`test_track::truck_tour`) with a path follower, until it stops at the end
 //!   --csv PATH        where to write the CSV (default headless_drive.csv)
 //!   --hz N            fixed steps per second (default 60)
 //!   --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
@@ -24,10 +28,12 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_rapier3d::prelude::*;
-use bevy_vehicle_physics::assets::FileBlockTypes;
+use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes};
 use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::test_track::{spawn_test_track, truck_tour};
+use core::f32::consts::{PI, TAU};
 use serde::Deserialize;
 
 /// A driving program: commands in time order, each holding until the next.
@@ -73,16 +79,48 @@ struct Command {
 struct Args {
     assets: PathBuf,
     vehicle: String,
+    combination: Option<String>,
+    tour: bool,
     program: PathBuf,
     csv: PathBuf,
     hz: f64,
     substeps: Option<u32>,
 }
 
+/// Longest a tour may take (s).
+const TOUR_LIMIT: f64 = 600.0;
+
+/// A path follower for the tour: for a manual gearbox, shifts up at 75 % and down at 45 % of
+/// the engine's speed limit, pulling away in a quarter of the gears (3rd of 12, 1st of 6).
+fn tour_driver(world: &mut World, car: Entity) -> PathFollower {
+    let mut gearboxes = world.query::<(&BlockOf, &Gearbox)>();
+    let gearbox = gearboxes
+        .iter(world)
+        .find(|(b, _)| b.0 == car)
+        .map(|(_, g)| (g.forward_ratios.len() as i32, g.shift_time));
+    let mut engines = world.query::<(&BlockOf, &Engine)>();
+    let max_rpm = engines
+        .iter(world)
+        .find(|(b, _)| b.0 == car)
+        .map(|(_, e)| e.max_rpm);
+    let follower = PathFollower::new(truck_tour());
+    match (gearbox, max_rpm) {
+        (Some((gears, shift_time)), Some(max_rpm)) => follower.with_shift(ShiftSchedule {
+            up_rpm: 0.75 * max_rpm,
+            down_rpm: 0.45 * max_rpm,
+            start_gear: (gears / 4).max(1),
+            hold: shift_time + 1.0,
+        }),
+        _ => follower,
+    }
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         assets: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/assets")),
         vehicle: "vehicles/hatchback.vehicle.ron".into(),
+        combination: None,
+        tour: false,
         program: PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/assets/programs/pull_away_brake_slalom.program.ron"
@@ -97,6 +135,8 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--assets" => args.assets = value()?.into(),
             "--vehicle" => args.vehicle = value()?,
+            "--combination" => args.combination = Some(value()?),
+            "--tour" => args.tour = true,
             "--program" => args.program = value()?.into(),
             "--csv" => args.csv = value()?.into(),
             "--hz" => {
@@ -131,11 +171,22 @@ fn main() {
         std::process::exit(2)
     };
     let args = parse_args().unwrap_or_else(|e| fail(e));
-    let mut description =
-        VehicleDescription::load(&args.assets, &args.vehicle, &FileBlockTypes::default())
-            .unwrap_or_else(|e| fail(e.to_string()));
+    let types = FileBlockTypes::default();
+    let mut combination = args.combination.as_ref().map(|path| {
+        CombinationDescription::load(&args.assets, path, &types)
+            .unwrap_or_else(|e| fail(e.to_string()))
+    });
+    let mut description = match &combination {
+        Some(c) => c.tow.clone(),
+        None => VehicleDescription::load(&args.assets, &args.vehicle, &types)
+            .unwrap_or_else(|e| fail(e.to_string())),
+    };
     if let Some(n) = args.substeps {
         description.substeps = n;
+        if let Some(c) = &mut combination {
+            c.tow.substeps = n;
+            c.trailer.substeps = n;
+        }
     }
     let program_text = std::fs::read_to_string(&args.program)
         .unwrap_or_else(|e| fail(format!("{}: {e}", args.program.display())));
@@ -151,22 +202,37 @@ fn main() {
     app.update();
 
     let world = app.world_mut();
-    world.spawn((
-        Name::new("road"),
-        RigidBody::Fixed,
-        Collider::halfspace(Vec3::Y).expect("unit normal"),
-        Friction::coefficient(0.9),
-        Transform::default(),
-    ));
+    let mut commands = world.commands();
+    if args.tour {
+        spawn_test_track(&mut commands);
+    } else {
+        commands.spawn((
+            Name::new("road"),
+            RigidBody::Fixed,
+            Collider::halfspace(Vec3::Y).expect("unit normal"),
+            Friction::coefficient(0.9),
+            Transform::default(),
+        ));
+    }
     // On its wheels, with the springs at their design deflection.
     let height = description
         .axles
         .iter()
         .map(|a| a.wheel.radius as f32 - a.height)
         .fold(0.0, f32::max);
-    let mut commands = world.commands();
-    let car = description.spawn(&mut commands, Transform::from_xyz(0.0, height, 0.0));
+    let at = Transform::from_xyz(0.0, height, 0.0);
+    let (car, trailer) = match &combination {
+        Some(c) => {
+            let (tow, trailer) = c.spawn(&mut commands, at);
+            (tow, Some(trailer))
+        }
+        None => (description.spawn(&mut commands, at), None),
+    };
     world.flush();
+    if args.tour {
+        let follower = tour_driver(world, car);
+        world.entity_mut(car).insert(follower);
+    }
 
     // The wheels, front axle first, left before right.
     let mut wheels: Vec<(u8, bool, Entity, String)> = {
@@ -182,7 +248,14 @@ fn main() {
     let mut csv = csv_header(wheels.iter().map(|(_, name)| name.as_str()));
 
     let dt = 1.0 / hz;
-    let steps = (program.duration * hz).round() as usize;
+    let duration = if args.tour {
+        TOUR_LIMIT
+    } else {
+        program.duration
+    };
+    let steps = (duration * hz).round() as usize;
+    // The tour: the largest distance from the route (m) and articulation (rad).
+    let (mut off_route, mut articulation) = (0.0f32, 0.0f32);
     let (mut to_100, mut top_speed, mut start) = (None, 0.0f64, None);
     let mut current = usize::MAX;
     let mut last_shift = f64::NEG_INFINITY;
@@ -199,14 +272,16 @@ fn main() {
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;
     let mut stops: Vec<(f64, f64, f64)> = Vec::new();
+    let mut ran = 0;
     for step in 0..steps {
+        ran = step + 1;
         let t = step as f64 * dt;
         let index = program.commands.iter().rposition(|c| c.time <= t);
         let (rpm, gear) = {
             let tel = app.world().get::<VehicleTelemetry>(car).unwrap();
             (tel.engine_rpm, tel.gear)
         };
-        {
+        if !args.tour {
             let mut controls = app.world_mut().get_mut::<VehicleControls>(car).unwrap();
             let fallback = Command::default();
             let command = index.map_or(&fallback, |i| &program.commands[i]);
@@ -275,20 +350,56 @@ fn main() {
             eprintln!("the simulation left the finite numbers at t = {t:.3} s");
             std::process::exit(1);
         }
+        if let Some(follower) = world.get::<PathFollower>(car) {
+            off_route = off_route.max(follower.cross_track_error().abs());
+            if let Some(trailer) = trailer {
+                let heading = |e: Entity| {
+                    let forward = world.get::<Transform>(e).unwrap().rotation * Vec3::NEG_Z;
+                    (-forward.x).atan2(-forward.z)
+                };
+                let d = heading(car) - heading(trailer);
+                let d = (d + PI).rem_euclid(TAU) - PI;
+                articulation = articulation.max(d.abs());
+            }
+            if follower.finished() {
+                break;
+            }
+        }
     }
     std::fs::write(&args.csv, csv).unwrap_or_else(|e| fail(format!("{}: {e}", args.csv.display())));
     let status = app.world().get::<Drivetrain>(car).unwrap().status().clone();
     println!(
-        "{}: wrote {} ({steps} steps at {hz} Hz, {} substeps; drivetrain {status:?})",
+        "{}: wrote {} ({ran} steps at {hz} Hz, {} substeps; drivetrain {status:?})",
         description.name,
         args.csv.display(),
         description.substeps
     );
+    println!("top speed: {:.1} km/h", top_speed * 3.6);
+    if let Some(follower) = app.world().get::<PathFollower>(car) {
+        let length: f32 = follower
+            .route
+            .windows(2)
+            .map(|w| (w[1].position - w[0].position).length())
+            .sum();
+        let time = app.world().resource::<Time<Fixed>>().elapsed_secs();
+        println!(
+            "tour: {:.0} of {length:.0} m in {time:.1} s, at most {off_route:.2} m off the route{}",
+            follower.travelled(),
+            trailer.map_or(String::new(), |_| format!(
+                ", articulation at most {:.1}°",
+                articulation.to_degrees()
+            ))
+        );
+        if !follower.finished() {
+            eprintln!("the tour did not reach its end within {TOUR_LIMIT} s");
+            std::process::exit(3);
+        }
+        return;
+    }
     match to_100 {
         Some(t) => println!("0–100 km/h: {t:.2} s"),
         None => println!("0–100 km/h: not reached"),
     }
-    println!("top speed: {:.1} km/h", top_speed * 3.6);
     for (from, to, distance) in stops {
         if to < 0.1 {
             println!(

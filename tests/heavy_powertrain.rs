@@ -598,7 +598,11 @@ fn try_hatchback_automatic_with(
 fn bad_auto_lockup_settings_are_refused() {
     for (setting, field, reason) in [
         ("engage_speed_ratio: 1.5", "engage_speed_ratio", "(0, 1)"),
-        ("release_speed_ratio: 0.95", "release_speed_ratio", "engage_speed_ratio"),
+        (
+            "release_speed_ratio: 0.95",
+            "release_speed_ratio",
+            "engage_speed_ratio",
+        ),
         ("engage_time: -1.0", "engage_time", "negative"),
         ("max_throttle: NaN", "max_throttle", "finite"),
         ("engage_speed: 0.9", "engage_speed", "unknown field"),
@@ -610,7 +614,10 @@ fn bad_auto_lockup_settings_are_refused() {
             e.file,
             std::path::Path::new("vehicles/hatchback_automatic.vehicle.ron")
         );
-        assert!(e.field.contains("torque_converter") && e.field.contains(field), "{e}");
+        assert!(
+            e.field.contains("torque_converter") && e.field.contains(field),
+            "{e}"
+        );
         assert!(e.reason.contains(reason), "{e}");
     }
 }
