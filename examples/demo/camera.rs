@@ -6,9 +6,10 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 
 use bevy_vehicle_physics::assets::SpawnedFrom;
+use bevy_vehicle_physics::chassis::Hitch;
 
 use crate::Graphics;
-use crate::vehicles::PlayerVehicle;
+use crate::vehicles::{PlayerTrailer, PlayerVehicle};
 
 /// Spawns the camera and moves it after the vehicles have moved.
 pub struct CameraPlugin;
@@ -120,6 +121,10 @@ fn follow(
         (Entity, &Transform, Option<&SpawnedFrom>),
         (With<PlayerVehicle>, Without<DemoCamera>),
     >,
+    trailers: Query<
+        (Entity, &Transform, &Hitch, Option<&SpawnedFrom>),
+        (With<PlayerTrailer>, Without<DemoCamera>),
+    >,
     mut cameras: Query<(&DemoCamera, &mut Transform)>,
     rapier: ReadRapierContext,
 ) {
@@ -137,9 +142,25 @@ fn follow(
         (Vec3::from(c.body_half_extents), Vec3::from(c.body_center))
     });
     let focus = target.translation + Vec3::Y * (body.y + half.y);
+    // A trailer lengthens the chase: the camera follows behind its rear, above its roof.
+    let trailer = trailers.iter().find(|t| t.2.tow == vehicle);
+    let (behind, above) = trailer.map_or((half.z, 0.3 * half.y), |(_, pose, _, spawned)| {
+        let (t_half, t_body) = spawned.map_or((Vec3::ZERO, Vec3::ZERO), |s| {
+            let c = &s.description.chassis;
+            (Vec3::from(c.body_half_extents), Vec3::from(c.body_center))
+        });
+        let rear = pose.translation + pose.rotation * (t_body + Vec3::Z * t_half.z);
+        let top = pose.translation.y + t_body.y + t_half.y;
+        (
+            (rear - target.translation)
+                .dot(heading * Vec3::Z)
+                .max(half.z),
+            0.3 * half.y + (top - focus.y).max(0.0),
+        )
+    });
     let (wanted, look_at) = match camera.view {
         View::Chase => (
-            focus + heading * Vec3::new(0.0, CHASE.1 + 0.3 * half.y, CHASE.0 + half.z),
+            focus + heading * Vec3::new(0.0, CHASE.1 + above, CHASE.0 + behind),
             focus + heading * Vec3::new(0.0, -0.3, -LOOK_AHEAD),
         ),
         View::Orbit => (
@@ -167,9 +188,12 @@ fn follow(
         let offset = wanted - focus;
         let length = offset.length();
         if length > 1e-3 {
+            let trailer = trailer.map(|t| t.0);
+            let not_trailer = |e: Entity| Some(e) != trailer;
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
-                .exclude_sensors();
+                .exclude_sensors()
+                .predicate(&not_trailer);
             if let Some((_, toi)) = context.cast_ray(focus, offset / length, length, true, filter) {
                 wanted = focus + offset / length * (toi - 0.3).max(0.5);
             }

@@ -10,6 +10,8 @@
 //! * `--screenshot PATH`: where the smoke run saves its screenshot (default
 //!   `demo_screenshot.png`);
 //! * `--view chase|orbit|cockpit`: the camera view to start in (V switches);
+//! * `--vehicle PATH`: the vehicle or combination file to start with (asset path, e.g.
+//!   `combinations/semi_trailer.combination.ron`; Tab goes through all of them);
 //! * `--low`: cheaper rendering for software renderers (no MSAA, a smaller shadow map); the
 //!   smoke run implies it.
 //!
@@ -42,6 +44,7 @@ fn main() {
     let mut graphics = Graphics::default();
     let mut view = camera::View::Chase;
     let mut screenshot = "demo_screenshot.png".to_owned();
+    let mut start = vehicles::StartVehicle::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -54,6 +57,7 @@ fn main() {
             }
             "--screenshot" => screenshot = args.next().expect("--screenshot needs a path"),
             "--low" => graphics.low = true,
+            "--vehicle" => start.0 = Some(args.next().expect("--vehicle needs an asset path")),
             "--view" => {
                 let name = args.next().unwrap_or_default();
                 view = camera::View::from_name(&name).unwrap_or_else(|| {
@@ -69,6 +73,8 @@ fn main() {
     }
 
     let mut app = App::new();
+    // Before the plugins: the vehicles plugin reads it when it builds.
+    app.insert_resource(start);
     app.add_plugins((
         DefaultPlugins.set(WindowPlugin {
             primary_window: Some(Window {

@@ -1,10 +1,11 @@
-//! The vehicles: the player's, one file of `assets/vehicles/` at a time (switching, reset),
-//! twelve parked vehicles beside the start (no AI: parking lock and handbrake on), and simple
+//! The vehicles: the player's, one file of `assets/vehicles/` or `assets/combinations/` (a
+//! tow vehicle with its trailer) at a time (switching, reset), twelve parked vehicles beside
+//! the start (no AI: parking lock and handbrake on), and simple
 //! visuals (a body box, a cabin box and wheel cylinders, meshes made once per vehicle).
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
-use bevy_vehicle_physics::assets::SpawnedFrom;
+use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, SpawnedFrom};
 use bevy_vehicle_physics::input::{DriveAction, Driver};
 use bevy_vehicle_physics::prelude::*;
 use leafwing_input_manager::prelude::*;
@@ -15,9 +16,17 @@ pub const START: Vec3 = Vec3::new(0.0, 1.2, 0.0);
 /// Spawns the player and the current vehicle; switches and resets on request.
 pub struct VehiclesPlugin;
 
+/// The vehicle or combination file to start with (asset path), from `--vehicle`.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct StartVehicle(pub Option<String>);
+
 impl Plugin for VehiclesPlugin {
     fn build(&self, app: &mut App) {
-        app.insert_resource(Garage::from_folder())
+        let start = app
+            .world()
+            .get_resource::<StartVehicle>()
+            .and_then(|s| s.0.clone());
+        app.insert_resource(Garage::from_folders(start.as_deref()))
             .add_systems(Startup, (spawn_player, spawn_parked))
             .add_systems(
                 Update,
@@ -26,36 +35,56 @@ impl Plugin for VehiclesPlugin {
     }
 }
 
-/// The vehicle files, and which one is driven.
+/// The vehicle and combination files, and which one is driven.
 #[derive(Resource)]
 pub struct Garage {
-    /// Asset paths of the vehicle files, sorted.
+    /// Asset paths of the vehicle files, sorted, then of the combination files.
     pub files: Vec<String>,
     /// Index of the current one.
     pub current: usize,
 }
 
+/// The asset folder.
+const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
 impl Garage {
-    fn from_folder() -> Self {
-        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/vehicles");
-        let mut files: Vec<String> = std::fs::read_dir(folder)
-            .map(|entries| {
-                entries
-                    .filter_map(|e| e.ok())
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|n| n.ends_with(".vehicle.ron"))
-                    .map(|n| format!("vehicles/{n}"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
+    /// Every file of `assets/vehicles/` and `assets/combinations/`, the hatchback first (or
+    /// `start`, when it is one of them).
+    fn from_folders(start: Option<&str>) -> Self {
+        let list = |folder: &str, suffix: &str| {
+            let mut files: Vec<String> = std::fs::read_dir(format!("{ASSETS}/{folder}"))
+                .map(|entries| {
+                    entries
+                        .filter_map(|e| e.ok())
+                        .filter_map(|e| e.file_name().into_string().ok())
+                        .filter(|n| n.ends_with(suffix))
+                        .map(|n| format!("{folder}/{n}"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            files.sort();
+            files
+        };
+        let mut files = list("vehicles", ".vehicle.ron");
+        files.extend(list("combinations", ".combination.ron"));
         // The hatchback first: it is the one the README describes.
         if let Some(i) = files.iter().position(|f| f.contains("hatchback")) {
             files.swap(0, i);
         }
-        Garage { files, current: 0 }
+        let current = match start {
+            Some(path) => files.iter().position(|f| f == path).unwrap_or_else(|| {
+                error!("--vehicle {path}: not among the garage's files {files:?}");
+                0
+            }),
+            None => 0,
+        };
+        Garage { files, current }
     }
 }
+
+/// Marks the trailer of the player's combination.
+#[derive(Component)]
+pub struct PlayerTrailer;
 
 /// Marks the vehicle the player drives.
 #[derive(Component)]
@@ -76,6 +105,9 @@ struct LastGood {
     heading: f32,
 }
 
+/// Spawns the player's vehicle from a vehicle file (as an asset, so it reloads when the file
+/// changes) or a combination file (read here, the trailer hitched behind); returns the driven
+/// vehicle.
 fn spawn_vehicle(
     commands: &mut Commands,
     assets: &AssetServer,
@@ -83,15 +115,27 @@ fn spawn_vehicle(
     at: Transform,
 ) -> Entity {
     let (heading, _, _) = at.rotation.to_euler(EulerRot::YXZ);
+    let last_good = LastGood {
+        position: at.translation,
+        heading,
+    };
+    if path.ends_with(".combination.ron") {
+        match CombinationDescription::load(ASSETS, path, &FileBlockTypes::default()) {
+            Ok(combination) => {
+                let (tow, trailer) = combination.spawn(commands, at);
+                commands.entity(tow).insert((PlayerVehicle, last_good));
+                commands.entity(trailer).insert(PlayerTrailer);
+                return tow;
+            }
+            Err(e) => error!("{e}"),
+        }
+    }
     commands
         .spawn((
             VehicleAsset(assets.load(path.to_owned())),
             at,
             PlayerVehicle,
-            LastGood {
-                position: at.translation,
-                heading,
-            },
+            last_good,
         ))
         .id()
 }
@@ -106,8 +150,17 @@ fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Ga
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(PARKED);
+    // Vehicle files only: a trailer alone has nothing to stand on at its coupling.
+    let files: Vec<&String> = garage
+        .files
+        .iter()
+        .filter(|f| f.ends_with(".vehicle.ron"))
+        .collect();
+    if files.is_empty() {
+        return;
+    }
     for i in 0..count {
-        let path = &garage.files[i % garage.files.len()];
+        let path = files[i % files.len()];
         let side = if i % 2 == 0 { -1.0 } else { 1.0 };
         let row = (i / 2) as f32;
         let at = Vec3::new(side * 14.0, 0.4, 6.0 - 14.0 * row);
@@ -126,7 +179,7 @@ fn spawn_parked(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Ga
 }
 
 fn spawn_player(mut commands: Commands, assets: Res<AssetServer>, garage: Res<Garage>) {
-    let Some(path) = garage.files.first() else {
+    let Some(path) = garage.files.get(garage.current) else {
         error!("no vehicle files in assets/vehicles/");
         return;
     };
@@ -145,6 +198,7 @@ fn switch_vehicle(
     mut garage: ResMut<Garage>,
     mut drivers: Query<(&mut Driver, &ActionState<DriveAction>)>,
     vehicles: Query<(Entity, &Transform), With<PlayerVehicle>>,
+    trailers: Query<Entity, With<PlayerTrailer>>,
 ) {
     for (mut driver, actions) in &mut drivers {
         if !actions.just_pressed(&DriveAction::NextVehicle) || garage.files.is_empty() {
@@ -157,6 +211,9 @@ fn switch_vehicle(
             at = Transform::from_translation(transform.translation + Vec3::Y * 1.0)
                 .with_rotation(Quat::from_rotation_y(yaw));
             commands.entity(vehicle).despawn();
+        }
+        for trailer in &trailers {
+            commands.entity(trailer).despawn();
         }
         garage.current = (garage.current + 1) % garage.files.len();
         let path = garage.files[garage.current].clone();
@@ -180,7 +237,11 @@ fn track_last_good(mut vehicles: Query<(&Transform, &Velocity, &VehicleTelemetry
 
 fn reset_vehicle(
     drivers: Query<&ActionState<DriveAction>, With<Driver>>,
-    mut vehicles: Query<(Entity, &mut Transform, &mut Velocity, &LastGood), With<PlayerVehicle>>,
+    mut vehicles: Query<
+        (Entity, &mut Transform, &mut Velocity, &LastGood),
+        (With<PlayerVehicle>, Without<PlayerTrailer>),
+    >,
+    mut trailers: Query<(Entity, &Hitch, &mut Transform, &mut Velocity), With<PlayerTrailer>>,
     mut commands: Commands,
 ) {
     if !drivers.iter().any(|a| a.just_pressed(&DriveAction::Reset)) {
@@ -192,6 +253,16 @@ fn reset_vehicle(
         *velocity = Velocity::zero();
         // The vehicle's modules start over too (an ABS cycle, a controller's memory).
         commands.trigger(ResetVehicle { entity });
+        // Its trailer straight behind it again.
+        for (trailer, hitch, mut pose, mut velocity) in &mut trailers {
+            if hitch.tow == entity {
+                pose.rotation = transform.rotation;
+                pose.translation = transform.transform_point(hitch.tow_point)
+                    - transform.rotation * hitch.trailer_point;
+                *velocity = Velocity::zero();
+                commands.trigger(ResetVehicle { entity: trailer });
+            }
+        }
     }
 }
 
