@@ -181,3 +181,45 @@ fn the_tour_is_the_same_at_30_and_120_hz() {
     assert!((slow.off_route - fast.off_route).abs() < 0.2);
     assert!((slow.articulation - fast.articulation).abs() < 2f32.to_radians());
 }
+
+/// A route with a NaN point is refused: the vehicle brakes to a stop instead of steering with
+/// NaN, and stays finite.
+#[test]
+fn a_bad_route_stops_the_vehicle() {
+    let d = VehicleDescription::load(
+        ASSETS,
+        "vehicles/hatchback.vehicle.ron",
+        &FileBlockTypes::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 1.0);
+    let car = {
+        let world = app.world_mut();
+        let mut commands = world.commands();
+        let e = d.spawn(
+            &mut commands,
+            Transform::from_xyz(0.0, rest_height(&d), 0.0),
+        );
+        world.flush();
+        e
+    };
+    tick(&mut app, 30);
+    flying_start(&mut app, car, 10.0);
+    let mut route = truck_tour();
+    route[3].position.x = f32::NAN;
+    let follower = PathFollower::new(route);
+    assert!(
+        follower
+            .validate()
+            .unwrap_err()
+            .contains("route[3].position")
+    );
+    app.world_mut().entity_mut(car).insert(follower);
+    tick(&mut app, 5 * 60);
+    let c = get::<VehicleControls>(&app, car);
+    assert_eq!((c.throttle, c.brake), (0.0, 1.0));
+    assert!(c.steering.is_finite());
+    assert!(position(&app, car).is_finite());
+    assert!(velocity(&app, car).length() < 0.1, "stopped");
+}

@@ -42,7 +42,8 @@ impl RoutePoint {
 ///   up and down shifts of a manual gearbox by engine speed, off the throttle while it shifts.
 ///
 /// At the end of an open route the vehicle stops on its last point and holds the brake:
-/// [`PathFollower::finished`] turns true. With `looped`, the route closes from its last point
+/// [`PathFollower::finished`] turns true. Settings that fail [`PathFollower::validate`] are
+/// logged once and brake the vehicle to a stop. With `looped`, the route closes from its last point
 /// to its first and is followed for ever. Forward driving only.
 #[derive(Component, Clone, Debug)]
 #[require(VehicleControls)]
@@ -81,6 +82,8 @@ struct FollowerState {
     /// Time since the last shift (s).
     since_shift: f64,
     finished: bool,
+    /// Whether the refusal of bad settings was logged.
+    warned: bool,
 }
 
 impl PathFollower {
@@ -127,6 +130,60 @@ impl PathFollower {
         self.state.finished
     }
 
+    /// Checks the settings: at least two points, finite positions, speeds ≥ 0, a positive
+    /// look-ahead, deceleration and speed gain, a look-ahead time and integral gain ≥ 0, and a
+    /// shift schedule with finite points and a start gear ≥ 1. Says what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.route.len() < 2 {
+            return Err(format!(
+                "route: needs at least 2 points, has {}",
+                self.route.len()
+            ));
+        }
+        for (i, p) in self.route.iter().enumerate() {
+            if !p.position.is_finite() {
+                return Err(format!(
+                    "route[{i}].position: must be finite (m), got {}",
+                    p.position
+                ));
+            }
+            if !(p.speed >= 0.0 && p.speed.is_finite()) {
+                return Err(format!(
+                    "route[{i}].speed: must be finite and ≥ 0 (m/s), got {}",
+                    p.speed
+                ));
+            }
+        }
+        let positive = [
+            ("lookahead", f64::from(self.lookahead)),
+            ("deceleration", f64::from(self.deceleration)),
+            ("speed_gain", self.speed_gain),
+        ];
+        for (field, v) in positive {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(format!("{field}: must be finite and > 0, got {v}"));
+            }
+        }
+        let non_negative = [
+            ("lookahead_time", f64::from(self.lookahead_time)),
+            ("speed_integral_gain", self.speed_integral_gain),
+        ];
+        for (field, v) in non_negative {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("{field}: must be finite and ≥ 0, got {v}"));
+            }
+        }
+        if let Some(shift) = &self.shift {
+            let finite = [shift.up_rpm, shift.down_rpm, shift.hold];
+            if !finite.iter().all(|v| v.is_finite()) || shift.start_gear < 1 {
+                return Err(format!(
+                    "shift: needs finite engine speeds and hold time and a start gear ≥ 1, got {shift:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Number of segments: one fewer than points, or as many when looped.
     fn segments(&self) -> usize {
         if self.looped {
@@ -171,10 +228,20 @@ pub(crate) fn follow_paths(
 ) {
     let dt = f64::from(time.delta_secs());
     for (mut follower, transform, telemetry, steering, blocks, mut controls) in &mut vehicles {
-        let segments = follower.segments();
-        if segments == 0 || dt <= 0.0 {
+        if dt <= 0.0 {
             continue;
         }
+        // Bad settings stop the vehicle instead of steering it with NaN.
+        if let Err(why) = follower.validate() {
+            if !follower.state.warned {
+                warn!("PathFollower refused: {why}; the vehicle brakes to a stop");
+                follower.state.warned = true;
+            }
+            controls.throttle = 0.0;
+            controls.brake = 1.0;
+            continue;
+        }
+        let segments = follower.segments();
         // Reference point and wheelbase from the mounts: the middle of the unsteered axles,
         // and its distance to the steered axle.
         let (mut steered, mut fixed) = ((0.0f32, 0u32), (0.0f32, 0u32));
@@ -339,6 +406,7 @@ pub(crate) fn follow_paths(
             integral,
             since_shift,
             finished,
+            warned: false,
         };
     }
 }
