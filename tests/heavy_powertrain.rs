@@ -754,16 +754,11 @@ fn automatic_lockup_closes_at_cruise_and_opens_on_kickdown() {
         let d = hatchback_automatic_with(converter);
         let mut app = create_app(60.0);
         spawn_flat_ground(&mut app, 1.0);
-        let car = {
-            let world = app.world_mut();
-            let mut commands = world.commands();
-            let e = d.spawn(
-                &mut commands,
-                Transform::from_xyz(0.0, rest_height(&d) + 0.02, 0.0),
-            );
-            world.flush();
-            e
-        };
+        let car = spawn_described(
+            &mut app,
+            &d,
+            Transform::from_xyz(0.0, rest_height(&d) + 0.02, 0.0),
+        );
         tick(&mut app, 60);
         controls(&mut app, car, |c| c.gear = 1);
         let target = 25.0;

@@ -194,16 +194,7 @@ fn a_bad_route_stops_the_vehicle() {
     .unwrap_or_else(|e| panic!("{e}"));
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 1.0);
-    let car = {
-        let world = app.world_mut();
-        let mut commands = world.commands();
-        let e = d.spawn(
-            &mut commands,
-            Transform::from_xyz(0.0, rest_height(&d), 0.0),
-        );
-        world.flush();
-        e
-    };
+    let car = spawn_described(&mut app, &d, Transform::from_xyz(0.0, rest_height(&d), 0.0));
     tick(&mut app, 30);
     flying_start(&mut app, car, 10.0);
     let mut route = truck_tour();

@@ -240,6 +240,15 @@ pub fn rest_height(d: &VehicleDescription) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// Spawns the vehicle `d` at `transform`; returns the vehicle entity.
+pub fn spawn_described(app: &mut App, d: &VehicleDescription, transform: Transform) -> Entity {
+    let world = app.world_mut();
+    let mut commands = world.commands();
+    let e = d.spawn(&mut commands, transform);
+    world.flush();
+    e
+}
+
 /// Sets every wheel of `car` rolling at `speed` (m/s) with the body, for a flying start.
 pub fn flying_start(app: &mut App, car: Entity, speed: f32) {
     let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
