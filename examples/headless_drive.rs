@@ -32,7 +32,7 @@ use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes};
 use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::prelude::*;
-use bevy_vehicle_physics::test_track::{spawn_test_track, truck_tour};
+use bevy_vehicle_physics::test_track::{spawn_test_track, tour_follower};
 use core::f32::consts::{PI, TAU};
 use serde::Deserialize;
 
@@ -89,31 +89,6 @@ struct Args {
 
 /// Longest a tour may take (s).
 const TOUR_LIMIT: f64 = 600.0;
-
-/// A path follower for the tour: for a manual gearbox, shifts up at 75 % and down at 45 % of
-/// the engine's speed limit, pulling away in a quarter of the gears (3rd of 12, 1st of 6).
-fn tour_driver(world: &mut World, car: Entity) -> PathFollower {
-    let mut gearboxes = world.query::<(&BlockOf, &Gearbox)>();
-    let gearbox = gearboxes
-        .iter(world)
-        .find(|(b, _)| b.0 == car)
-        .map(|(_, g)| (g.forward_ratios.len() as i32, g.shift_time));
-    let mut engines = world.query::<(&BlockOf, &Engine)>();
-    let max_rpm = engines
-        .iter(world)
-        .find(|(b, _)| b.0 == car)
-        .map(|(_, e)| e.max_rpm);
-    let follower = PathFollower::new(truck_tour());
-    match (gearbox, max_rpm) {
-        (Some((gears, shift_time)), Some(max_rpm)) => follower.with_shift(ShiftSchedule {
-            up_rpm: 0.75 * max_rpm,
-            down_rpm: 0.45 * max_rpm,
-            start_gear: (gears / 4).max(1),
-            hold: shift_time + 1.0,
-        }),
-        _ => follower,
-    }
-}
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -230,7 +205,7 @@ fn main() {
     };
     world.flush();
     if args.tour {
-        let follower = tour_driver(world, car);
+        let follower = tour_follower(world, car);
         world.entity_mut(car).insert(follower);
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke test of the demo in a real window under Xvfb with Mesa's software Vulkan (lavapipe):
-# 300 frames of scripted driving (throttle, right, left) with a telemetry recording and the
+# 300 frames of scripted driving (throttle, right, left; then R, Tab and P) with a telemetry recording and the
 # debug view, then a screenshot (demo_screenshot.png, or the path given). The demo checks
 # itself and exits non-zero with "smoke run: FAIL: ..." lines unless the vehicle drove more
 # than 5 m, the screenshot is not blank (many colours, a HUD that stands out from the sky) and

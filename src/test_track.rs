@@ -18,7 +18,8 @@
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
-use bevy_vehicle_chassis::RoutePoint;
+use bevy_vehicle_chassis::{PathFollower, RoutePoint};
+use bevy_vehicle_drivetrain::prelude::*;
 
 /// Spawns the test track's colliders at start-up (see the [module docs](self)).
 pub struct TestTrackPlugin;
@@ -389,6 +390,29 @@ pub fn banked_curve_height(x: f32, z: f32) -> Option<f32> {
         ((p - CURVE_CENTRE).length() - CURVE_RADIUS, CURVE_BANK)
     };
     (outward_offset.abs() <= half).then(|| 0.01 + (outward_offset + half) * bank.tan())
+}
+
+/// A [`PathFollower`] for [`truck_tour`] fitted to `vehicle` in `world`: with a manual
+/// gearbox, it shifts by [`ShiftSchedule::unhurried`] for the vehicle's engine; otherwise it
+/// leaves the gears to the transmission.
+pub fn tour_follower(world: &mut World, vehicle: Entity) -> PathFollower {
+    let mut gearboxes = world.query::<(&BlockOf, &Gearbox)>();
+    let gearbox = gearboxes
+        .iter(world)
+        .find(|(b, _)| b.0 == vehicle)
+        .map(|(_, g)| (g.forward_ratios.len() as i32, g.shift_time));
+    let mut engines = world.query::<(&BlockOf, &Engine)>();
+    let max_rpm = engines
+        .iter(world)
+        .find(|(b, _)| b.0 == vehicle)
+        .map(|(_, e)| e.max_rpm);
+    let follower = PathFollower::new(truck_tour());
+    match (gearbox, max_rpm) {
+        (Some((gears, shift_time)), Some(max_rpm)) => {
+            follower.with_shift(ShiftSchedule::unhurried(max_rpm, gears, shift_time))
+        }
+        _ => follower,
+    }
 }
 
 /// A route through the test track for a tractor and trailer about 16 m long (turns of 10 m

@@ -83,7 +83,7 @@ const PANEL: Color = Color::srgba(0.02, 0.03, 0.05, 0.72);
 pub const LEGEND: &str = "W/S, triggers: throttle/brake   A/D, left stick: steer   \
 Q/E, bumpers: gear down/up   Space, south: handbrake\n\
 M, north: automatic on/off   C: clutch   F, west: retarder   L, d-pad down: low range   R, start: reset upright   Tab, select: next vehicle\n\
-V, right stick click: camera   J/L, right stick: orbit   F1/G: debug view   F5/T: record telemetry";
+V, right stick click: camera   J/L, right stick: orbit   F1/G: debug view   F5/T: record telemetry   P: autopilot (tour)";
 
 fn mono(value: &str, size: f32, color: Color) -> (Text, TextFont, TextColor) {
     (

@@ -23,6 +23,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
 use bevy_rapier3d::prelude::Velocity;
+use bevy_vehicle_physics::chassis::PathFollower;
 use leafwing_input_manager::prelude::*;
 
 use crate::debug::DebugView;
@@ -50,8 +51,10 @@ struct Smoke {
     /// What failed so far.
     failures: Vec<String>,
     /// After the screenshot's checks: the frame they ended and the vehicle's name then; the
-    /// script then presses R and Tab.
+    /// script then presses R, Tab and P.
     keys_from: Option<(u32, String)>,
+    /// Whether Tab has brought the next vehicle.
+    switched: bool,
 }
 
 impl Plugin for SmokePlugin {
@@ -66,6 +69,7 @@ impl Plugin for SmokePlugin {
             image: None,
             failures: Vec::new(),
             keys_from: None,
+            switched: false,
         })
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
             1.0 / 60.0,
@@ -92,6 +96,8 @@ fn script(world: &mut World) {
             2 => KeyCode::KeyR.release(world),
             3 => KeyCode::Tab.press(world),
             4 => KeyCode::Tab.release(world),
+            40 => KeyCode::KeyP.press(world),
+            41 => KeyCode::KeyP.release(world),
             _ => {}
         }
         return;
@@ -285,11 +291,12 @@ fn finish(
     smoke.keys_from = Some((smoke.frame, name));
 }
 
-/// After the screenshot: R must stop the vehicle (a reset puts it back upright at rest) and
-/// Tab must bring the next vehicle file; then the run ends with every failure listed.
+/// After the screenshot: R must stop the vehicle (a reset puts it back upright at rest), Tab
+/// must bring the next vehicle file, and P must hand it to the autopilot, which drives it off
+/// (faster than 0.5 m/s two seconds later); then the run ends with every failure listed.
 fn check_keys(
     mut smoke: ResMut<Smoke>,
-    vehicles: Query<(&Name, &Velocity), With<PlayerVehicle>>,
+    vehicles: Query<(&Name, &Velocity, Has<PathFollower>), With<PlayerVehicle>>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let Some((from, old)) = smoke.keys_from.clone() else {
@@ -300,26 +307,38 @@ fn check_keys(
     if since == 1 {
         // R was pressed this frame; the reset ran in `Update`.
         match current {
-            Some((_, v)) if v.linear.length() < 0.5 => {
+            Some((_, v, _)) if v.linear.length() < 0.5 => {
                 println!("smoke run: R reset the vehicle (at rest)");
             }
             other => smoke.failures.push(format!(
                 "R did not reset the vehicle: velocity {:?}",
-                other.map(|(_, v)| v.linear)
+                other.map(|(_, v, _)| v.linear)
             )),
         }
     }
-    let switched = since > 3 && current.is_some_and(|(n, _)| n.as_str() != old);
-    if !switched && since < 300 {
+    if since > 3 && !smoke.switched && current.is_some_and(|(n, ..)| n.as_str() != old) {
+        let new = current.map_or("", |(n, ..)| n.as_str());
+        println!("smoke run: Tab switched from {old} to {new}");
+        smoke.switched = true;
+    }
+    if since < 160 {
         return;
     }
-    if switched {
-        let new = current.map_or("", |(n, _)| n.as_str());
-        println!("smoke run: Tab switched from {old} to {new}");
-    } else {
+    if !smoke.switched {
         smoke
             .failures
-            .push(format!("Tab did not switch from {old} in 300 frames"));
+            .push(format!("Tab did not switch from {old} in 160 frames"));
+    }
+    match current {
+        Some((_, v, true)) if v.linear.length() > 0.5 => println!(
+            "smoke run: P handed the vehicle to the autopilot ({:.1} m/s after 2 s)",
+            v.linear.length()
+        ),
+        other => smoke.failures.push(format!(
+            "P did not start the autopilot: following {:?}, velocity {:?}",
+            other.map(|(.., f)| f),
+            other.map(|(_, v, _)| v.linear)
+        )),
     }
     if smoke.failures.is_empty() {
         println!("smoke run: PASS");

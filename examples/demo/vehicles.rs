@@ -8,6 +8,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, SpawnedFrom};
 use bevy_vehicle_physics::input::{DriveAction, Driver};
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::test_track::tour_follower;
 use leafwing_input_manager::prelude::*;
 
 /// Where vehicles start (m, world frame), facing −Z.
@@ -30,7 +31,13 @@ impl Plugin for VehiclesPlugin {
             .add_systems(Startup, (spawn_player, spawn_parked))
             .add_systems(
                 Update,
-                (switch_vehicle, reset_vehicle, track_last_good, add_visuals),
+                (
+                    switch_vehicle,
+                    reset_vehicle,
+                    toggle_autopilot,
+                    track_last_good,
+                    add_visuals,
+                ),
             );
     }
 }
@@ -219,6 +226,39 @@ fn switch_vehicle(
         let path = garage.files[garage.current].clone();
         info!("driving {path}");
         driver.vehicle = Some(spawn_vehicle(&mut commands, &assets, &path, at));
+    }
+}
+
+/// P hands the player's vehicle to a path follower that drives the test track's tour
+/// (joining it where the vehicle is), and takes it back.
+fn toggle_autopilot(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut drivers: Query<&mut Driver>,
+    vehicles: Query<(Entity, Has<PathFollower>), With<PlayerVehicle>>,
+    mut commands: Commands,
+) {
+    if !keys.just_pressed(KeyCode::KeyP) {
+        return;
+    }
+    for (vehicle, following) in &vehicles {
+        if following {
+            commands.entity(vehicle).remove::<PathFollower>();
+            for mut driver in &mut drivers {
+                driver.vehicle = Some(vehicle);
+            }
+            info!("autopilot off");
+        } else {
+            for mut driver in &mut drivers {
+                driver.vehicle = None;
+            }
+            commands.queue(move |world: &mut World| {
+                let follower = tour_follower(world, vehicle);
+                if let Ok(mut e) = world.get_entity_mut(vehicle) {
+                    e.insert(follower);
+                }
+            });
+            info!("autopilot on: the test track's tour");
+        }
     }
 }
 

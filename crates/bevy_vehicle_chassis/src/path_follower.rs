@@ -44,7 +44,8 @@ impl RoutePoint {
 /// At the end of an open route the vehicle stops on its last point and holds the brake:
 /// [`PathFollower::finished`] turns true. Settings that fail [`PathFollower::validate`] are
 /// logged once and brake the vehicle to a stop. With `looped`, the route closes from its last point
-/// to its first and is followed for ever. Forward driving only.
+/// to its first and is followed for ever. The follower joins the route at its segment closest
+/// to the vehicle, so it can take over anywhere along it. Forward driving only.
 #[derive(Component, Clone, Debug)]
 #[require(VehicleControls)]
 pub struct PathFollower {
@@ -84,6 +85,8 @@ struct FollowerState {
     finished: bool,
     /// Whether the refusal of bad settings was logged.
     warned: bool,
+    /// Whether the follower has placed the vehicle on the route yet.
+    started: bool,
 }
 
 impl PathFollower {
@@ -268,8 +271,19 @@ pub(crate) fn follow_paths(
         let p = Vec2::new(world.x, world.z);
         let speed = telemetry.forward_speed;
 
-        // Advance along the route: the closest of the next few segments, never backwards.
-        let state = follower.state;
+        // Advance along the route: the closest of the next few segments, never backwards. The
+        // first step starts from the closest segment of all, wherever the vehicle is.
+        let mut state = follower.state;
+        if !state.started {
+            state.segment = (0..segments)
+                .min_by(|&a, &b| {
+                    follower
+                        .project(a, p)
+                        .1
+                        .total_cmp(&follower.project(b, p).1)
+                })
+                .unwrap_or(0);
+        }
         let mut segment = state.segment;
         let (mut t, mut distance) = follower.project(segment, p);
         let last = if follower.looped {
@@ -407,6 +421,7 @@ pub(crate) fn follow_paths(
             since_shift,
             finished,
             warned: false,
+            started: true,
         };
     }
 }

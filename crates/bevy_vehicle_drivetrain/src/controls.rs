@@ -120,6 +120,19 @@ pub struct ShiftSchedule {
 }
 
 impl ShiftSchedule {
+    /// An unhurried driver's schedule for an engine with the speed limit `max_rpm` (rpm) and a
+    /// gearbox of `forward_gears` gears shifting in `shift_time` (s): up at 75 % of the limit,
+    /// down at 45 %, pulling away in a quarter of the gears (3rd of 12, 1st of 6), and waiting
+    /// the shift time plus 1 s between shifts.
+    pub fn unhurried(max_rpm: f64, forward_gears: i32, shift_time: f64) -> ShiftSchedule {
+        ShiftSchedule {
+            up_rpm: 0.75 * max_rpm,
+            down_rpm: 0.45 * max_rpm,
+            start_gear: (forward_gears / 4).max(1),
+            hold: shift_time + 1.0,
+        }
+    }
+
     /// The lever position after this step, from the lever (`lever`, the selected gear), the
     /// gear engaged (`engaged`, 0 while shifting), the engine speed (`rpm`), the time since
     /// the lever last moved (`since_shift`, s) and the highest forward gear (`top`). Only
