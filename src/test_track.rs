@@ -14,7 +14,7 @@
 //!
 //! [`TestTrackPlugin`] spawns it at start-up; [`test_track_pieces`] lists its pieces for
 //! spawning by hand. [`truck_tour`] is a route through every part of the track that a
-//! 16 m tractor and trailer can take, for a [`PathFollower`](crate::chassis::PathFollower).
+//! 16 m tractor and trailer can take, for a [`PathFollower`].
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
