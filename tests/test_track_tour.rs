@@ -7,7 +7,7 @@ mod common;
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes};
 use bevy_vehicle_physics::prelude::*;
-use bevy_vehicle_physics::test_track::{spawn_test_track, truck_tour};
+use bevy_vehicle_physics::test_track::{banked_curve_height, spawn_test_track, truck_tour};
 use common::*;
 
 const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
@@ -36,6 +36,8 @@ struct Tour {
     height: f32,
     /// Westmost point the tractor reached (m).
     min_x: f32,
+    /// Highest the tractor rose above its start while over the banked curve's arc (m).
+    on_curve: f32,
     /// Whether it stopped at the end.
     finished: bool,
     /// Where the tractor stopped (m).
@@ -80,6 +82,7 @@ fn tour(hz: f64) -> Tour {
         lean: 0.0,
         height: 0.0,
         min_x: 0.0,
+        on_curve: 0.0,
         finished: false,
         end: Vec3::ZERO,
     };
@@ -96,6 +99,9 @@ fn tour(hz: f64) -> Tour {
         r.lean = r.lean.max(lean(&app, tractor)).max(lean(&app, trailer));
         r.height = r.height.max(p.y - h_tow);
         r.min_x = r.min_x.min(p.x);
+        if p.z < -262.0 && banked_curve_height(p.x, p.z).is_some() {
+            r.on_curve = r.on_curve.max(p.y - h_tow);
+        }
         if step % (10 * steps_per_second) == 0 {
             let t = get::<VehicleTelemetry>(&app, tractor);
             println!(
@@ -121,14 +127,15 @@ fn tour(hz: f64) -> Tour {
         }
     }
     println!(
-        "tour at {hz} Hz: {:.0} m in {:.1} s; off route ≤ {:.2} m, articulation ≤ {:.1}°, gap ≤ {:.4} m, lean ≤ {:.1}°, highest {:.2} m",
+        "tour at {hz} Hz: {:.0} m in {:.1} s; off route ≤ {:.2} m, articulation ≤ {:.1}°, gap ≤ {:.4} m, lean ≤ {:.1}°, highest {:.2} m, {:.2} m on the banked curve",
         r.travelled,
         r.time,
         r.off_route,
         r.articulation.to_degrees(),
         r.gap,
         r.lean.to_degrees(),
-        r.height
+        r.height,
+        r.on_curve
     );
     r
 }
@@ -139,7 +146,7 @@ fn tour(hz: f64) -> Tour {
 /// combination 2.5 m); the coupling holds (gap below 5 cm); the articulation stays below 60°
 /// (the tightest U-turn, 10 m radius, needs about 42° in steady state); neither body leans
 /// more than 20° (the bank is 15°); it climbed the hill (a 2 m plateau) and crossed the speed
-/// bumps; and it stops within 1 m of the route's end.
+/// bumps; it rode up the banked curve; and it stops within 1 m of the route's end.
 #[test]
 fn semi_and_trailer_tour_the_test_track() {
     let r = tour(60.0);
@@ -164,6 +171,15 @@ fn semi_and_trailer_tour_the_test_track() {
     assert!(r.lean < 20f32.to_radians());
     assert!(r.height > 1.8, "climbed the 2 m hill: {} m", r.height);
     assert!(r.min_x < -55.0, "reached the speed bumps");
+    // On a 37 m radius, 3 m inside the centre line, the banked surface stands
+    // 3 m × tan 15° + 0.01 m (its lift) = 0.814 m above the ground: the tractor rode up on it.
+    let expected = banked_curve_height(3.0, -260.0 - 1e-3).unwrap();
+    assert!((expected - 0.814).abs() < 0.01, "{expected}");
+    assert!(
+        (r.on_curve - expected).abs() < 0.15,
+        "rose {} m on the banked curve, where its surface is {expected} m up",
+        r.on_curve
+    );
 }
 
 /// The same tour at 30 and 120 Hz fixed steps: the time to the end within 2 % of each other,
