@@ -197,34 +197,22 @@ pub fn test_track_pieces() -> Vec<TrackPiece> {
     // Speed bumps (10 cm, 8 m wide) and a washboard (3 cm every 0.7 m): cylinders across the
     // road, sunk so that `height` shows.
     let across = Quat::from_rotation_z(core::f32::consts::FRAC_PI_2);
-    let bumps = (0..5).map(|i| {
-        (
-            PieceKind::SpeedBump,
-            0.6,
-            0.10,
-            -60.0,
-            -20.0 - 10.0 * i as f32,
-        )
-    });
-    let ridges = (0..60).map(|i| {
-        (
-            PieceKind::Washboard,
-            0.3,
-            0.03,
-            -75.0,
-            -20.0 - 0.7 * i as f32,
-        )
-    });
-    for (kind, radius, height, x, z) in bumps.chain(ridges) {
-        fixed(
-            kind,
-            PieceShape::Cylinder {
-                radius,
-                half_height: 4.0,
-            },
-            Transform::from_xyz(x, height - radius, z).with_rotation(across),
-            1.0,
-        );
+    for (kind, radius, height, x, spacing, count) in [
+        (PieceKind::SpeedBump, 0.6, 0.10, -60.0, 10.0, 5),
+        (PieceKind::Washboard, 0.3, 0.03, -75.0, 0.7, 60),
+    ] {
+        for i in 0..count {
+            fixed(
+                kind,
+                PieceShape::Cylinder {
+                    radius,
+                    half_height: 4.0,
+                },
+                Transform::from_xyz(x, height - radius, -20.0 - spacing * i as f32)
+                    .with_rotation(across),
+                1.0,
+            );
+        }
     }
 
     let (vertices, triangles) = banked_curve();

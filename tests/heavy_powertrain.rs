@@ -41,17 +41,7 @@ fn converter_stall_speed_and_torque_multiplication() {
         let w = rpm_to_rad_s(rpm);
         engine_block.torque_curve.torque_at(rpm) - k * w * w
     };
-    let (mut lo, mut hi) = (800.0, 6000.0);
-    assert!(f(lo) > 0.0 && f(hi) < 0.0);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if f(mid) > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let expected_rpm = 0.5 * (lo + hi);
+    let expected_rpm = bisect(f, 800.0, 6000.0);
     // The table's value differs from the setting, so the test does not just echo stall_rpm.
     assert!((expected_rpm - converter.stall_rpm).abs() > 20.0);
 
@@ -927,17 +917,7 @@ fn retarder_holds_a_laden_truck_on_a_6_percent_downgrade() {
         retarder.max_torque * retarder.curve.torque_at(rpm) * 3.40 / r
     };
     let net = |v: f64| m * g * theta.sin() - c_rr * m * g * theta.cos() - drag(v) - braking(v);
-    let (mut lo, mut hi) = (0.5, 60.0);
-    assert!(net(lo) > 0.0 && net(hi) < 0.0);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if net(mid) > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let expected = 0.5 * (lo + hi);
+    let expected = bisect(net, 0.5, 60.0);
     println!(
         "retarder: steady {v:.3} m/s vs {expected:.3} m/s closed form; speeds {:?}; without it {:.1} m/s",
         speeds

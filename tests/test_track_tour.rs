@@ -10,8 +10,6 @@ use bevy_vehicle_physics::prelude::*;
 use bevy_vehicle_physics::test_track::{banked_curve_height, spawn_test_track, truck_tour};
 use common::*;
 
-const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
-
 /// How far a body leans from upright (rad).
 fn lean(app: &App, e: Entity) -> f32 {
     let up = app.world().get::<Transform>(e).unwrap().rotation * Vec3::Y;
@@ -49,7 +47,7 @@ struct Tour {
 fn tour(hz: f64) -> Tour {
     let mut app = create_app(hz);
     let combination = CombinationDescription::load(
-        ASSETS,
+        ASSET_ROOT,
         "combinations/semi_trailer.combination.ron",
         &FileBlockTypes::default(),
     )
@@ -202,12 +200,7 @@ fn the_tour_is_the_same_at_30_and_120_hz() {
 /// NaN, and stays finite.
 #[test]
 fn a_bad_route_stops_the_vehicle() {
-    let d = VehicleDescription::load(
-        ASSETS,
-        "vehicles/hatchback.vehicle.ron",
-        &FileBlockTypes::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let d = load_vehicle("vehicles/hatchback.vehicle.ron");
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 1.0);
     let car = spawn_described(&mut app, &d, Transform::from_xyz(0.0, rest_height(&d), 0.0));

@@ -8,14 +8,8 @@ use bevy_vehicle_physics::assets::FileBlockTypes;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
-const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
 /// Height of the coupling above the ground (m).
 const COUPLING_HEIGHT: f32 = 0.9;
-
-fn load(path: &str) -> VehicleDescription {
-    VehicleDescription::load(ASSETS, path, &FileBlockTypes::default())
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Spawns the combination on flat ground facing −Z, coupled; returns (tractor, trailer).
 fn combination(app: &mut App) -> (Entity, Entity) {
@@ -26,8 +20,8 @@ fn combination(app: &mut App) -> (Entity, Entity) {
         bevy_rapier3d::prelude::Friction::coefficient(0.9),
         Transform::default(),
     ));
-    let tractor_file = load("vehicles/semi_truck.vehicle.ron");
-    let trailer_file = load("vehicles/trailer.vehicle.ron");
+    let tractor_file = load_vehicle("vehicles/semi_truck.vehicle.ron");
+    let trailer_file = load_vehicle("vehicles/trailer.vehicle.ron");
     let (h_tow, h_trailer) = (rest_height(&tractor_file), rest_height(&trailer_file));
     let [tow_point, trailer_point] = [&tractor_file, &trailer_file].map(|d| {
         Coupling(Vec3::from(
@@ -222,7 +216,7 @@ fn combination_file(
         "combinations/test.combination.ron",
         text,
         &FileBlockTypes::default(),
-        |p| std::fs::read_to_string(format!("{ASSETS}/{p}")).map_err(|e| e.to_string()),
+        |p| std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string()),
     )
 }
 
@@ -231,7 +225,7 @@ fn combination_file(
 #[test]
 fn the_shipped_combination_file_couples_its_vehicles() {
     let c = bevy_vehicle_physics::assets::CombinationDescription::load(
-        ASSETS,
+        ASSET_ROOT,
         "combinations/semi_trailer.combination.ron",
         &FileBlockTypes::default(),
     )

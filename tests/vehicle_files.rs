@@ -8,21 +8,6 @@ use bevy_vehicle_physics::assets::FileBlockTypes;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
-const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
-
-fn load(path: &str) -> VehicleDescription {
-    VehicleDescription::load(ASSETS, path, &FileBlockTypes::default())
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn spawn(app: &mut App, d: &VehicleDescription, transform: Transform) -> Entity {
-    let world = app.world_mut();
-    let mut commands = world.commands();
-    let e = d.spawn(&mut commands, transform);
-    world.flush();
-    e
-}
-
 /// What a vehicle's class should do in 20 s.
 struct Class {
     path: &'static str,
@@ -290,10 +275,10 @@ fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
 #[test]
 fn shipped_vehicles_load_settle_and_accelerate_like_their_class() {
     for class in VEHICLES {
-        let d = load(class.path);
+        let d = load_vehicle(class.path);
         let mut app = create_app(60.0);
         spawn_flat_ground(&mut app, 1.0);
-        let car = spawn(
+        let car = spawn_described(
             &mut app,
             &d,
             Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
@@ -348,7 +333,7 @@ fn shipped_vehicles_load_settle_and_accelerate_like_their_class() {
 #[test]
 fn written_vehicles_read_back_identically() {
     for class in VEHICLES {
-        let d = load(class.path);
+        let d = load_vehicle(class.path);
         let text = d.to_ron().expect("serializes");
         let again = VehicleDescription::parse(
             "written.vehicle.ron",
@@ -366,10 +351,10 @@ fn written_vehicles_read_back_identically() {
 /// (checked on the three-axle tractor: 0.55 front, 0.225 on each drive axle).
 #[test]
 fn brake_bias_splits_the_rest_over_the_rear_axles() {
-    let d = load("vehicles/semi_truck.vehicle.ron");
+    let d = load_vehicle("vehicles/semi_truck.vehicle.ron");
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 1.0);
-    let car = spawn(
+    let car = spawn_described(
         &mut app,
         &d,
         Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
@@ -427,7 +412,7 @@ fn reference_page_examples_load_and_drive() {
         assert_eq!(d.axles.len(), 2, "{vehicle}");
         let mut app = create_app(60.0);
         spawn_flat_ground(&mut app, 0.9);
-        let car = spawn(
+        let car = spawn_described(
             &mut app,
             &d,
             Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),

@@ -10,24 +10,9 @@ use bevy_vehicle_physics::assets::FileBlockTypes;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
-const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
-
 const SEDAN: &str = "vehicles/automatic_sedan.vehicle.ron";
 const PICKUP: &str = "vehicles/pickup_4x4.vehicle.ron";
 const TIPPER: &str = "vehicles/tipper_6x6.vehicle.ron";
-
-fn load(path: &str) -> VehicleDescription {
-    VehicleDescription::load(ASSETS, path, &FileBlockTypes::default())
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn spawn(app: &mut App, d: &VehicleDescription, transform: Transform) -> Entity {
-    let world = app.world_mut();
-    let mut commands = world.commands();
-    let e = d.spawn(&mut commands, transform);
-    world.flush();
-    e
-}
 
 /// The settings of the block of type `T` named `name` in `d`.
 fn block<'a, T: 'static>(d: &'a VehicleDescription, name: &str) -> &'a T {
@@ -102,7 +87,7 @@ impl TractionControl {
 fn settle_on_flat_ground(d: &VehicleDescription, mu: f32) -> (App, Entity) {
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, mu);
-    let car = spawn(
+    let car = spawn_described(
         &mut app,
         d,
         Transform::from_xyz(0.0, rest_height(d) + 0.05, 0.0),
@@ -150,7 +135,7 @@ fn settle_on_flat_ground(d: &VehicleDescription, mu: f32) -> (App, Entity) {
 #[test]
 fn library_vehicles_load_settle_and_are_ready() {
     for path in [SEDAN, PICKUP, TIPPER] {
-        let d = load(path);
+        let d = load_vehicle(path);
         let text = d.to_ron().expect("serializes");
         let again = VehicleDescription::parse(path, &text, &FileBlockTypes::default(), |p| {
             Err(format!("unexpected reference to {p}"))
@@ -178,7 +163,7 @@ const SEDAN_0_TO_60_MPH: f64 = 8.4;
 /// (5800 rpm), within 3 % above it.
 #[test]
 fn automatic_sedan_accelerates_like_the_published_car_and_shifts_itself() {
-    let d = load(SEDAN);
+    let d = load_vehicle(SEDAN);
     let (mut app, car) = settle_on_flat_ground(&d, 1.0);
     let at = block_entity::<AutomaticTransmission>(&mut app, car);
     let up_point = block::<AutomaticTransmission>(&d, "transmission").high_shift_up;
@@ -276,7 +261,7 @@ fn pickup_gearing(d: &VehicleDescription) -> (f64, f64, f64, f64, f64, f64) {
 /// measured, within 3 % (tire slip and the limiter's band make up the difference).
 #[test]
 fn pickup_low_range_divides_first_gear_top_speed_by_the_low_ratio() {
-    let d = load(PICKUP);
+    let d = load_vehicle(PICKUP);
     let (first, final_drive, radius, max_rpm, low, high) = pickup_gearing(&d);
     let run = |range: TransferRange| -> (f64, f64) {
         let (mut app, car) = settle_on_flat_ground(&d, 1.0);
@@ -346,13 +331,13 @@ fn pickup_low_range_divides_first_gear_top_speed_by_the_low_ratio() {
 #[test]
 fn pickup_climbs_a_50_percent_slope_from_standstill_in_low_range() {
     const GRADE: f32 = 0.5;
-    let d = load(PICKUP);
+    let d = load_vehicle(PICKUP);
     let (first, final_drive, radius, max_rpm, low, _) = pickup_gearing(&d);
     let mut app = create_app(60.0);
     let rotation = spawn_slope(&mut app, GRADE, 1.0);
     let up_slope = rotation * Vec3::NEG_Z;
     let start = rotation * Vec3::new(0.0, rest_height(&d) + 0.02, 60.0);
-    let car = spawn(
+    let car = spawn_described(
         &mut app,
         &d,
         Transform::from_translation(start).with_rotation(rotation),
@@ -424,7 +409,7 @@ fn pickup_climbs_a_50_percent_slope_from_standstill_in_low_range() {
 /// sixth gear and the axle ratio (the rest: driveline efficiency, about 0.9).
 #[test]
 fn tipper_drives_all_three_axles() {
-    let d = load(TIPPER);
+    let d = load_vehicle(TIPPER);
     let (mut app, car) = settle_on_flat_ground(&d, 0.8);
     let wheels = wheels(&mut app, car);
     let engine = block_entity::<Engine>(&mut app, car);
@@ -468,7 +453,7 @@ fn tipper_drives_all_three_axles() {
 #[test]
 fn tipper_retarder_holds_a_steady_speed_on_a_6_percent_downgrade() {
     const GRADE: f32 = 0.06;
-    let d = load(TIPPER);
+    let d = load_vehicle(TIPPER);
     let mut app = create_app(60.0);
     // A long slab of road rising along −Z; the tipper faces +Z, down the slope.
     let slope = Quat::from_rotation_x(GRADE.atan());
@@ -481,7 +466,7 @@ fn tipper_retarder_holds_a_steady_speed_on_a_6_percent_downgrade() {
     ));
     let rotation = slope * Quat::from_rotation_y(core::f32::consts::PI);
     let start = slope * Vec3::new(0.0, rest_height(&d) + 0.01, -380.0);
-    let car = spawn(
+    let car = spawn_described(
         &mut app,
         &d,
         Transform::from_translation(start).with_rotation(rotation),
@@ -521,17 +506,7 @@ fn tipper_retarder_holds_a_steady_speed_on_a_6_percent_downgrade() {
         ret.max_torque * ret.curve.torque_at(rpm) * i_d / (r * eta)
     };
     let net = |v: f64| m * G * theta.sin() - c_rr * m * G * theta.cos() - drag(v) - braking(v);
-    let (mut lo, mut hi) = (0.5, 40.0);
-    assert!(net(lo) > 0.0 && net(hi) < 0.0);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if net(mid) > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let expected = 0.5 * (lo + hi);
+    let expected = bisect(net, 0.5, 40.0);
     let drift = (speeds[44] - speeds[34]).abs();
     println!(
         "tipper on a 6 % downgrade, retarder at 1: steady {v:.3} m/s ({:.1} km/h) vs {expected:.3} m/s closed form (err {:.2} %, η {eta:.4}); drift {drift:.4} m/s over 10 s; retarder {:.0} N·m, {:.0} kW; speeds {:?}",

@@ -240,6 +240,34 @@ pub fn rest_height(d: &VehicleDescription) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// The repository's asset folder.
+pub const ASSET_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
+/// Reads the shipped vehicle file `path` (an asset path), panicking with its error.
+pub fn load_vehicle(path: &str) -> VehicleDescription {
+    VehicleDescription::load(
+        ASSET_ROOT,
+        path,
+        &bevy_vehicle_physics::assets::FileBlockTypes::default(),
+    )
+    .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The root of `f` in `[lo, hi]` by bisection, where `f(lo) > 0 > f(hi)` (asserted).
+pub fn bisect(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    let (mut lo, mut hi) = (lo, hi);
+    assert!(f(lo) > 0.0 && f(hi) < 0.0, "no sign change in [{lo}, {hi}]");
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// Spawns the vehicle `d` at `transform`; returns the vehicle entity.
 pub fn spawn_described(app: &mut App, d: &VehicleDescription, transform: Transform) -> Entity {
     let world = app.world_mut();
