@@ -496,7 +496,13 @@ fn run_full_benchmarks() {
         "vs 5 µs",
         "vs 100 cars"
     );
+    // BENCH_GROUND=box|heightfield and BENCH_PROBE=cylinder|ray run one case only (profiling).
+    let only =
+        |var: &str, name: &str| std::env::var(var).map_or(true, |v| v.eq_ignore_ascii_case(name));
     for ground in [Ground::Box, Ground::Heightfield] {
+        if !only("BENCH_GROUND", &format!("{ground:?}")) {
+            continue;
+        }
         let sizes: Vec<usize> = match ground {
             Ground::Box => sizes.clone(),
             Ground::Heightfield => sizes.iter().copied().filter(|&n| n == 1000).collect(),
@@ -509,7 +515,9 @@ fn run_full_benchmarks() {
                 bench_full(Model::RapierRaycast, ground, n)
             };
             for probe in [GroundProbe::Cylinder, GroundProbe::Ray] {
-                if probe == GroundProbe::Ray && n != 1000 {
+                if (probe == GroundProbe::Ray && n != 1000)
+                    || !only("BENCH_PROBE", &format!("{probe:?}"))
+                {
                     continue;
                 }
                 let ours = bench_full(Model::Ours(probe), ground, n);

@@ -231,7 +231,8 @@ impl Cell {
         with_cell!(self, c => c.begin_step(state, step), open => ModeChange::Unchanged)
     }
 
-    /// Runs the block's upstream function and writes its message into `up`.
+    /// Runs the block's upstream function and writes its message into `up`. A wheel takes
+    /// its road torque `road` (N·m) from [`Passes::load_wheels`].
     ///
     /// Each arm stores its own result: a 24-byte message returned across the `match` would be
     /// assembled in a stack slot and copied out with wider loads than the stores that wrote
@@ -242,21 +243,28 @@ impl Cell {
         state: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
+        road: f64,
         derivative: &mut [f64],
         up: &mut ShaftUp,
     ) {
-        if let Cell::Custom(_) = self {
-            // The derivative buffers are shared between vehicles: never let a user block that
-            // forgets a state read another vehicle's numbers.
-            derivative.fill(0.0);
+        match self {
+            Cell::Wheel(c) => *up = c.block.reaction(&c.runtime, state, stage, road, derivative),
+            Cell::Custom(c) => {
+                // The derivative buffers are shared between vehicles: never let a user block
+                // that forgets a state read another vehicle's numbers.
+                derivative.fill(0.0);
+                *up = c.upstream(state, stage, outputs, derivative);
+            }
+            _ => with_cell!(
+                self,
+                c => *up = c.upstream(state, stage, outputs, derivative),
+                open => *up = ShaftUp::FREE
+            ),
         }
-        with_cell!(
-            self,
-            c => *up = c.upstream(state, stage, outputs, derivative),
-            open => *up = ShaftUp::FREE
-        )
     }
 
+    /// Runs the block's downstream function; a wheel takes its road torque `road` (N·m) from
+    /// [`Passes::load_wheels`].
     #[inline]
     fn downstream(
         &self,
@@ -264,13 +272,19 @@ impl Cell {
         stage: &StageContext,
         input: Option<&Shaft>,
         outputs: &mut [Shaft],
+        road: f64,
         derivative: &mut [f64],
     ) {
-        with_cell!(
-            self,
-            c => c.downstream(state, stage, input, outputs, derivative),
-            open => ()
-        )
+        match self {
+            Cell::Wheel(c) => c
+                .block
+                .downstream_loaded(&c.runtime, state, stage, input, road, derivative),
+            _ => with_cell!(
+                self,
+                c => c.downstream(state, stage, input, outputs, derivative),
+                open => ()
+            ),
+        }
     }
 
     #[inline]
@@ -423,13 +437,15 @@ impl Program {
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
         let n = x.len();
-        scratch.resize(6 * n, 0.0);
-        // scratch = [k1 | k2 | k3 | k4 | xs | delta]
-        let (work, delta) = scratch.split_at_mut(5 * n);
+        scratch.resize(6 * n + nodes.len(), 0.0);
+        // scratch = [k1 | k2 | k3 | k4 | xs | delta | road torque per node]
+        let (work, rest) = scratch.split_at_mut(5 * n);
+        let (delta, roads) = rest.split_at_mut(n);
         let mut passes = Passes {
             nodes,
             blocks,
             shafts,
+            roads,
         };
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
@@ -501,6 +517,9 @@ struct Passes<'a> {
     nodes: &'a [Node],
     blocks: &'a mut [Cell],
     shafts: &'a mut [Shaft],
+    /// Road torque on each wheel at the last torque stage (N·m; unused for other nodes): see
+    /// [`Passes::load_wheels`].
+    roads: &'a mut [f64],
 }
 
 impl Passes<'_> {
@@ -525,14 +544,15 @@ impl Passes<'_> {
         stage: &StageContext,
     ) {
         for _ in 0..MAX_MODE_ROUNDS {
-            let change = self.update_modes(x);
-            if change == ModeChange::Unchanged {
-                break;
+            match self.update_modes(x) {
+                ModeChange::Unchanged => break,
+                // The state is unchanged, and with it every wheel's road torque.
+                ModeChange::Smooth => self.run_passes(x, derivative, stage),
+                ModeChange::Impulsive => {
+                    self.project(x, delta, stage.substep);
+                    self.evaluate(x, derivative, stage);
+                }
             }
-            if change == ModeChange::Impulsive {
-                self.project(x, delta, stage.substep);
-            }
-            self.evaluate(x, derivative, stage);
         }
     }
 
@@ -571,9 +591,34 @@ impl Passes<'_> {
         }
     }
 
-    /// One stage at `state`: upstream pass, root, downstream pass. Writes the derivative (or, in
-    /// a momentum pass, the speed change).
+    /// One stage at `state`: the wheels' road torques (in a torque pass), then the upstream
+    /// pass, root and downstream pass. Writes the derivative (or, in a momentum pass, the speed
+    /// change).
     fn evaluate(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
+        if stage.pass == Pass::Torque {
+            self.load_wheels(state, derivative);
+        }
+        self.run_passes(state, derivative, stage);
+    }
+
+    /// The part of a torque stage that depends on each wheel's own state alone: its tire and
+    /// road torque, and the derivatives of its angle and tire states. All wheels in a row: the
+    /// tire evaluations are independent of each other and of the passes, so the processor
+    /// overlaps them, and a mode change that leaves the state alone need not repeat them.
+    fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
+        for (i, (node, block)) in self.nodes.iter().zip(self.blocks.iter()).enumerate() {
+            if let Cell::Wheel(c) = block {
+                let range = node.state();
+                self.roads[i] =
+                    c.block
+                        .stage_load(&c.runtime, &state[range.clone()], &mut derivative[range]);
+            }
+        }
+    }
+
+    /// Upstream pass, root and downstream pass, with the wheels' road torques of the last
+    /// [`Passes::load_wheels`] at the same state.
+    fn run_passes(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
         // Indices come from the compiled topology: children follow their parent, and every
         // range lies inside its buffer.
         let count = self.nodes.len();
@@ -591,6 +636,7 @@ impl Passes<'_> {
                 &state[node.state()],
                 stage,
                 &tail[children.start - offset..children.end - offset],
+                self.roads[i],
                 &mut derivative[node.state()],
                 &mut head[i].up,
             );
@@ -605,6 +651,7 @@ impl Passes<'_> {
                 stage,
                 node.input.then(|| &head[i]),
                 &mut tail[..children.len()],
+                self.roads[i],
                 &mut derivative[node.state()],
             );
         }

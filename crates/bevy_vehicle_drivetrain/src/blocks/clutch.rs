@@ -304,7 +304,11 @@ impl Block for Clutch {
             let capacity = self.capacity(input.speed);
             if capacity != rt.capacity {
                 rt.capacity = capacity;
-                capacity_change = ModeChange::Smooth;
+                // A locked clutch's stage functions do not read the capacity: only the
+                // lock/slip check below does, so the stage need not be evaluated again.
+                if rt.mode != ClutchMode::Locked {
+                    capacity_change = ModeChange::Smooth;
+                }
             }
         }
         match rt.mode.update(rt.capacity, input, load) {

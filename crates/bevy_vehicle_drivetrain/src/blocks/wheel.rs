@@ -418,13 +418,35 @@ impl Wheel {
         }
     }
 
-    /// The wheel as its drive shaft sees it, writing every derivative except the spin's.
+    /// The part of a torque-pass stage that depends only on the wheel's own state, not on its
+    /// brake mode or on the drivetrain: writes the derivatives of the angle and of the tire's
+    /// states, and returns the road and tire torque (N·m) for [`Wheel::reaction`].
+    ///
+    /// The solver runs it for every wheel before the passes (independent wheels, one after the
+    /// other, so their tire evaluations overlap in the processor) and keeps the torque while
+    /// the state stays the same: a mode change elsewhere re-runs the passes, not the tires.
     #[inline]
-    fn reaction(
+    pub(crate) fn stage_load(
+        &self,
+        rt: &WheelRuntime,
+        state: &[f64],
+        derivative: &mut [f64],
+    ) -> f64 {
+        derivative[0] = state[1];
+        self.road_torque(rt, state, Some(derivative))
+    }
+
+    /// The wheel as its drive shaft sees it, given the road torque `road` (N·m) from
+    /// [`Wheel::stage_load`] (ignored in a momentum pass). In a momentum pass it zeroes
+    /// `derivative`; in a torque pass it writes nothing (the spin's derivative is written
+    /// downstream).
+    #[inline]
+    pub(crate) fn reaction(
         &self,
         rt: &WheelRuntime,
         state: &[f64],
         stage: &StageContext,
+        road: f64,
         derivative: &mut [f64],
     ) -> ShaftUp {
         let speed = state[1];
@@ -440,13 +462,62 @@ impl Wheel {
                 },
             };
         }
-        derivative[0] = speed;
-        let road = self.road_torque(rt, state, Some(derivative));
         match rt.mode {
             BrakeMode::Held => ShaftUp::HELD,
             BrakeMode::Rolling { direction } => {
                 ShaftUp::rigid(inertia, speed, road - direction * rt.brake)
             }
+        }
+    }
+
+    /// [`Block::downstream`] given the road torque `road` (N·m) from [`Wheel::stage_load`].
+    #[inline]
+    pub(crate) fn downstream_loaded(
+        &self,
+        rt: &WheelRuntime,
+        state: &[f64],
+        stage: &StageContext,
+        input: Option<&Shaft>,
+        road: f64,
+        derivative: &mut [f64],
+    ) {
+        let speed = state[1];
+        // A driven wheel described itself in the upstream pass; a free wheel does it now.
+        let (up, drive) = match input {
+            Some(shaft) => (shaft.up, shaft.down.torque),
+            None => (self.reaction(rt, state, stage, road, derivative), rt.drive),
+        };
+        derivative[1] = match (rt.mode, stage.pass) {
+            (BrakeMode::Held, Pass::Torque) => 0.0,
+            (BrakeMode::Held, Pass::Momentum) => -speed,
+            // `up` holds the effective inertia and the road plus brake torque (the momentum, in
+            // a momentum pass).
+            (BrakeMode::Rolling { .. }, Pass::Torque) => (drive + up.reaction) / up.inertia,
+            (BrakeMode::Rolling { .. }, Pass::Momentum) => drive / up.inertia,
+        };
+        if stage.pass == Pass::Torque {
+            // Written here as well as in `stage_load`: the mode may have changed since.
+            derivative[0] = if rt.mode == BrakeMode::Held {
+                0.0
+            } else {
+                speed
+            };
+        }
+    }
+
+    /// The road torque of a stage run through the [`Block`] trait: computed here in a torque
+    /// pass (the solver computes it ahead for the wheels it holds).
+    #[inline]
+    fn trait_stage_load(
+        &self,
+        rt: &WheelRuntime,
+        state: &[f64],
+        stage: &StageContext,
+        derivative: &mut [f64],
+    ) -> f64 {
+        match stage.pass {
+            Pass::Torque => self.stage_load(rt, state, derivative),
+            Pass::Momentum => 0.0,
         }
     }
 }
@@ -554,7 +625,8 @@ impl Block for Wheel {
         _: &[Shaft],
         derivative: &mut [f64],
     ) -> ShaftUp {
-        self.reaction(rt, state, stage, derivative)
+        let road = self.trait_stage_load(rt, state, stage, derivative);
+        self.reaction(rt, state, stage, road, derivative)
     }
 
     #[inline]
@@ -567,23 +639,12 @@ impl Block for Wheel {
         _: &mut [Shaft],
         derivative: &mut [f64],
     ) {
-        let speed = state[1];
-        // A driven wheel described itself in the upstream pass; a free wheel does it now.
-        let (up, drive) = match input {
-            Some(shaft) => (shaft.up, shaft.down.torque),
-            None => (self.reaction(rt, state, stage, derivative), rt.drive),
+        // A driven wheel took its road torque in the upstream pass.
+        let road = match input {
+            Some(_) => 0.0,
+            None => self.trait_stage_load(rt, state, stage, derivative),
         };
-        derivative[1] = match (rt.mode, stage.pass) {
-            (BrakeMode::Held, Pass::Torque) => 0.0,
-            (BrakeMode::Held, Pass::Momentum) => -speed,
-            // `up` holds the effective inertia and the road plus brake torque (the momentum, in
-            // a momentum pass).
-            (BrakeMode::Rolling { .. }, Pass::Torque) => (drive + up.reaction) / up.inertia,
-            (BrakeMode::Rolling { .. }, Pass::Momentum) => drive / up.inertia,
-        };
-        if rt.mode == BrakeMode::Held && stage.pass == Pass::Torque {
-            derivative[0] = 0.0;
-        }
+        self.downstream_loaded(rt, state, stage, input, road, derivative);
     }
 
     #[inline]
@@ -628,7 +689,18 @@ impl Block for Wheel {
     fn sensors(&self, rt: &WheelRuntime, state: &[f64], shafts: &Shafts) -> WheelSensors {
         let speed = state[1];
         let drive = shafts.input.map_or(0.0, |s| s.down.torque);
-        let load = self.road_torque(rt, state, None);
+        // One tire evaluation gives both forces and, from `fx` (bit-equal to the stages'), the
+        // road torque.
+        let tire = match &self.load {
+            WheelLoad::Tire(tire) => Some((tire, self.tire_stage::<true>(tire, rt, state, speed))),
+            _ => None,
+        };
+        let load = match tire {
+            Some((tire, t)) => {
+                -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), speed)
+            }
+            None => self.load_torque(speed),
+        };
         let brake = match rt.mode {
             BrakeMode::Held => -(drive + load),
             BrakeMode::Rolling { direction } => -direction * rt.brake,
@@ -643,8 +715,7 @@ impl Block for Wheel {
             held: rt.mode == BrakeMode::Held,
             ..default()
         };
-        if let WheelLoad::Tire(tire) = &self.load {
-            let t = self.tire_stage::<true>(tire, rt, state, speed);
+        if let Some((_, t)) = tire {
             sensors.slip_ratio = state[2];
             sensors.slip_angle = state[3].atan();
             sensors.force = [t.fx, t.fy];
