@@ -207,6 +207,39 @@ fn invalid_settings_are_refused_when_spawned_and_when_set() {
     );
 }
 
+/// A block whose settings change its shape (here a wheel's load, from a carried vehicle mass
+/// with two states to a tire with five) cannot be updated in place: the vehicle is rebuilt
+/// around it, keeps running, and the new load acts. The wheel's tire touches no ground here,
+/// and the wheel no longer carries its share of the vehicle's mass (600 kg at 0.3 m: 54 of
+/// 55.2 kg·m²), so the open differential spins it up far faster than its partner.
+#[test]
+fn a_block_that_changes_shape_is_rebuilt() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, clutch, .., l, r] = spawn_chain(&mut app, car);
+    set::<Engine>(&mut app, engine, |e| e.throttle = 0.8);
+    // A clutch start.
+    for step in 0..=60 {
+        set::<Clutch>(&mut app, clutch, |c| c.engagement = f64::from(step) / 60.0);
+        tick(&mut app, 1);
+    }
+    let before = get::<WheelSensors>(&app, l).speed;
+    assert!(before > 1.0, "the car pulls away: {before} rad/s");
+    set::<Wheel>(&mut app, l, |w| {
+        w.load = WheelLoad::Tire(std::sync::Arc::new(Tire::default()))
+    });
+    tick(&mut app, 30);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    let [sl, sr] = [l, r].map(|w| get::<WheelSensors>(&app, w));
+    assert!(sl.speed.is_finite() && sr.speed.is_finite());
+    assert!(
+        sl.speed > 3.0 * sr.speed && sl.speed > 2.0 * before,
+        "unloaded wheel {} rad/s, loaded {} rad/s, before {before} rad/s",
+        sl.speed,
+        sr.speed
+    );
+}
+
 /// Runs the chain for 3 s of full throttle with a clutch start and returns every block's state
 /// bits.
 fn run_chain(order: &[usize]) -> Vec<u64> {

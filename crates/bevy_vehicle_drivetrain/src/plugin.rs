@@ -244,6 +244,16 @@ impl Drivetrain {
             .map(|c| &c.runtime)
     }
 
+    /// The compiled cell of block `entity` of type `B` at pass-order position `node`.
+    pub(crate) fn block_cell<B: Block>(&self, node: u32, entity: Entity) -> Option<&BlockCell<B>> {
+        let p = self.program.as_ref()?;
+        if p.nodes.get(node as usize)?.entity != entity {
+            return None;
+        }
+        p.blocks[node as usize].as_any()?.downcast_ref()
+    }
+
+    /// The compiled cell of block `entity` of type `B` at pass-order position `node`.
     pub(crate) fn block_cell_mut<B: Block>(
         &mut self,
         node: u32,
@@ -377,7 +387,7 @@ impl RegisterBlock for App {
             schedule,
             (
                 apply_controls::<B>.in_set(DrivetrainSystems::Controls),
-                retry_refused_vehicles::<B>
+                rebuild_changed_vehicles::<B>
                     .in_set(DrivetrainSystems::Rebuild)
                     .before(rebuild_drivetrains),
                 sync_block_in::<B>.in_set(DrivetrainSystems::SyncIn),
@@ -714,15 +724,31 @@ fn apply_controls<B: Block>(
     }
 }
 
-/// A vehicle that was refused (or not yet compiled) is retried when one of its blocks changes,
-/// since the change may fix it.
-fn retry_refused_vehicles<B: Block>(
-    changed: Query<&BlockOf, Changed<B>>,
+/// A vehicle is rebuilt when one of its blocks changes and either the vehicle was refused (or
+/// not yet compiled), since the change may fix it, or the block changed shape (its number of
+/// states or its ports, a wheel given a tire say), which a compiled program cannot take in
+/// place.
+fn rebuild_changed_vehicles<B: Block>(
+    changed: Query<(Entity, &B, &BlockOf, Option<&BlockSlot>), Changed<B>>,
     vehicles: Query<&Drivetrain>,
     mut dirty: ResMut<DirtyDrivetrains>,
 ) {
-    for block_of in &changed {
-        if vehicles.get(block_of.0).is_ok_and(|d| d.program.is_none()) {
+    for (entity, block, block_of, slot) in &changed {
+        let Ok(drivetrain) = vehicles.get(block_of.0) else {
+            continue;
+        };
+        // The program's layout depends on the number of states and of ports, not on the
+        // ports' names (which only connections check).
+        let reshaped = || {
+            slot.and_then(|s| drivetrain.block_cell::<B>(s.node, entity))
+                .is_some_and(|cell| {
+                    let [old, new] = [cell.block.ports(), block.ports()];
+                    cell.block.state_len() != block.state_len()
+                        || old.input != new.input
+                        || old.outputs.len() != new.outputs.len()
+                })
+        };
+        if drivetrain.program.is_none() || reshaped() {
             dirty.0.insert(block_of.0);
         }
     }
