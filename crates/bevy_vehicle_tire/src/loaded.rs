@@ -1,7 +1,9 @@
 //! [`LoadedTire`]: a tire model evaluated at one load and surface friction.
 
 use crate::fastmath;
-use crate::magic_formula::{MIN_WEIGHT_DENOMINATOR, peak_phi, peak_x, phi, solve_phi, start_guess};
+use crate::magic_formula::{
+    MIN_WEIGHT_DENOMINATOR, peak_phi, peak_x, peak_x_from, phi, solve_phi, start_guess,
+};
 
 /// Slips are scaled down together so that neither exceeds this magnitude.
 pub(crate) const SLIP_LIMIT: f64 = 1e12;
@@ -113,18 +115,20 @@ pub(crate) struct MfPeaks {
 }
 
 impl MfPeaks {
-    pub(crate) fn new(c: f64, e_pos: f64, e_neg: f64) -> Self {
-        let pos = peak_x(c, e_pos);
+    /// The peaks of shape factor `c` and curvatures `e_pos`, `e_neg`, solved from `near`'s
+    /// peaks when given (a nearby tire's), else from a closed-form guess.
+    pub(crate) fn new(c: f64, e_pos: f64, e_neg: f64, near: Option<MfPeaks>) -> Self {
+        let pos = peak_x_from(c, e_pos, near.map(|p| p.pos));
         let neg = if e_neg == e_pos {
             pos
         } else if (e_neg < 1.0) == (e_pos < 1.0) {
             // Same target φ on both sides (it depends on E only through E = 1).
             let e_neg = e_neg.min(1.0);
             let target = peak_phi(c, e_pos);
-            let start = start_guess(e_neg, target);
+            let start = near.map_or_else(|| start_guess(e_neg, target), |p| p.neg);
             solve_phi(e_neg, target, start)
         } else {
-            peak_x(c, e_neg)
+            peak_x_from(c, e_neg, near.map(|p| p.neg))
         };
         Self {
             pos,
@@ -239,6 +243,14 @@ impl LoadedTire {
         Self {
             load,
             kind: Kind::MagicWeighting { x, y, w },
+        }
+    }
+
+    /// The peaks of a normalised combined-slip Magic Formula tire, `[longitudinal, lateral]`.
+    pub(crate) fn normalized_peaks(&self) -> Option<[MfPeaks; 2]> {
+        match self.kind {
+            Kind::MagicNormalized { px, py, .. } => Some([px, py]),
+            _ => None,
         }
     }
 

@@ -452,6 +452,18 @@ impl MagicFormula {
     /// surface of friction `mu`; see [`TireModel::at_load`](crate::TireModel::at_load).
     /// Assumes coefficients that pass [`MagicFormula::validate`].
     pub fn at_load(&self, fz: f64, mu: f64) -> LoadedTire {
+        self.loaded(fz, mu, None)
+    }
+
+    /// [`MagicFormula::at_load`] with the peak-slip solves started from `near`'s peaks; see
+    /// [`TireModel::at_load_near`](crate::TireModel::at_load_near).
+    pub(crate) fn at_load_near(&self, fz: f64, mu: f64, near: &LoadedTire) -> LoadedTire {
+        self.loaded(fz, mu, near.normalized_peaks())
+    }
+
+    /// The tire at load `fz` (N) and friction `mu`, with the normalised combined-slip peaks
+    /// solved from `near` (longitudinal, lateral) when given.
+    fn loaded(&self, fz: f64, mu: f64, near: Option<[MfPeaks; 2]>) -> LoadedTire {
         let lambda_mu = mu / self.mu_reference;
         if let Some(trivial) = LoadedTire::without_force(fz, lambda_mu) {
             return trivial;
@@ -501,8 +513,8 @@ impl MagicFormula {
                 fz,
                 x,
                 y,
-                MfPeaks::new(x.c, x.e_pos, x.e_neg),
-                MfPeaks::new(y.c, y.e_pos, y.e_neg),
+                MfPeaks::new(x.c, x.e_pos, x.e_neg, near.map(|[p, _]| p)),
+                MfPeaks::new(y.c, y.e_pos, y.e_neg, near.map(|[_, p]| p)),
             ),
             CombinedSlip::Weighting {
                 r_bx1,
@@ -562,9 +574,14 @@ pub(crate) fn weight_denominator(b: f64, c: f64, e: f64, shift: f64) -> f64 {
 /// (`E ≤ 1`): where `C·atan(φ) = π/2` if that is reachable, otherwise where the curve
 /// reaches 99 % of its supremum.
 pub(crate) fn peak_x(c: f64, e: f64) -> f64 {
+    peak_x_from(c, e, None)
+}
+
+/// [`peak_x`], with the solve started from `start` when given (a nearby peak).
+pub(crate) fn peak_x_from(c: f64, e: f64, start: Option<f64>) -> f64 {
     let e = e.min(1.0);
     let target = peak_phi(c, e);
-    solve_phi(e, target, start_guess(e, target))
+    solve_phi(e, target, start.unwrap_or_else(|| start_guess(e, target)))
 }
 
 /// A starting point for [`solve_phi`]: the root of `φ(x) = target` with

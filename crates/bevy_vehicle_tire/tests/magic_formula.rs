@@ -604,3 +604,40 @@ fn combined_method_defaults_to_normalized() {
         TireModel::MagicFormula(MagicFormula::default())
     );
 }
+
+/// `at_load_near` is `at_load` started from another tire's peaks: the same tire to rounding,
+/// whatever it starts from (the previous step's load, a far-away load, another set, an
+/// unloaded tire). The peak slips are converged Halley iterates, exact to a few ulps, so
+/// forces agree to 1e-13 of the peak force.
+#[test]
+fn at_load_near_is_at_load_from_any_start() {
+    let sets = all_sets();
+    let (first, last) = (sets[0].1, sets[sets.len() - 1].1);
+    for (name, m) in &sets {
+        let model = TireModel::MagicFormula(*m);
+        for fz in LOADS {
+            let cold = model.at_load(fz, 0.9);
+            let scale = cold.peak_force()[0].max(cold.peak_force()[1]);
+            let starts = [
+                model.at_load(0.98 * fz, 0.9),
+                load(&first, 300.0, 1.0),
+                load(&last, 15000.0, 1.0),
+                LoadedTire::default(),
+            ];
+            for near in &starts {
+                let warm = model.at_load_near(fz, 0.9, near);
+                for (kappa, tan_alpha) in ellipse_grid() {
+                    let [a, b] = [cold.forces(kappa, tan_alpha), warm.forces(kappa, tan_alpha)];
+                    for axis in 0..2 {
+                        assert!(
+                            (a[axis] - b[axis]).abs() <= 1e-13 * scale,
+                            "{name} fz={fz} κ={kappa} tanα={tan_alpha}: {a:?} vs {b:?}"
+                        );
+                    }
+                }
+                let [pa, pb] = [cold.peak_slip(), warm.peak_slip()];
+                assert!(rel(pa[0], pb[0]) < 1e-14 && rel(pa[1], pb[1]) < 1e-14);
+            }
+        }
+    }
+}

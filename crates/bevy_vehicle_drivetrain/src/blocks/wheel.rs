@@ -598,7 +598,9 @@ impl Block for Wheel {
                 rt.contact = WheelContact::default();
             }
             rt.measured = [rt.contact.velocity, rt.contact.acceleration];
-            rt.tire = tire.model.at_load(rt.contact.load, rt.contact.friction);
+            rt.tire = tire
+                .model
+                .at_load_near(rt.contact.load, rt.contact.friction, &rt.tire);
             // The clock the contact velocity is extrapolated with.
             state[4] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
