@@ -23,7 +23,7 @@ use bevy::prelude::Entity;
 use smallvec::SmallVec;
 
 use crate::block::{Block, ModeChange, Shafts, StageContext, StepContext};
-use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel, WheelRuntime};
+use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel, WheelLoad, WheelRuntime};
 use crate::graph::Topology;
 use crate::shaft::{Pass, Shaft, ShaftUp};
 
@@ -153,10 +153,44 @@ pub(crate) enum Cell {
     Clutch(BlockCell<Clutch>),
     Gearbox(BlockCell<Gearbox>),
     Differential(BlockCell<Differential>),
-    Wheel(Box<BlockCell<Wheel>>),
+    Wheel(Box<WheelCell>),
     Custom(Box<dyn ErasedBlock>),
     /// An optional output port left open: drives nothing.
     OpenEnd,
+}
+
+/// A wheel's cell, with the road and tire torque of its last torque stage beside it: see
+/// [`Passes::load_wheels`]. Derefs to the wheel's [`BlockCell`].
+pub(crate) struct WheelCell {
+    cell: BlockCell<Wheel>,
+    /// Road and tire torque on a wheel with a tire at the last torque stage (N·m).
+    road: f64,
+}
+
+impl WheelCell {
+    /// The road torque on the wheel in a stage at `state` (N·m): a tire's from the last
+    /// [`Passes::load_wheels`], a simple load's computed now (as cheap as reading it back).
+    #[inline]
+    fn road(&self, state: &[f64], stage: &StageContext, derivative: &mut [f64]) -> f64 {
+        if stage.pass == Pass::Torque && !matches!(self.block.load, WheelLoad::Tire(_)) {
+            self.block.stage_load(&self.runtime, state, derivative)
+        } else {
+            self.road
+        }
+    }
+}
+
+impl core::ops::Deref for WheelCell {
+    type Target = BlockCell<Wheel>;
+    fn deref(&self) -> &BlockCell<Wheel> {
+        &self.cell
+    }
+}
+
+impl core::ops::DerefMut for WheelCell {
+    fn deref_mut(&mut self) -> &mut BlockCell<Wheel> {
+        &mut self.cell
+    }
 }
 
 /// Runs `$body` with `$c` bound to the block inside `$cell`, or evaluates `$open` for an open
@@ -211,7 +245,10 @@ impl Cell {
         } else if id == core::any::TypeId::of::<Differential>() {
             Cell::Differential(take(any))
         } else if id == core::any::TypeId::of::<Wheel>() {
-            Cell::Wheel(Box::new(take(any)))
+            Cell::Wheel(Box::new(WheelCell {
+                cell: take(any),
+                road: 0.0,
+            }))
         } else {
             Cell::Custom(Box::new(take::<B>(any)))
         }
@@ -232,7 +269,7 @@ impl Cell {
     }
 
     /// Runs the block's upstream function and writes its message into `up`. A wheel takes
-    /// its road torque `road` (N·m) from [`Passes::load_wheels`].
+    /// its road torque from the last [`Passes::load_wheels`].
     ///
     /// Each arm stores its own result: a 24-byte message returned across the `match` would be
     /// assembled in a stack slot and copied out with wider loads than the stores that wrote
@@ -243,12 +280,14 @@ impl Cell {
         state: &[f64],
         stage: &StageContext,
         outputs: &[Shaft],
-        road: f64,
         derivative: &mut [f64],
         up: &mut ShaftUp,
     ) {
         match self {
-            Cell::Wheel(c) => *up = c.block.reaction(&c.runtime, state, stage, road, derivative),
+            Cell::Wheel(c) => {
+                let road = c.road(state, stage, derivative);
+                *up = c.block.reaction(&c.runtime, state, stage, road, derivative);
+            }
             Cell::Custom(c) => {
                 // The derivative buffers are shared between vehicles: never let a user block
                 // that forgets a state read another vehicle's numbers.
@@ -263,7 +302,7 @@ impl Cell {
         }
     }
 
-    /// Runs the block's downstream function; a wheel takes its road torque `road` (N·m) from
+    /// Runs the block's downstream function; a wheel takes its road torque from the last
     /// [`Passes::load_wheels`].
     #[inline]
     fn downstream(
@@ -272,13 +311,18 @@ impl Cell {
         stage: &StageContext,
         input: Option<&Shaft>,
         outputs: &mut [Shaft],
-        road: f64,
         derivative: &mut [f64],
     ) {
         match self {
-            Cell::Wheel(c) => c
-                .block
-                .downstream_loaded(&c.runtime, state, stage, input, road, derivative),
+            Cell::Wheel(c) => {
+                // A driven wheel took its road torque in the upstream pass.
+                let road = match input {
+                    Some(_) => 0.0,
+                    None => c.road(state, stage, derivative),
+                };
+                c.block
+                    .downstream_loaded(&c.runtime, state, stage, input, road, derivative);
+            }
             _ => with_cell!(
                 self,
                 c => c.downstream(state, stage, input, outputs, derivative),
@@ -355,6 +399,10 @@ pub(crate) struct Program {
     pub x: SmallVec<[f64; INLINE_STATES]>,
     /// A momentum pass is due before the next stage (after a rebuild).
     pub pending_projection: bool,
+    /// Whether any wheel has a tire (and so [`Passes::load_wheels`] has work). A wheel's load
+    /// cannot change between a tire and another kind without a rebuild: they differ in
+    /// state length.
+    tires: bool,
 }
 
 impl Program {
@@ -390,7 +438,12 @@ impl Program {
             blocks,
             x: SmallVec::from_elem(0.0, n),
             pending_projection: true,
+            tires: false,
         };
+        program.tires = program
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Cell::Wheel(c) if matches!(c.block.load, WheelLoad::Tire(_))));
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
             block.init(&mut program.x[node.state()]);
         }
@@ -433,19 +486,19 @@ impl Program {
             shafts,
             x,
             pending_projection,
+            tires,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
         let n = x.len();
-        scratch.resize(6 * n + nodes.len(), 0.0);
-        // scratch = [k1 | k2 | k3 | k4 | xs | delta | road torque per node]
-        let (work, rest) = scratch.split_at_mut(5 * n);
-        let (delta, roads) = rest.split_at_mut(n);
+        scratch.resize(6 * n, 0.0);
+        // scratch = [k1 | k2 | k3 | k4 | xs | delta]
+        let (work, delta) = scratch.split_at_mut(5 * n);
         let mut passes = Passes {
             nodes,
             blocks,
             shafts,
-            roads,
+            tires: *tires,
         };
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
@@ -517,9 +570,8 @@ struct Passes<'a> {
     nodes: &'a [Node],
     blocks: &'a mut [Cell],
     shafts: &'a mut [Shaft],
-    /// Road torque on each wheel at the last torque stage (N·m; unused for other nodes): see
-    /// [`Passes::load_wheels`].
-    roads: &'a mut [f64],
+    /// Whether any wheel has a tire: see [`Program::tires`].
+    tires: bool,
 }
 
 impl Passes<'_> {
@@ -595,23 +647,27 @@ impl Passes<'_> {
     /// pass, root and downstream pass. Writes the derivative (or, in a momentum pass, the speed
     /// change).
     fn evaluate(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
-        if stage.pass == Pass::Torque {
+        if self.tires && stage.pass == Pass::Torque {
             self.load_wheels(state, derivative);
         }
         self.run_passes(state, derivative, stage);
     }
 
-    /// The part of a torque stage that depends on each wheel's own state alone: its tire and
-    /// road torque, and the derivatives of its angle and tire states. All wheels in a row: the
-    /// tire evaluations are independent of each other and of the passes, so the processor
+    /// The part of a torque stage that depends on each tire's own wheel state alone: its road
+    /// torque, and the derivatives of the wheel's angle and tire states. All tires in a row:
+    /// their evaluations are independent of each other and of the passes, so the processor
     /// overlaps them, and a mode change that leaves the state alone need not repeat them.
+    /// (Simple road loads cost less than keeping them; the passes compute those.)
     fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
-        for (i, (node, block)) in self.nodes.iter().zip(self.blocks.iter()).enumerate() {
-            if let Cell::Wheel(c) = block {
+        for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
+            if let Cell::Wheel(c) = block
+                && let WheelLoad::Tire(_) = c.block.load
+            {
                 let range = node.state();
-                self.roads[i] =
+                let road =
                     c.block
                         .stage_load(&c.runtime, &state[range.clone()], &mut derivative[range]);
+                c.road = road;
             }
         }
     }
@@ -636,7 +692,6 @@ impl Passes<'_> {
                 &state[node.state()],
                 stage,
                 &tail[children.start - offset..children.end - offset],
-                self.roads[i],
                 &mut derivative[node.state()],
                 &mut head[i].up,
             );
@@ -651,7 +706,6 @@ impl Passes<'_> {
                 stage,
                 node.input.then(|| &head[i]),
                 &mut tail[..children.len()],
-                self.roads[i],
                 &mut derivative[node.state()],
             );
         }
