@@ -14,9 +14,7 @@ use bevy_rapier3d::parry::query::{ShapeCastOptions, ShapeCastStatus};
 use bevy_rapier3d::parry::shape::{Ball, Cylinder, Shape};
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::math::Pose;
-use bevy_rapier3d::rapier::prelude::{
-    CoefficientCombineRule, ColliderHandle, ColliderSet, QueryPipeline, Ray,
-};
+use bevy_rapier3d::rapier::prelude::{CoefficientCombineRule, ColliderHandle, QueryPipeline, Ray};
 use bevy_vehicle_drivetrain::BlockSlot;
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -100,29 +98,36 @@ fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
     witness - axle * (witness - center).dot(axle)
 }
 
-/// The fast, exact contact for the common case: a ray down the suspension axis finds a face of
-/// a convex collider, and the tire shape touches that face's plane at its support point. The
-/// answer is exact when the support point lies on the collider (the tire does not hang over
-/// an edge) and no other collider reaches into the tire's sweep; otherwise (or when the ray
-/// finds nothing, the ground is not convex, or the wheel starts inside it) this returns `None`
-/// and the caller casts the tire shape through the world.
-fn plane_contact(
-    pipeline: &QueryPipeline<'_>,
-    colliders: &ColliderSet,
-    tire: &TireShape,
-    sweep: &Sweep,
-) -> Option<Option<Hit>> {
+/// The fast, exact contact for the common case: a single convex collider reaches into the
+/// tire's sweep, a ray down the suspension axis finds a face of it, and the tire shape touches
+/// that face's plane at its support point. The answer is exact when the support point lies on
+/// the collider (the tire does not hang over an edge); otherwise (or when another collider
+/// reaches into the sweep, the ray finds nothing, the ground is not convex, or the wheel starts
+/// inside it) this returns `None` and the caller casts the tire shape through the world.
+///
+/// The colliders near the sweep come from one broad-phase query, and the ray is cast against
+/// the one found alone: the tire's swept volume lies inside the queried box, so nothing else can
+/// touch it.
+fn plane_contact(pipeline: &QueryPipeline<'_>, tire: &TireShape, sweep: &Sweep) -> Option<Hit> {
     let Sweep { top, up, range, .. } = *sweep;
+    let reach = Vec3::splat(tire.radius + tire.half_width);
+    let bottom = top - up * range;
+    let swept = Aabb::new(top.min(bottom) - reach, top.max(bottom) + reach);
+    let mut near = pipeline.intersect_aabb_conservative(swept);
+    let (handle, collider) = near.next()?;
+    if near.next().is_some() || !collider.shape().is_convex() {
+        return None;
+    }
     let ray = Ray::new(top, -up);
-    let reach = range + 2.0 * tire.radius + tire.half_width;
-    let (handle, ray_hit) = pipeline.cast_ray_and_get_normal(&ray, reach, true)?;
+    let ray_hit = collider.shape().cast_ray_and_get_normal(
+        collider.position(),
+        &ray,
+        range + 2.0 * tire.radius + tire.half_width,
+        true,
+    )?;
     let normal = ray_hit.normal;
     let facing = normal.dot(up);
     if facing.is_nan() || facing <= 0.2 || ray_hit.time_of_impact <= 0.0 {
-        return None;
-    }
-    let collider = colliders.get(handle)?;
-    if !collider.shape().is_convex() {
         return None;
     }
     let support = tire.support(-normal)?;
@@ -140,22 +145,13 @@ fn plane_contact(
     if (projection.point - point).length() > PLANE_CONTACT_TOLERANCE {
         return None;
     }
-    let reach = Vec3::splat(tire.radius + tire.half_width);
-    let bottom = top - up * range;
-    let swept = Aabb::new(top.min(bottom) - reach, top.max(bottom) + reach);
-    if pipeline
-        .intersect_aabb_conservative(swept)
-        .any(|(other, _)| other != handle)
-    {
-        return None;
-    }
-    Some(Some(Hit {
+    Some(Hit {
         travel: sweep.compression_limit - t,
         center,
         point: on_mid_plane(tire, point, center),
         normal,
         collider: handle,
-    }))
+    })
 }
 
 /// How far (m) the fast contact's point may lie from the collider's surface and still count as
@@ -346,10 +342,8 @@ pub(crate) fn probe_ground(
                             range,
                             compression_limit: suspension.compression_limit as f32,
                         };
-                        match plane_contact(&qp.query_pipeline, colliders, &tire, &sweep) {
-                            Some(found) => found,
-                            None => cast_tire(&qp.query_pipeline, &tire, &sweep),
-                        }
+                        plane_contact(&qp.query_pipeline, &tire, &sweep)
+                            .or_else(|| cast_tire(&qp.query_pipeline, &tire, &sweep))
                     }
                 };
                 let Some(hit) = hit else {
