@@ -168,15 +168,10 @@ pub(crate) struct WheelCell {
 }
 
 impl WheelCell {
-    /// The road torque on the wheel in a stage at `state` (N·m): a tire's from the last
-    /// [`Passes::load_wheels`], a simple load's computed now (as cheap as reading it back).
+    /// Whether the wheel has a tire, whose road torque [`Passes::load_wheels`] computes.
     #[inline]
-    fn road(&self, state: &[f64], stage: &StageContext, derivative: &mut [f64]) -> f64 {
-        if stage.pass == Pass::Torque && !matches!(self.block.load, WheelLoad::Tire(_)) {
-            self.block.stage_load(&self.runtime, state, derivative)
-        } else {
-            self.road
-        }
+    fn has_tire(&self) -> bool {
+        matches!(self.block.load, WheelLoad::Tire(_))
     }
 }
 
@@ -284,9 +279,12 @@ impl Cell {
         up: &mut ShaftUp,
     ) {
         match self {
-            Cell::Wheel(c) => {
-                let road = c.road(state, stage, derivative);
-                *up = c.block.reaction(&c.runtime, state, stage, road, derivative);
+            // A wheel with a tire took its road torque from `load_wheels`; other wheels compute
+            // theirs here, in their `Block` functions.
+            Cell::Wheel(c) if c.has_tire() => {
+                *up = c
+                    .block
+                    .reaction(&c.runtime, state, stage, c.road, derivative);
             }
             Cell::Custom(c) => {
                 // The derivative buffers are shared between vehicles: never let a user block
@@ -314,15 +312,9 @@ impl Cell {
         derivative: &mut [f64],
     ) {
         match self {
-            Cell::Wheel(c) => {
-                // A driven wheel took its road torque in the upstream pass.
-                let road = match input {
-                    Some(_) => 0.0,
-                    None => c.road(state, stage, derivative),
-                };
-                c.block
-                    .downstream_loaded(&c.runtime, state, stage, input, road, derivative);
-            }
+            Cell::Wheel(c) if c.has_tire() => c
+                .block
+                .downstream_loaded(&c.runtime, state, stage, input, c.road, derivative),
             _ => with_cell!(
                 self,
                 c => c.downstream(state, stage, input, outputs, derivative),
@@ -661,7 +653,7 @@ impl Passes<'_> {
     fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
         for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
             if let Cell::Wheel(c) = block
-                && let WheelLoad::Tire(_) = c.block.load
+                && c.has_tire()
             {
                 let range = node.state();
                 let road =
