@@ -387,7 +387,7 @@ impl RegisterBlock for App {
             schedule,
             (
                 apply_controls::<B>.in_set(DrivetrainSystems::Controls),
-                rebuild_changed_vehicles::<B>
+                retry_refused_vehicles::<B>
                     .in_set(DrivetrainSystems::Rebuild)
                     .before(rebuild_drivetrains),
                 sync_block_in::<B>.in_set(DrivetrainSystems::SyncIn),
@@ -724,40 +724,32 @@ fn apply_controls<B: Block>(
     }
 }
 
-/// A vehicle is rebuilt when one of its blocks changes and either the vehicle was refused (or
-/// not yet compiled), since the change may fix it, or the block changed shape (its number of
-/// states or its ports, a wheel given a tire say), which a compiled program cannot take in
-/// place.
-fn rebuild_changed_vehicles<B: Block>(
-    changed: Query<(Entity, &B, &BlockOf, Option<&BlockSlot>), Changed<B>>,
+/// A vehicle that was refused (or not yet compiled) is retried when one of its blocks changes,
+/// since the change may fix it.
+fn retry_refused_vehicles<B: Block>(
+    changed: Query<&BlockOf, Changed<B>>,
     vehicles: Query<&Drivetrain>,
     mut dirty: ResMut<DirtyDrivetrains>,
 ) {
-    for (entity, block, block_of, slot) in &changed {
-        let Ok(drivetrain) = vehicles.get(block_of.0) else {
-            continue;
-        };
-        // The program's layout depends on the number of states and of ports, not on the
-        // ports' names (which only connections check).
-        let reshaped = || {
-            slot.and_then(|s| drivetrain.block_cell::<B>(s.node, entity))
-                .is_some_and(|cell| {
-                    let [old, new] = [cell.block.ports(), block.ports()];
-                    cell.block.state_len() != block.state_len()
-                        || old.input != new.input
-                        || old.outputs.len() != new.outputs.len()
-                })
-        };
-        if drivetrain.program.is_none() || reshaped() {
+    for block_of in &changed {
+        if vehicles.get(block_of.0).is_ok_and(|d| d.program.is_none()) {
             dirty.0.insert(block_of.0);
         }
     }
+}
+
+/// Whether `new` is laid out differently from `old` in a compiled program: another number of
+/// states or of ports (the ports' names only matter to connections).
+fn reshaped<B: Block>(old: &B, new: &B) -> bool {
+    let [a, b] = [old.ports(), new.ports()];
+    old.state_len() != new.state_len() || a.input != b.input || a.outputs.len() != b.outputs.len()
 }
 
 fn sync_block_in<B: Block>(
     blocks: Query<(Entity, Ref<B>, &BlockSlot)>,
     mut vehicles: Query<&mut Drivetrain>,
     names: Query<NameOrEntity>,
+    mut dirty: ResMut<DirtyDrivetrains>,
 ) {
     for (entity, block, slot) in &blocks {
         if !block.is_changed() {
@@ -772,6 +764,16 @@ fn sync_block_in<B: Block>(
             .block_cell_mut::<B>(slot.node, entity)
             .is_some_and(|cell| cell.block.take_inputs(&block))
         {
+            continue;
+        }
+        // A block that changed shape (a wheel given a tire, say) cannot be updated in place:
+        // the vehicle is rebuilt around it at the start of the next step (this one still runs
+        // on the settings it had).
+        if drivetrain
+            .block_cell::<B>(slot.node, entity)
+            .is_some_and(|cell| reshaped(&cell.block, &block))
+        {
+            dirty.0.insert(slot.vehicle);
             continue;
         }
         match block.validate() {
