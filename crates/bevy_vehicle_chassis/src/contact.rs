@@ -146,16 +146,27 @@ fn fast_contact(
     } else {
         triangle_contact(collider, tire, sweep)?
     };
-    Some(hit.map(|(t, point, normal)| {
-        let center = top - up * t;
+    Some(hit.map(|touch| {
+        let center = top - up * touch.travel;
         Hit {
-            travel: sweep.compression_limit - t,
+            travel: sweep.compression_limit - touch.travel,
             center,
-            point: on_mid_plane(tire, point, center),
-            normal,
+            point: on_mid_plane(tire, touch.point, center),
+            normal: touch.normal,
             collider: handle,
         }
     }))
+}
+
+/// Where the tire sweep first touches one collider.
+#[derive(Clone, Copy, Debug)]
+struct Touch {
+    /// Travel down the sweep from its top (m).
+    travel: f32,
+    /// Contact point.
+    point: Vec3,
+    /// Ground normal (unit, pointing out of the ground toward the wheel).
+    normal: Vec3,
 }
 
 /// The contact of the tire with a convex collider: a ray down the suspension axis finds a face,
@@ -163,12 +174,8 @@ fn fast_contact(
 /// point lies on the collider (the tire does not hang over an edge); `None` otherwise, or when
 /// the ray finds nothing or the wheel starts inside the collider.
 ///
-/// Returns the travel down the sweep (m), the contact point and the ground normal (world).
-fn plane_contact(
-    collider: &RawCollider,
-    tire: &TireShape,
-    sweep: &Sweep,
-) -> Option<(f32, Vec3, Vec3)> {
+/// The touch is in world space.
+fn plane_contact(collider: &RawCollider, tire: &TireShape, sweep: &Sweep) -> Option<Touch> {
     let Sweep { top, up, range, .. } = *sweep;
     let ray = Ray::new(top, -up);
     let ray_hit = collider.shape().cast_ray_and_get_normal(
@@ -196,7 +203,11 @@ fn plane_contact(
     if (projection.point - point).length() > PLANE_CONTACT_TOLERANCE {
         return None;
     }
-    Some((t, point, normal))
+    Some(Touch {
+        travel: t,
+        point,
+        normal,
+    })
 }
 
 /// The exact contact of the tire with a heightfield or triangle mesh, triangle by triangle.
@@ -208,14 +219,13 @@ fn plane_contact(
 /// (an edge or a corner comes first, or a steep face) are cast against exactly, one triangle
 /// each. On smooth ground that is none at all.
 ///
-/// Returns the travel (m), contact point and normal (world), `Some(None)` for an exact miss,
-/// or `None` for no answer (another shape, or the wheel starts inside the ground).
-#[allow(clippy::type_complexity)]
+/// Returns the touch (world space), `Some(None)` for an exact miss, or `None` for no answer
+/// (another shape, or the wheel starts inside the ground).
 fn triangle_contact(
     collider: &RawCollider,
     tire: &TireShape,
     sweep: &Sweep,
-) -> Option<Option<(f32, Vec3, Vec3)>> {
+) -> Option<Option<Touch>> {
     let Sweep { top, up, range, .. } = *sweep;
     let pose = collider.position();
     // Everything in the collider's frame.
@@ -228,8 +238,8 @@ fn triangle_contact(
     let reach = Vec3::splat(tire.radius + tire.half_width);
     let bottom = top - up * range;
     let swept = Aabb::new(top.min(bottom) - reach, top.max(bottom) + reach);
-    // The best face contact so far: travel, point, normal.
-    let mut best: Option<(f32, Vec3, Vec3)> = None;
+    // The first touch found so far (collider frame).
+    let mut best: Option<Touch> = None;
     // Triangles to cast against exactly, with their lower bound on the travel.
     let mut exact: SmallVec<[(f32, Triangle); 8]> = SmallVec::new();
     let mut visit = |triangle: &Triangle| {
@@ -244,7 +254,7 @@ fn triangle_contact(
             return;
         };
         let t = (top + support - a).dot(normal) / facing;
-        if t > range || best.is_some_and(|(b, ..)| t >= b) {
+        if t > range || best.is_some_and(|b| t >= b.travel) {
             return;
         }
         let point = top - up * t + support;
@@ -252,7 +262,11 @@ fn triangle_contact(
             .iter()
             .all(|&(p, q)| (q - p).cross(point - p).dot(wound) >= 0.0);
         if inside && t >= 0.0 {
-            best = Some((t, point, normal));
+            best = Some(Touch {
+                travel: t,
+                point,
+                normal,
+            });
         } else {
             exact.push((t, *triangle));
         }
@@ -273,7 +287,7 @@ fn triangle_contact(
         _ => &cylinder,
     };
     for (bound, triangle) in exact {
-        let limit = best.map_or(range, |(t, ..)| t);
+        let limit = best.map_or(range, |b| b.travel);
         if bound >= limit {
             continue;
         }
@@ -302,10 +316,18 @@ fn triangle_contact(
             } else {
                 hit.normal1
             };
-            best = Some((hit.time_of_impact, hit.witness1, normal.normalize_or(up)));
+            best = Some(Touch {
+                travel: hit.time_of_impact,
+                point: hit.witness1,
+                normal: normal.normalize_or(up),
+            });
         }
     }
-    Some(best.map(|(t, point, normal)| (t, pose.transform_point(point), pose.rotation * normal)))
+    Some(best.map(|b| Touch {
+        travel: b.travel,
+        point: pose.transform_point(b.point),
+        normal: pose.rotation * b.normal,
+    }))
 }
 
 /// How far (m) the fast contact's point may lie from the collider's surface and still count as
@@ -779,7 +801,12 @@ mod tests {
                 };
                 match (found, expected) {
                     (None, None) => misses += 1,
-                    (Some((t, _, normal)), Some((t_ref, normal_ref))) => {
+                    (
+                        Some(Touch {
+                            travel: t, normal, ..
+                        }),
+                        Some((t_ref, normal_ref)),
+                    ) => {
                         hits += 1;
                         assert!((t - t_ref).abs() < 1e-3, "pose {k}: travel {t} vs {t_ref}");
                         if normal.angle_between(normal_ref) < 0.05 {

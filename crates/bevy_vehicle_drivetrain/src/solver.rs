@@ -435,7 +435,7 @@ impl Program {
         program.tires = program
             .blocks
             .iter()
-            .any(|b| matches!(b, Cell::Wheel(c) if matches!(c.block.load, WheelLoad::Tire(_))));
+            .any(|b| matches!(b, Cell::Wheel(c) if c.has_tire()));
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
             block.init(&mut program.x[node.state()]);
         }

@@ -422,9 +422,9 @@ impl Wheel {
     /// brake mode or on the drivetrain: writes the derivatives of the angle and of the tire's
     /// states, and returns the road and tire torque (N·m) for [`Wheel::reaction`].
     ///
-    /// The solver runs it for every wheel before the passes (independent wheels, one after the
-    /// other, so their tire evaluations overlap in the processor) and keeps the torque while
-    /// the state stays the same: a mode change elsewhere re-runs the passes, not the tires.
+    /// For wheels with a tire the solver runs it ahead of the passes (all tires one after the
+    /// other, so their evaluations overlap in the processor) and keeps the torque while the
+    /// state stays the same: a mode change elsewhere re-runs the passes, not the tires.
     #[inline]
     pub(crate) fn stage_load(
         &self,
@@ -506,7 +506,7 @@ impl Wheel {
     }
 
     /// The road torque of a stage run through the [`Block`] trait: computed here in a torque
-    /// pass (the solver computes it ahead for the wheels it holds).
+    /// pass (the solver computes it ahead for its wheels with a tire).
     #[inline]
     fn trait_stage_load(
         &self,
