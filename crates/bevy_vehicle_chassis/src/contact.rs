@@ -242,9 +242,15 @@ fn triangle_contact(
     let mut best: Option<Touch> = None;
     // Triangles to cast against exactly, with their lower bound on the travel.
     let mut exact: SmallVec<[(f32, Triangle); 8]> = SmallVec::new();
+    // A triangle without area (or with a non-finite vertex) has no plane to bound its contact:
+    // the caller's cast through the world handles it.
+    let mut degenerate = false;
     let mut visit = |triangle: &Triangle| {
         let Triangle { a, b, c } = *triangle;
-        let wound = (b - a).cross(c - a).normalize_or_zero();
+        let Some(wound) = (b - a).cross(c - a).try_normalize() else {
+            degenerate = true;
+            return;
+        };
         // The side the tire comes from (mesh triangles are two-sided).
         let normal = if wound.dot(up) < 0.0 { -wound } else { wound };
         let facing = normal.dot(up);
@@ -281,6 +287,9 @@ fn triangle_contact(
     } else {
         return None;
     }
+    if degenerate {
+        return None;
+    }
     let (ball, cylinder, rotation) = tire.cast_geometry();
     let tire_shape: &dyn Shape = match tire.probe {
         GroundProbe::Ball => &ball,
@@ -308,7 +317,10 @@ fn triangle_contact(
         )
         .ok()?;
         if let Some(hit) = hit {
-            if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist {
+            let finite = hit.time_of_impact.is_finite()
+                && hit.witness1.is_finite()
+                && hit.normal1.is_finite();
+            if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist || !finite {
                 return None;
             }
             let normal = if hit.normal1.dot(up) < 0.0 {
@@ -729,6 +741,59 @@ mod tests {
             };
             (hit.time_of_impact, normal)
         })
+    }
+
+    /// A mesh with a triangle of no area under the wheel gets no fast answer (the cast through
+    /// the world handles it) rather than a contact from a plane that does not exist.
+    #[test]
+    fn a_degenerate_triangle_gives_no_fast_answer() {
+        let vertices = vec![
+            Vec3::new(-2.0, 0.0, -2.0),
+            Vec3::new(2.0, 0.0, -2.0),
+            Vec3::new(2.0, 0.0, 2.0),
+            Vec3::new(-2.0, 0.0, 2.0),
+            Vec3::new(-1.0, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+        ];
+        // The last triangle is a segment along the X axis through the wheel's footprint.
+        let indices = vec![[0, 2, 1], [0, 3, 2], [4, 5, 6]];
+        let Ok(shape) = SharedShape::trimesh(vertices, indices) else {
+            // parry refused the mesh: nothing degenerate can reach the probe.
+            return;
+        };
+        let mesh = ColliderBuilder::new(shape).build();
+        let tire = TireShape {
+            probe: GroundProbe::Cylinder,
+            radius: 0.31,
+            half_width: 0.1,
+            rotation: Quat::IDENTITY,
+        };
+        let sweep = Sweep {
+            top: Vec3::new(0.0, 0.8, 0.0),
+            up: Vec3::Y,
+            range: 0.5,
+            compression_limit: 0.1,
+        };
+        assert!(triangle_contact(&mesh, &tire, &sweep).is_none());
+        // Without the degenerate triangle the same probe has an exact answer: the flat face,
+        // reached after 0.8 − 0.31 m of travel.
+        let flat = ColliderBuilder::new(
+            SharedShape::trimesh(
+                vec![
+                    Vec3::new(-2.0, 0.0, -2.0),
+                    Vec3::new(2.0, 0.0, -2.0),
+                    Vec3::new(2.0, 0.0, 2.0),
+                    Vec3::new(-2.0, 0.0, 2.0),
+                ],
+                vec![[0, 2, 1], [0, 3, 2]],
+            )
+            .unwrap(),
+        )
+        .build();
+        let touch = triangle_contact(&flat, &tire, &sweep).unwrap().unwrap();
+        assert!((touch.travel - 0.49).abs() < 1e-5, "{touch:?}");
+        assert!(touch.normal.abs_diff_eq(Vec3::Y, 1e-6), "{touch:?}");
     }
 
     /// A rough heightfield (0.4 m cells, ±0.15 m, so a tire spans several triangles and meets
