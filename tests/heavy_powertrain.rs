@@ -743,12 +743,7 @@ fn automatic_lockup_closes_at_cruise_and_opens_on_kickdown() {
     let run = |converter: &str| {
         let d = hatchback_automatic_with(converter);
         let mut app = create_app(60.0);
-        spawn_flat_ground(&mut app, 1.0);
-        let car = spawn_described(
-            &mut app,
-            &d,
-            Transform::from_xyz(0.0, rest_height(&d) + 0.02, 0.0),
-        );
+        let car = spawn_on_flat_ground(&mut app, &d, 1.0, 0.02);
         tick(&mut app, 60);
         controls(&mut app, car, |c| c.gear = 1);
         let target = 25.0;

@@ -277,12 +277,7 @@ fn shipped_vehicles_load_settle_and_accelerate_like_their_class() {
     for class in VEHICLES {
         let d = load_vehicle(class.path);
         let mut app = create_app(60.0);
-        spawn_flat_ground(&mut app, 1.0);
-        let car = spawn_described(
-            &mut app,
-            &d,
-            Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
-        );
+        let car = spawn_on_flat_ground(&mut app, &d, 1.0, 0.05);
         // Settles at design ride height: the static preload carries the weight.
         tick(&mut app, 180);
         let status = get::<ChassisStatus>(&app, car);
@@ -353,12 +348,7 @@ fn written_vehicles_read_back_identically() {
 fn brake_bias_splits_the_rest_over_the_rear_axles() {
     let d = load_vehicle("vehicles/semi_truck.vehicle.ron");
     let mut app = create_app(60.0);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_described(
-        &mut app,
-        &d,
-        Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
-    );
+    let car = spawn_on_flat_ground(&mut app, &d, 1.0, 0.05);
     tick(&mut app, 30);
     controls(&mut app, car, |c| c.brake = 1.0);
     tick(&mut app, 1);
@@ -411,12 +401,7 @@ fn reference_page_examples_load_and_drive() {
             .unwrap_or_else(|e| panic!("docs/vehicle_files.md example {vehicle}: {e}"));
         assert_eq!(d.axles.len(), 2, "{vehicle}");
         let mut app = create_app(60.0);
-        spawn_flat_ground(&mut app, 0.9);
-        let car = spawn_described(
-            &mut app,
-            &d,
-            Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
-        );
+        let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.05);
         tick(&mut app, 180);
         let world = app.world();
         assert_eq!(

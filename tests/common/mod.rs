@@ -277,6 +277,13 @@ pub fn spawn_described(app: &mut App, d: &VehicleDescription, transform: Transfo
     e
 }
 
+/// Spawns flat ground of friction `mu` and the vehicle `d` on it, upright at the origin with
+/// its wheels `lift` (m) above their rest height, so it drops onto its springs.
+pub fn spawn_on_flat_ground(app: &mut App, d: &VehicleDescription, mu: f32, lift: f32) -> Entity {
+    spawn_flat_ground(app, mu);
+    spawn_described(app, d, Transform::from_xyz(0.0, rest_height(d) + lift, 0.0))
+}
+
 /// Sets every wheel of `car` rolling at `speed` (m/s) with the body, for a flying start.
 pub fn flying_start(app: &mut App, car: Entity, speed: f32) {
     let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
