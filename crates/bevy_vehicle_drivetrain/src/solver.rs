@@ -22,6 +22,8 @@ use core::any::Any;
 use bevy::prelude::Entity;
 use smallvec::SmallVec;
 
+use bevy_vehicle_tire::LoadedTire;
+
 use crate::block::{Block, ModeChange, Shafts, StageContext, StepContext};
 use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel, WheelLoad, WheelRuntime};
 use crate::graph::Topology;
@@ -29,6 +31,8 @@ use crate::shaft::{Pass, Shaft, ShaftUp};
 
 /// Most times modes are updated and the stage re-evaluated at the start of one substep.
 const MAX_MODE_ROUNDS: usize = 4;
+/// Tires evaluated together at each stage (a car's four).
+const TIRE_LANES: usize = 4;
 
 /// A block as the solver holds it: the user's component, plus its runtime state and latest
 /// sensors. Object-safe view of [`Block`].
@@ -646,20 +650,52 @@ impl Passes<'_> {
     }
 
     /// The part of a torque stage that depends on each tire's own wheel state alone: its road
-    /// torque, and the derivatives of the wheel's angle and tire states. All tires in a row:
-    /// their evaluations are independent of each other and of the passes, so the processor
-    /// overlaps them, and a mode change that leaves the state alone need not repeat them.
-    /// (Simple road loads cost less than keeping them; the passes compute those.)
+    /// torque, and the derivatives of the wheel's angle and tire states. Four tires at a
+    /// time: their evaluations are independent of each other and of the passes, so the
+    /// processor overlaps them ([`LoadedTire::longitudinal_forces`]), and a mode change that
+    /// leaves the state alone need not repeat them. (Simple road loads cost less than keeping
+    /// them; the passes compute those.)
     fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
-        for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
-            if let Cell::Wheel(c) = block
-                && c.has_tire()
-            {
-                let range = node.state();
-                let road =
-                    c.block
-                        .stage_load(&c.runtime, &state[range.clone()], &mut derivative[range]);
-                c.road = road;
+        let mut lanes = [0usize; TIRE_LANES];
+        let mut filled = 0;
+        for i in 0..self.blocks.len() {
+            if matches!(&self.blocks[i], Cell::Wheel(c) if c.has_tire()) {
+                lanes[filled] = i;
+                filled += 1;
+                if filled == TIRE_LANES {
+                    self.load_tire_lanes(&lanes, state, derivative);
+                    filled = 0;
+                }
+            }
+        }
+        if filled > 0 {
+            self.load_tire_lanes(&lanes[..filled], state, derivative);
+        }
+    }
+
+    /// [`Passes::load_wheels`] for the tire wheels at block indices `lanes` (at most
+    /// [`TIRE_LANES`]).
+    fn load_tire_lanes(&mut self, lanes: &[usize], state: &[f64], derivative: &mut [f64]) {
+        let unloaded = LoadedTire::default();
+        let mut tires = [&unloaded; TIRE_LANES];
+        let mut kappa = [0.0; TIRE_LANES];
+        let mut tan_alpha = [0.0; TIRE_LANES];
+        for (lane, &i) in lanes.iter().enumerate() {
+            if let Cell::Wheel(c) = &self.blocks[i] {
+                tires[lane] = &c.runtime.tire;
+                [kappa[lane], tan_alpha[lane]] = Wheel::tire_slips(&state[self.nodes[i].state()]);
+            }
+        }
+        let fx = LoadedTire::longitudinal_forces(tires, kappa, tan_alpha);
+        for (lane, &i) in lanes.iter().enumerate() {
+            let range = self.nodes[i].state();
+            if let Cell::Wheel(c) = &mut self.blocks[i] {
+                c.road = c.block.stage_load_with(
+                    &c.runtime,
+                    &state[range.clone()],
+                    &mut derivative[range],
+                    fx[lane],
+                );
             }
         }
     }

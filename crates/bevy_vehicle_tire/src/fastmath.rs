@@ -211,7 +211,7 @@ fn cos_kernel(r: f64) -> f64 {
 
 /// Arctangent in radians, in `[−π/2, π/2]`. Absolute error `≤ 4.5e-16` for every input;
 /// see the [module docs](self).
-#[inline]
+#[inline(always)]
 pub fn atan(x: f64) -> f64 {
     let a = x.abs();
     // Branch-free reduction to |t| ≤ tan(π/8), t = num/den:
@@ -311,7 +311,7 @@ fn reduce_large(a: f64) -> (u64, f64) {
 
 /// Sine of `x` (radians). Absolute error `≤ 4.5e-16` for every finite input; see the
 /// [module docs](self).
-#[inline]
+#[inline(always)]
 pub fn sin(x: f64) -> f64 {
     let (q, r) = reduce(x.abs());
     let v = sine_of_quadrant(q, r);
@@ -321,7 +321,7 @@ pub fn sin(x: f64) -> f64 {
 
 /// Cosine of `x` (radians). Absolute error `≤ 4.5e-16` for every finite input; see the
 /// [module docs](self).
-#[inline]
+#[inline(always)]
 pub fn cos(x: f64) -> f64 {
     let (q, r) = reduce(x.abs());
     // cos(x) = sin(x + π/2): one quadrant further.

@@ -384,3 +384,66 @@ fn longitudinal_force_is_forces_fx_to_the_bit() {
     }
     assert!(checked > 100_000, "{checked}");
 }
+
+/// `longitudinal_forces` of several tires at once is each tire's `longitudinal_force` to the
+/// bit: mixed models, combined-slip methods and loads in one call, each lane at its own
+/// slips (zero, small, past the peaks, saturated, infinite, NaN), for 1, 3 and 4 lanes.
+#[test]
+fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
+    let tires: Vec<(String, LoadedTire)> = models()
+        .into_iter()
+        .flat_map(|(name, model)| {
+            [0.0, 800.0, 4000.0, 9000.0]
+                .map(|fz| (format!("{name} at {fz} N"), model.at_load(fz, 0.9)))
+        })
+        .collect();
+    let slips: Vec<f64> = common::grid(-1.0, 1.0, 41)
+        .chain(HUGE)
+        .chain(HUGE.map(|v| -v))
+        .chain([f64::NAN])
+        .collect();
+    // Walks the lanes through tires and slips at different strides, so every lane meets
+    // every kind of tire next to every other kind.
+    let pick = |n: usize, lane: usize, stride: usize| (n * stride + lane * 7) % tires.len();
+    let slip = |n: usize, lane: usize, stride: usize| slips[(n * stride + lane * 13) % slips.len()];
+    fn check<const N: usize>(
+        tires: [&(String, LoadedTire); N],
+        kappa: [f64; N],
+        tan_alpha: [f64; N],
+    ) {
+        let together = LoadedTire::longitudinal_forces(tires.map(|t| &t.1), kappa, tan_alpha);
+        for i in 0..N {
+            let alone = tires[i].1.longitudinal_force(kappa[i], tan_alpha[i]);
+            assert_eq!(
+                together[i].to_bits(),
+                alone.to_bits(),
+                "lane {i} of {N}, {}: κ {}, tan α {}: {} together vs {alone} alone",
+                tires[i].0,
+                kappa[i],
+                tan_alpha[i],
+                together[i]
+            );
+        }
+    }
+    let mut checked = 0;
+    for n in 0..20_000 {
+        let four: [usize; 4] = std::array::from_fn(|l| pick(n, l, 3));
+        check(
+            four.map(|t| &tires[t]),
+            std::array::from_fn(|l| slip(n, l, 5)),
+            std::array::from_fn(|l| slip(n, l, 11)),
+        );
+        check(
+            [
+                &tires[pick(n, 0, 5)],
+                &tires[pick(n, 1, 5)],
+                &tires[pick(n, 2, 5)],
+            ],
+            std::array::from_fn(|l| slip(n, l, 7)),
+            std::array::from_fn(|l| slip(n, l, 3)),
+        );
+        check([&tires[pick(n, 0, 1)]], [slip(n, 0, 1)], [slip(n, 0, 17)]);
+        checked += 8;
+    }
+    assert!(checked >= 160_000, "{checked}");
+}

@@ -341,18 +341,19 @@ impl Wheel {
         }
     }
 
-    /// Tire forces and slip derivatives at `state` (spin `omega` overrides `state[1]`);
-    /// without `LATERAL`, `fy` is left at 0 (the stages need only `fx`, for the wheel's
-    /// torque; the chassis takes `fy` once, from the sensors).
+    /// Tire forces and slip derivatives at `state` (spin `omega` overrides `state[1]`), given
+    /// the steady-state forces `[fx, fy]` (N) of the loaded tire at the state's slips
+    /// ([`Wheel::tire_slips`]). The stages need only `fx`, for the wheel's torque, and pass
+    /// `fy = 0`; the chassis takes `fy` once, from the sensors.
     #[inline]
-    fn tire_stage<const LATERAL: bool>(
+    fn tire_stage(
         &self,
         tire: &Tire,
         rt: &WheelRuntime,
         state: &[f64],
         omega: f64,
+        [fx, fy]: [f64; 2],
     ) -> TireStage {
-        let loaded = &rt.tire;
         let (slip, tan_slip, time) = (state[2], state[3], state[4]);
         let contact = &rt.contact;
         let vx = contact.velocity[0] + contact.acceleration[0] * time;
@@ -375,19 +376,20 @@ impl Wheel {
         {
             tan_slip_rate = 0.0;
         }
-        let load = loaded.load();
-        let (fx, fy) = if LATERAL {
-            let [fx, fy] = loaded.forces(slip, tan_slip);
-            (fx, fy + rt.damping[1] * load * sigma[1] * tan_slip_rate)
-        } else {
-            (loaded.longitudinal_force(slip, tan_slip), 0.0)
-        };
+        let load = rt.tire.load();
         TireStage {
             fx: fx + rt.damping[0] * load * sigma[0] * slip_rate,
-            fy,
+            fy: fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
             slip_rate,
             tan_slip_rate,
         }
+    }
+
+    /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
+    /// loaded tire.
+    #[inline]
+    pub(crate) fn tire_slips(state: &[f64]) -> [f64; 2] {
+        [state[2], state[3]]
     }
 
     /// Rolling-resistance torque of a tire at spin `omega` (N·m).
@@ -403,28 +405,40 @@ impl Wheel {
     /// `derivative` is given.
     #[inline]
     fn road_torque(&self, rt: &WheelRuntime, state: &[f64], derivative: Option<&mut [f64]>) -> f64 {
-        let omega = state[1];
         match &self.load {
             WheelLoad::Tire(tire) => {
-                let t = self.tire_stage::<false>(tire, rt, state, omega);
-                if let Some(d) = derivative {
-                    d[2] = t.slip_rate;
-                    d[3] = t.tan_slip_rate;
-                    d[4] = 1.0;
-                }
-                -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
+                let [slip, tan_slip] = Self::tire_slips(state);
+                let fx = rt.tire.longitudinal_force(slip, tan_slip);
+                self.tire_torque(tire, rt, state, derivative, fx)
             }
-            _ => self.load_torque(omega),
+            _ => self.load_torque(state[1]),
         }
+    }
+
+    /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's longitudinal
+    /// force `fx` (N) at [`Wheel::tire_slips`].
+    #[inline]
+    fn tire_torque(
+        &self,
+        tire: &Tire,
+        rt: &WheelRuntime,
+        state: &[f64],
+        derivative: Option<&mut [f64]>,
+        fx: f64,
+    ) -> f64 {
+        let omega = state[1];
+        let t = self.tire_stage(tire, rt, state, omega, [fx, 0.0]);
+        if let Some(d) = derivative {
+            d[2] = t.slip_rate;
+            d[3] = t.tan_slip_rate;
+            d[4] = 1.0;
+        }
+        -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
     }
 
     /// The part of a torque-pass stage that depends only on the wheel's own state, not on its
     /// brake mode or on the drivetrain: writes the derivatives of the angle and of the tire's
     /// states, and returns the road and tire torque (N·m) for [`Wheel::reaction`].
-    ///
-    /// For wheels with a tire the solver runs it ahead of the passes (all tires one after the
-    /// other, so their evaluations overlap in the processor) and keeps the torque while the
-    /// state stays the same: a mode change elsewhere re-runs the passes, not the tires.
     #[inline]
     pub(crate) fn stage_load(
         &self,
@@ -434,6 +448,26 @@ impl Wheel {
     ) -> f64 {
         derivative[0] = state[1];
         self.road_torque(rt, state, Some(derivative))
+    }
+
+    /// [`Wheel::stage_load`] of a wheel with a tire, given the loaded tire's longitudinal
+    /// force `fx` (N) at [`Wheel::tire_slips`]: the solver evaluates all its tires at once
+    /// ([`LoadedTire::longitudinal_forces`](bevy_vehicle_tire::LoadedTire::longitudinal_forces)),
+    /// ahead of the passes, and keeps the torques while the state stays the same (a mode
+    /// change elsewhere re-runs the passes, not the tires). Without a tire, `fx` is ignored.
+    #[inline]
+    pub(crate) fn stage_load_with(
+        &self,
+        rt: &WheelRuntime,
+        state: &[f64],
+        derivative: &mut [f64],
+        fx: f64,
+    ) -> f64 {
+        derivative[0] = state[1];
+        match &self.load {
+            WheelLoad::Tire(tire) => self.tire_torque(tire, rt, state, Some(derivative), fx),
+            _ => self.load_torque(state[1]),
+        }
     }
 
     /// The wheel as its drive shaft sees it, given the road torque `road` (N·m) from
@@ -694,7 +728,11 @@ impl Block for Wheel {
         // One tire evaluation gives both forces and, from `fx` (bit-equal to the stages'), the
         // road torque.
         let tire = match &self.load {
-            WheelLoad::Tire(tire) => Some((tire, self.tire_stage::<true>(tire, rt, state, speed))),
+            WheelLoad::Tire(tire) => {
+                let [slip, tan_slip] = Self::tire_slips(state);
+                let forces = rt.tire.forces(slip, tan_slip);
+                Some((tire, self.tire_stage(tire, rt, state, speed, forces)))
+            }
             _ => None,
         };
         let load = match tire {
