@@ -484,27 +484,40 @@ impl Curve {
     /// dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
     fn values<const N: usize>(curves: [Curve; N]) -> [f64; N] {
-        // Plain loops over the lanes (closures passed to `array::map` are not always inlined).
-        let mut v = [0.0; N];
-        for i in 0..N {
-            v[i] = fastmath::atan(curves[i].x);
-        }
-        for i in 0..N {
-            let Curve { x, e, .. } = curves[i];
+        let mut v = curves.map(|q| q.x);
+        by_pairs(&mut v, fastmath::atan_x2, fastmath::atan);
+        for (v, q) in v.iter_mut().zip(&curves) {
             // As `phi`, whose `E = 0` branch skips the `atan` this has already taken.
-            v[i] = if e == 0.0 {
-                x
+            *v = if q.e == 0.0 {
+                q.x
             } else {
-                (1.0 - e) * x + e * v[i]
+                (1.0 - q.e) * q.x + q.e * *v
             };
         }
-        for v in &mut v {
-            *v = fastmath::atan(*v);
+        by_pairs(&mut v, fastmath::atan_x2, fastmath::atan);
+        for (v, q) in v.iter_mut().zip(&curves) {
+            *v *= q.c;
         }
-        for i in 0..N {
-            v[i] = fastmath::sin(curves[i].c * v[i]);
-        }
+        by_pairs(&mut v, fastmath::sin_x2, fastmath::sin);
         v
+    }
+}
+
+/// Applies a function to every lane of `v`: two lanes at a time with `pair`, the last odd
+/// one with `single`.
+#[inline(always)]
+fn by_pairs<const N: usize>(
+    v: &mut [f64; N],
+    pair: fn([f64; 2]) -> [f64; 2],
+    single: fn(f64) -> f64,
+) {
+    let mut i = 0;
+    while i + 1 < N {
+        [v[i], v[i + 1]] = pair([v[i], v[i + 1]]);
+        i += 2;
+    }
+    if i < N {
+        v[i] = single(v[i]);
     }
 }
 
