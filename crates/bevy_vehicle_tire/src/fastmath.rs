@@ -448,7 +448,7 @@ pub fn atan(x: f64) -> f64 {
 
 /// `[atan(x[0]), atan(x[1])]`, bit-equal to [`atan`], both lanes at once on x86-64.
 #[inline(always)]
-pub(crate) fn atan_x2(x: [f64; 2]) -> [f64; 2] {
+fn atan_x2(x: [f64; 2]) -> [f64; 2] {
     #[cfg(target_arch = "x86_64")]
     {
         atan_of(sse2::F2::new(x)).get()
@@ -457,6 +457,38 @@ pub(crate) fn atan_x2(x: [f64; 2]) -> [f64; 2] {
     {
         x.map(atan)
     }
+}
+
+/// [`atan`] of every lane, bit-equal to it: two lanes at a time on x86-64, whose dependency
+/// chains also overlap in the processor when there are more than two.
+#[inline(always)]
+pub(crate) fn atan_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
+    by_pairs(x, atan_x2, atan)
+}
+
+/// [`sin`] of every lane, bit-equal to it (see [`atan_lanes`]).
+#[inline(always)]
+pub(crate) fn sin_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
+    by_pairs(x, sin_x2, sin)
+}
+
+/// Applies a function to every lane of `v`: two lanes at a time with `pair`, the last odd
+/// one with `single`.
+#[inline(always)]
+fn by_pairs<const N: usize>(
+    mut v: [f64; N],
+    pair: fn([f64; 2]) -> [f64; 2],
+    single: fn(f64) -> f64,
+) -> [f64; N] {
+    let mut i = 0;
+    while i + 1 < N {
+        [v[i], v[i + 1]] = pair([v[i], v[i + 1]]);
+        i += 2;
+    }
+    if i < N {
+        v[i] = single(v[i]);
+    }
+    v
 }
 
 /// `1.5·2⁵²`: adding it rounds any `|v| < 2⁵¹` to an integer (ties to even), exactly, and
@@ -553,7 +585,7 @@ pub fn sin(x: f64) -> f64 {
 /// `[sin(x[0]), sin(x[1])]`, bit-equal to [`sin`], both lanes at once on x86-64 when both
 /// are below `2²⁰` in magnitude.
 #[inline(always)]
-pub(crate) fn sin_x2(x: [f64; 2]) -> [f64; 2] {
+fn sin_x2(x: [f64; 2]) -> [f64; 2] {
     #[cfg(target_arch = "x86_64")]
     {
         let v = sse2::F2::new(x);

@@ -2,7 +2,7 @@
 
 use crate::fastmath;
 use crate::magic_formula::{
-    MIN_WEIGHT_DENOMINATOR, peak_phi, peak_x, peak_x_from, phi, solve_phi, start_guess,
+    MIN_WEIGHT_DENOMINATOR, peak_phi, peak_x, phi, solve_phi_lanes, start_guess,
 };
 
 /// Slips are scaled down together so that neither exceeds this magnitude.
@@ -123,27 +123,50 @@ pub(crate) struct MfPeaks {
 }
 
 impl MfPeaks {
-    /// The peaks of shape factor `c` and curvatures `e_pos`, `e_neg`, solved from `near`'s
-    /// peaks when given (a nearby tire's), else from a closed-form guess.
-    pub(crate) fn new(c: f64, e_pos: f64, e_neg: f64, near: Option<MfPeaks>) -> Self {
-        let pos = peak_x_from(c, e_pos, near.map(|p| p.pos));
-        let neg = if e_neg == e_pos {
-            pos
-        } else if (e_neg < 1.0) == (e_pos < 1.0) {
-            // Same target φ on both sides (it depends on E only through E = 1).
-            let e_neg = e_neg.min(1.0);
-            let target = peak_phi(c, e_pos);
-            let start = near.map_or_else(|| start_guess(e_neg, target), |p| p.neg);
-            solve_phi(e_neg, target, start)
-        } else {
-            peak_x_from(c, e_neg, near.map(|p| p.neg))
-        };
-        Self {
-            pos,
-            neg,
-            inv_pos: 1.0 / pos,
-            inv_neg: 1.0 / neg,
+    /// The peaks of both axes, `[longitudinal, lateral]`, solved from `near`'s peaks when
+    /// given (a nearby tire's), else from a closed-form guess. The (up to) four solves, one
+    /// per side of each axis, run together.
+    pub(crate) fn both(axes: [&MfAxis; 2], near: Option<[MfPeaks; 2]>) -> [MfPeaks; 2] {
+        // Lane 2k solves axis k's positive side, lane 2k + 1 its negative side, unless that
+        // has the same curvature (then the lane solves φ(x) = x = 1 and is not used).
+        let mut e = [0.0; 4];
+        let mut target = [1.0; 4];
+        let mut start = [1.0; 4];
+        for (k, axis) in axes.iter().enumerate() {
+            let near = near.map(|n| n[k]);
+            let e_pos = axis.e_pos.min(1.0);
+            let target_pos = peak_phi(axis.c, e_pos);
+            e[2 * k] = e_pos;
+            target[2 * k] = target_pos;
+            start[2 * k] = near.map_or_else(|| start_guess(e_pos, target_pos), |p| p.pos);
+            if axis.e_neg != axis.e_pos {
+                let e_neg = axis.e_neg.min(1.0);
+                // The target depends on E only through E = 1.
+                let target_neg = if (axis.e_neg < 1.0) == (axis.e_pos < 1.0) {
+                    target_pos
+                } else {
+                    peak_phi(axis.c, e_neg)
+                };
+                e[2 * k + 1] = e_neg;
+                target[2 * k + 1] = target_neg;
+                start[2 * k + 1] = near.map_or_else(|| start_guess(e_neg, target_neg), |p| p.neg);
+            }
         }
+        let x = solve_phi_lanes(e, target, start);
+        std::array::from_fn(|k| {
+            let pos = x[2 * k];
+            let neg = if axes[k].e_neg == axes[k].e_pos {
+                pos
+            } else {
+                x[2 * k + 1]
+            };
+            Self {
+                pos,
+                neg,
+                inv_pos: 1.0 / pos,
+                inv_neg: 1.0 / neg,
+            }
+        })
     }
 }
 
@@ -484,8 +507,7 @@ impl Curve {
     /// dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
     fn values<const N: usize>(curves: [Curve; N]) -> [f64; N] {
-        let mut v = curves.map(|q| q.x);
-        by_pairs(&mut v, fastmath::atan_x2, fastmath::atan);
+        let mut v = fastmath::atan_lanes(curves.map(|q| q.x));
         for (v, q) in v.iter_mut().zip(&curves) {
             // As `phi`, whose `E = 0` branch skips the `atan` this has already taken.
             *v = if q.e == 0.0 {
@@ -494,30 +516,11 @@ impl Curve {
                 (1.0 - q.e) * q.x + q.e * *v
             };
         }
-        by_pairs(&mut v, fastmath::atan_x2, fastmath::atan);
+        v = fastmath::atan_lanes(v);
         for (v, q) in v.iter_mut().zip(&curves) {
             *v *= q.c;
         }
-        by_pairs(&mut v, fastmath::sin_x2, fastmath::sin);
-        v
-    }
-}
-
-/// Applies a function to every lane of `v`: two lanes at a time with `pair`, the last odd
-/// one with `single`.
-#[inline(always)]
-fn by_pairs<const N: usize>(
-    v: &mut [f64; N],
-    pair: fn([f64; 2]) -> [f64; 2],
-    single: fn(f64) -> f64,
-) {
-    let mut i = 0;
-    while i + 1 < N {
-        [v[i], v[i + 1]] = pair([v[i], v[i + 1]]);
-        i += 2;
-    }
-    if i < N {
-        v[i] = single(v[i]);
+        fastmath::sin_lanes(v)
     }
 }
 

@@ -509,13 +509,10 @@ impl MagicFormula {
         };
 
         match self.combined {
-            CombinedSlip::Normalized => LoadedTire::magic_normalized(
-                fz,
-                x,
-                y,
-                MfPeaks::new(x.c, x.e_pos, x.e_neg, near.map(|[p, _]| p)),
-                MfPeaks::new(y.c, y.e_pos, y.e_neg, near.map(|[_, p]| p)),
-            ),
+            CombinedSlip::Normalized => {
+                let [px, py] = MfPeaks::both([&x, &y], near);
+                LoadedTire::magic_normalized(fz, x, y, px, py)
+            }
             CombinedSlip::Weighting {
                 r_bx1,
                 r_bx2,
@@ -615,37 +612,76 @@ pub(crate) fn peak_phi(c: f64, e: f64) -> f64 {
 /// from a good `start` needs two or three steps. Once a step is below `1e-6·x` the next
 /// iterate is exact to rounding (cubic convergence), and is returned.
 pub(crate) fn solve_phi(e: f64, target: f64, start: f64) -> f64 {
-    if e >= 1.0 {
-        return fastmath::tan(target);
-    }
-    let mut lo = 0.0_f64;
-    let mut hi = if e <= 0.0 { target } else { target / (1.0 - e) };
-    let mut x = if start > lo && start < hi {
-        start
-    } else {
-        target.min(hi)
-    };
-    for _ in 0..100 {
-        let h = phi(x, e) - target;
-        if h == 0.0 {
-            break;
-        } else if h > 0.0 {
-            hi = x;
+    solve_phi_lanes([e], [target], [start])[0]
+}
+
+/// [`solve_phi`] for every lane, bit-equal to it: the lanes iterate together, so the
+/// processor overlaps their `atan`s and divisions.
+#[inline(always)]
+pub(crate) fn solve_phi_lanes<const N: usize>(
+    e: [f64; N],
+    target: [f64; N],
+    start: [f64; N],
+) -> [f64; N] {
+    let mut x = [0.0; N];
+    let mut lo = [0.0_f64; N];
+    let mut hi = [0.0; N];
+    let mut active = [false; N];
+    for i in 0..N {
+        if e[i] >= 1.0 {
+            x[i] = fastmath::tan(target[i]);
+            continue;
+        }
+        hi[i] = if e[i] <= 0.0 {
+            target[i]
         } else {
-            lo = x;
-        }
-        let w = 1.0 / (1.0 + x * x);
-        let d1 = (1.0 - e) + e * w;
-        let d2 = -2.0 * e * x * w * w;
-        let step = 2.0 * h * d1 / (2.0 * d1 * d1 - h * d2);
-        let mut next = x - step;
-        if !(next > lo && next < hi) {
-            next = 0.5 * (lo + hi);
-        }
-        let done = (next - x).abs() <= 1e-6 * next;
-        x = next;
-        if done {
+            target[i] / (1.0 - e[i])
+        };
+        x[i] = if start[i] > lo[i] && start[i] < hi[i] {
+            start[i]
+        } else {
+            target[i].min(hi[i])
+        };
+        active[i] = true;
+    }
+    for _ in 0..100 {
+        if !active.contains(&true) {
             break;
+        }
+        let atan_x = fastmath::atan_lanes(x);
+        for i in 0..N {
+            if !active[i] {
+                continue;
+            }
+            let (xi, ei) = (x[i], e[i]);
+            // `phi(xi, ei)`, with the `atan` taken above.
+            let phi = if ei == 0.0 {
+                xi
+            } else {
+                (1.0 - ei) * xi + ei * atan_x[i]
+            };
+            let h = phi - target[i];
+            if h == 0.0 {
+                active[i] = false;
+                continue;
+            } else if h > 0.0 {
+                hi[i] = xi;
+            } else {
+                lo[i] = xi;
+            }
+            let w = 1.0 / (1.0 + xi * xi);
+            let d1 = (1.0 - ei) + ei * w;
+            let d2 = -2.0 * ei * xi * w * w;
+            let step = 2.0 * h * d1 / (2.0 * d1 * d1 - h * d2);
+            let mut next = xi - step;
+            if !(next > lo[i] && next < hi[i]) {
+                next = 0.5 * (lo[i] + hi[i]);
+            }
+            let done = (next - xi).abs() <= 1e-6 * next;
+            x[i] = next;
+            if done {
+                active[i] = false;
+            }
         }
     }
     x
@@ -654,6 +690,37 @@ pub(crate) fn solve_phi(e: f64, target: f64, start: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Four solves together give each solve alone, bit for bit: curvatures on both sides of
+    /// 0 and at and above 1, starts inside and outside the bracket, in every lane.
+    #[test]
+    fn solves_in_lanes_are_each_solve_alone_to_the_bit() {
+        let es = [-5.0, -0.4, 0.0, 1e-9, 0.3, 0.97, 1.0, 1.5];
+        let targets = [0.05, 1.0, 1.4, 3.7, 40.0];
+        let starts = [-1.0, 0.0, 0.2, 1.0, 2.5, 1e3, f64::NAN];
+        let jobs: Vec<[f64; 3]> = es
+            .iter()
+            .flat_map(|&e| targets.iter().map(move |&t| (e, t)))
+            .flat_map(|(e, t)| starts.iter().map(move |&s| [e, t, s]))
+            .collect();
+        for n in 0..jobs.len() {
+            let lanes: [[f64; 3]; 4] = std::array::from_fn(|l| jobs[(n + l * 37) % jobs.len()]);
+            let together = solve_phi_lanes(
+                lanes.map(|j| j[0]),
+                lanes.map(|j| j[1]),
+                lanes.map(|j| j[2]),
+            );
+            for (l, [e, t, s]) in lanes.into_iter().enumerate() {
+                let alone = solve_phi(e, t, s);
+                assert_eq!(
+                    together[l].to_bits(),
+                    alone.to_bits(),
+                    "lane {l}: E {e}, target {t}, start {s}: {} vs {alone}",
+                    together[l]
+                );
+            }
+        }
+    }
 
     #[test]
     fn peak_x_closed_form_when_e_is_zero() {
