@@ -40,7 +40,7 @@ impl Block for ReductionGear {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         outputs[0].down = ShaftDown {
             torque: input.torque * self.ratio,
             speed: input.speed / self.ratio,

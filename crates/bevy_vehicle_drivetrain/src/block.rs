@@ -304,7 +304,7 @@ pub struct NoSensors;
 ///         &self, _: &(), _: &[f64], _: &StageContext,
 ///         input: Option<&Shaft>, outputs: &mut [Shaft], _: &mut [f64],
 ///     ) {
-///         let input = input.map(|s| s.down).unwrap_or_default();
+///         let input = Shaft::down_of(input);
 ///         outputs[0].down = ShaftDown { torque: input.torque * self.ratio, speed: input.speed / self.ratio };
 ///     }
 ///     fn sensors(&self, _: &(), _: &[f64], _: &Shafts) -> NoSensors {

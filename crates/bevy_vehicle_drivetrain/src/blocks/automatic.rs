@@ -537,7 +537,7 @@ impl Block for AutomaticTransmission {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         let up = outputs[0].up;
         let output_speed = up.speed().unwrap_or(0.0);
         let friction = if stage.pass == Pass::Torque {

@@ -279,7 +279,7 @@ impl Block for Clutch {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         outputs[0].down = match (rt.mode, stage.pass) {
             (ClutchMode::Locked, _) => input,
             (ClutchMode::Slipping { direction }, pass) => ShaftDown {
@@ -329,7 +329,7 @@ impl Block for Clutch {
     }
 
     fn sensors(&self, rt: &ClutchRuntime, _: &[f64], shafts: &Shafts) -> ClutchSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         let locked = rt.mode == ClutchMode::Locked;
         ClutchSensors {
             torque: shafts.outputs[0].down.torque,

@@ -304,7 +304,7 @@ impl Block for Differential {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         let t = input.torque;
         let (o1, o2) = (&outputs[0].up, &outputs[1].up);
         let g = rt.gain;
@@ -391,7 +391,7 @@ impl Block for Differential {
     }
 
     fn sensors(&self, rt: &DifferentialRuntime, _: &[f64], shafts: &Shafts) -> DifferentialSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
         let g = rt.gain;
         let b = self.torque_bias;

@@ -305,7 +305,7 @@ impl Block for Gearbox {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         outputs[0].down = if rt.engaged == 0 {
             ShaftDown {
                 torque: 0.0,
@@ -334,7 +334,7 @@ impl Block for Gearbox {
     }
 
     fn sensors(&self, rt: &GearboxRuntime, _: &[f64], shafts: &Shafts) -> GearboxSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         let out = shafts.outputs[0].down;
         GearboxSensors {
             gear: rt.engaged,

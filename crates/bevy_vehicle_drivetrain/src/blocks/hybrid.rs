@@ -153,7 +153,7 @@ impl Block for SummingGear {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         rigid_split(
             outputs,
             |i| self.shaft_ratio(i),

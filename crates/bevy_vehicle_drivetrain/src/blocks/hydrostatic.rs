@@ -199,7 +199,7 @@ impl Block for Hydrostatic {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         let load = outputs[0].up;
         outputs[0].down = match rt.mode {
             // The motor holds: whatever keeps the output still (its momentum, in a momentum
@@ -247,7 +247,7 @@ impl Block for Hydrostatic {
     }
 
     fn sensors(&self, rt: &HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> HydrostaticSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         let output = shafts.outputs[0];
         let relieving = rt.mode != ClutchMode::Locked;
         let output_torque = output.down.torque;

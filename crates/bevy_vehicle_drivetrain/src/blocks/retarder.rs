@@ -151,7 +151,7 @@ impl Block for Retarder {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         let up = outputs[0].up;
         let brake = match (stage.pass, up.speed()) {
             (Pass::Torque, Some(speed)) if !up.is_held() => self.torque(speed),

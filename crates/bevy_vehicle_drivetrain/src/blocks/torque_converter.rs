@@ -525,7 +525,7 @@ impl Block for TorqueConverter {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         outputs[0].down = match (rt.mode, stage.pass) {
             (ClutchMode::Locked, _) => input,
             (ClutchMode::Slipping { direction }, pass) => {
@@ -592,7 +592,7 @@ impl Block for TorqueConverter {
         _: &[f64],
         shafts: &Shafts,
     ) -> TorqueConverterSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         let out = shafts.outputs[0];
         let locked = rt.mode == ClutchMode::Locked;
         let output_speed = if locked {

@@ -81,12 +81,12 @@ impl Block for Track {
         outputs: &mut [Shaft],
         _: &mut [f64],
     ) {
-        let input = input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(input);
         rigid_split(outputs, |_| 1.0, input.torque, input.speed);
     }
 
     fn sensors(&self, _: &(), _: &[f64], shafts: &Shafts) -> TrackSensors {
-        let input = shafts.input.map(|s| s.down).unwrap_or_default();
+        let input = Shaft::down_of(shafts.input);
         TrackSensors {
             speed: input.speed,
             sprocket_torque: input.torque,
