@@ -17,7 +17,10 @@ use common::*;
 
 // ---- Wrappers that only delegate ------------------------------------------------------------
 
-/// Wraps a module and forwards every call to it.
+/// Wraps a module and forwards every call to it, except `every_stage`: a delegate keeps the
+/// default and runs at every stage, so the bit-for-bit tests below also show that running a
+/// stage-independent built-in once per step moves the car exactly as running it at every
+/// stage.
 struct Delegate<M>(M);
 
 /// `Delegate` and `Counting` for the two modules that return a torque per wheel.
@@ -43,6 +46,9 @@ macro_rules! torque_module_wrappers {
             fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
                 self.counts.stage.fetch_add(1, Ordering::Relaxed);
                 self.inner.wheel_torques(ctx, torques);
+            }
+            fn every_stage(&self) -> bool {
+                self.inner.every_stage()
             }
             fn reset(&mut self) {
                 self.counts.clear();
@@ -250,6 +256,9 @@ impl<M: SteeringModule> SteeringModule for Counting<M> {
         self.counts.stage.fetch_add(1, Ordering::Relaxed);
         self.inner.apply(ctx, angles)
     }
+    fn every_stage(&self) -> bool {
+        self.inner.every_stage()
+    }
     fn reset(&mut self) {
         self.counts.clear();
     }
@@ -384,6 +393,66 @@ fn begin_step_runs_once_per_step_and_the_stage_functions_four_times_per_substep(
             (0, steps),
             "anti-roll bar at {substeps}"
         );
+    }
+}
+
+/// The built-in brakes and steering are stage-independent: with the block-graph drivetrain
+/// they run their stage functions once per fixed step. One module that needs every stage (a
+/// delegating wrapper, which keeps the default) makes both run at every stage. The
+/// delegating-module tests above show the motion is the same either way, bit for bit.
+#[test]
+fn stage_independent_modules_run_once_per_step() {
+    let substeps = 3;
+    for wrap_brake in [false, true] {
+        let (brake, steering) = (Counts::default(), Counts::default());
+        let (b, s) = (brake.clone(), steering.clone());
+        let builder = CarBuilder {
+            substeps,
+            ..default()
+        };
+        let (mut app, car) = car_app(60.0, &builder, move |e| {
+            e.get_mut::<Drivetrain>().unwrap().max_substep = 0.0;
+            let brake = if wrap_brake {
+                VehicleModule::brake(Counting {
+                    inner: Delegate(BuiltinBrakes::default()),
+                    counts: b,
+                })
+            } else {
+                VehicleModule::brake(Counting {
+                    inner: BuiltinBrakes::default(),
+                    counts: b,
+                })
+            };
+            e.install_module(brake).unwrap();
+            e.install_module(VehicleModule::steering(Counting {
+                inner: AckermannSteering::default(),
+                counts: s,
+            }))
+            .unwrap();
+        });
+        tick(&mut app, 1);
+        app.world_mut().trigger(ResetVehicle { entity: car });
+        controls(&mut app, car, |c| {
+            c.gear = 1;
+            c.throttle = 0.3;
+            c.steering = 0.2;
+            c.brake = 0.1;
+        });
+        let steps = 37;
+        tick(&mut app, steps);
+        let steps = steps as u64;
+        let stages = if wrap_brake {
+            4 * u64::from(substeps) * steps
+        } else {
+            steps
+        };
+        for (name, counts) in [("brake", &brake), ("steering", &steering)] {
+            assert_eq!(
+                counts.get(),
+                (steps, stages),
+                "{name}, brake wrapped: {wrap_brake}: (begin_step, stage) calls"
+            );
+        }
     }
 }
 

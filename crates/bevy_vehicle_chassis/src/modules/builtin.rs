@@ -75,6 +75,11 @@ impl BrakeModule for BuiltinBrakes {
         }
     }
 
+    /// The magnitudes are set in `begin_step`; only their sign follows the spin.
+    fn every_stage(&self) -> bool {
+        false
+    }
+
     fn reset(&mut self) {
         self.capacity.clear();
     }
@@ -178,6 +183,11 @@ impl SteeringModule for AckermannSteering {
             *out = angle;
         }
         self.rack
+    }
+
+    /// The angles are set in `begin_step`.
+    fn every_stage(&self) -> bool {
+        false
     }
 
     fn reset(&mut self) {

@@ -36,6 +36,18 @@
 //! every stage (Rapier moves the body after the drivetrain's step); the wheel spins and the
 //! time ([`ModuleContext::time`]) change from stage to stage.
 //!
+//! # Stage-independent modules
+//!
+//! A brake, steering or drivetrain module whose stage function gives the same result at
+//! every stage of a step can say so with `every_stage() -> false`. When all of a vehicle's
+//! brake, steering and drivetrain modules say so, their stage functions run once per fixed
+//! step, at its first stage, and the wheels keep those torques and angles through the other
+//! stages: the same motion, without `4·N − 1` calls of each. The built-in brakes (whose
+//! torque magnitudes are set in `begin_step`; only the sign follows the spin) and the
+//! built-in steering are stage-independent; [`DirectDrive`], whose torque falls with the
+//! wheel's spin, is not. A module that leaves `every_stage` at its default runs at every
+//! stage, with the others.
+//!
 //! [`ResetVehicle`] calls every module's `reset`.
 //!
 //! # Sign conventions
@@ -78,6 +90,14 @@ pub trait BrakeModule: Send + Sync + 'static {
     /// filled with zeros. Only the magnitude acts: see the module docs on signs.
     fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]);
 
+    /// Whether [`BrakeModule::wheel_torques`] must run at every stage (`true`, the default).
+    /// A module whose torque magnitudes depend only on what its `begin_step` computed, not on
+    /// the stage's wheel spins or time, may return `false`: see
+    /// [stage-independent modules](self#stage-independent-modules).
+    fn every_stage(&self) -> bool {
+        true
+    }
+
     /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
     fn reset(&mut self) {}
 }
@@ -97,6 +117,13 @@ pub trait SteeringModule: Send + Sync + 'static {
     /// (m, positive to the right). `angles` arrives filled with zeros; a wheel left at zero
     /// points straight ahead. The tires turn to these angles for this stage.
     fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64;
+
+    /// Whether [`SteeringModule::apply`] must run at every stage (`true`, the default). A
+    /// module whose angles depend only on what its `begin_step` computed may return `false`:
+    /// see [stage-independent modules](self#stage-independent-modules).
+    fn every_stage(&self) -> bool {
+        true
+    }
 
     /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
     fn reset(&mut self) {}
@@ -118,6 +145,13 @@ pub trait DrivetrainModule: Send + Sync + 'static {
     /// Once per RK4 stage: writes the drive torque at each wheel (N·m, positive forward) into
     /// `torques`, in [`ModuleContext::wheels`] order. `torques` arrives filled with zeros.
     fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]);
+
+    /// Whether [`DrivetrainModule::wheel_torques`] must run at every stage (`true`, the
+    /// default). A module whose torques depend only on what its `begin_step` computed may
+    /// return `false`: see [stage-independent modules](self#stage-independent-modules).
+    fn every_stage(&self) -> bool {
+        true
+    }
 
     /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
     fn reset(&mut self) {}

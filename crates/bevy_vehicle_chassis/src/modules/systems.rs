@@ -230,7 +230,17 @@ pub(crate) fn step_vehicles(
             buffer.resize(count, 0.0);
         }
         let corrections_before = report.brake_corrections;
+        // Stage-independent modules run at the first stage only; the wheels keep what they
+        // set (see the module docs).
+        let every_stage = brake.every_stage()
+            || steering.every_stage()
+            || drive.as_ref().is_some_and(|d| d.every_stage());
+        let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
+            if !(every_stage || first_stage) {
+                return;
+            }
+            first_stage = false;
             for (spin, wheel) in inputs.spin.iter_mut().zip(&inputs.wheels) {
                 if let Some(s) = stage.spin(wheel.node) {
                     *spin = s;
