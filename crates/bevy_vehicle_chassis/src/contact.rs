@@ -9,7 +9,7 @@
 //! to the wheel block as its [`WheelContact`] for the coming step.
 
 use bevy::prelude::*;
-use bevy_rapier3d::parry::bounding_volume::Aabb;
+use bevy_rapier3d::parry::bounding_volume::{Aabb, BoundingVolume};
 use bevy_rapier3d::parry::query::cast_shapes;
 use bevy_rapier3d::parry::query::{ShapeCastOptions, ShapeCastStatus};
 use bevy_rapier3d::parry::shape::Triangle;
@@ -114,6 +114,42 @@ struct Sweep {
     compression_limit: f32,
 }
 
+impl Sweep {
+    /// The sweep of a wheel mounted at `mount` on a chassis at `transform` (whose up axis is
+    /// `up`).
+    fn of(transform: &Transform, up: Vec3, mount: &WheelMount, suspension: &Suspension) -> Self {
+        Sweep {
+            top: transform.translation
+                + transform.rotation * mount.position
+                + up * suspension.compression_limit as f32,
+            up,
+            range: (suspension.compression_limit + suspension.extension_limit) as f32,
+            compression_limit: suspension.compression_limit as f32,
+        }
+    }
+
+    /// A box holding everything a tire of radius `radius` and half-width `half_width` (m)
+    /// touches along the sweep, whatever its steering angle.
+    fn bounds(&self, radius: f32, half_width: f32) -> Aabb {
+        let reach = Vec3::splat(radius + half_width);
+        let bottom = self.top - self.up * self.range;
+        Aabb::new(self.top.min(bottom) - reach, self.top.max(bottom) + reach)
+    }
+}
+
+/// The colliders near a vehicle's wheels, each with its bounding box: found with one
+/// broad-phase query for the whole vehicle, then picked from by each wheel
+/// ([`fast_contact`]).
+type Neighbours<'a> = SmallVec<[(ColliderHandle, &'a RawCollider, Aabb); 8]>;
+
+/// The colliders (through the query pipeline's filter) whose broad-phase boxes meet `area`.
+fn neighbours<'a>(pipeline: &'a QueryPipeline<'_>, area: Aabb) -> Neighbours<'a> {
+    pipeline
+        .intersect_aabb_conservative(area)
+        .map(|(handle, collider)| (handle, collider, collider.compute_aabb()))
+        .collect()
+}
+
 /// The contact point on the wheel's mid-plane, for a witness point anywhere across the tread.
 fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
     let axle = tire.rotation * Vec3::X;
@@ -123,21 +159,18 @@ fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
 /// The fast, exact contact for the common case: a single collider reaches into the tire's
 /// sweep. Its contact then comes from the collider alone ([`plane_contact`] for a convex one,
 /// [`triangle_contact`] for a heightfield or triangle mesh) without a cast through the world:
-/// the tire's swept volume lies inside the queried box, so nothing else can touch it.
+/// the tire's swept volume lies inside its bounding box, and of the vehicle's `neighbours`
+/// (which hold every collider near its wheels) only this one's box meets it.
 ///
 /// `Some(None)` is an exact miss; `None` means no fast answer, and the caller casts the tire
 /// shape through the world.
-fn fast_contact(
-    pipeline: &QueryPipeline<'_>,
-    tire: &TireShape,
-    sweep: &Sweep,
-) -> Option<Option<Hit>> {
-    let Sweep { top, up, range, .. } = *sweep;
-    let reach = Vec3::splat(tire.radius + tire.half_width);
-    let bottom = top - up * range;
-    let swept = Aabb::new(top.min(bottom) - reach, top.max(bottom) + reach);
-    let mut near = pipeline.intersect_aabb_conservative(swept);
-    let (handle, collider) = near.next()?;
+fn fast_contact(neighbours: &Neighbours, tire: &TireShape, sweep: &Sweep) -> Option<Option<Hit>> {
+    let Sweep { top, up, .. } = *sweep;
+    let swept = sweep.bounds(tire.radius, tire.half_width);
+    let mut near = neighbours
+        .iter()
+        .filter(|(_, _, aabb)| aabb.intersects(&swept));
+    let &(handle, collider, _) = near.next()?;
     if near.next().is_some() {
         return None;
     }
@@ -483,6 +516,18 @@ pub(crate) fn probe_ground(
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
         ctx.with_query_pipeline(filter, |qp| {
+            // One broad-phase query for all the wheels that cast their tire shape.
+            let area = blocks
+                .iter()
+                .filter_map(|block| wheels.get(block).ok())
+                .filter(|(_, _, probe, ..)| **probe != GroundProbe::Ray)
+                .map(|(mount, suspension, _, wheel, ..)| {
+                    Sweep::of(transform, up, mount, suspension)
+                        .bounds(wheel.radius as f32, 0.5 * mount.width)
+                })
+                .reduce(|a, b| a.merged(&b));
+            let neighbours =
+                area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
             for block in blocks.iter() {
                 let Ok((mount, suspension, probe, wheel, _, mut state)) = wheels.get_mut(block)
                 else {
@@ -491,10 +536,8 @@ pub(crate) fn probe_ground(
                 let radius = wheel.radius as f32;
                 let steer = Quat::from_rotation_y(state.steer_angle as f32);
                 let wheel_rotation = rotation * steer;
-                let top = transform.translation
-                    + rotation * mount.position
-                    + up * suspension.compression_limit as f32;
-                let range = (suspension.compression_limit + suspension.extension_limit) as f32;
+                let sweep = Sweep::of(transform, up, mount, suspension);
+                let Sweep { top, range, .. } = sweep;
                 let hit = match probe {
                     GroundProbe::Ray => {
                         let ray = Ray::new(top, -up);
@@ -519,13 +562,7 @@ pub(crate) fn probe_ground(
                             half_width: 0.5 * mount.width,
                             rotation: wheel_rotation,
                         };
-                        let sweep = Sweep {
-                            top,
-                            up,
-                            range,
-                            compression_limit: suspension.compression_limit as f32,
-                        };
-                        fast_contact(&qp.query_pipeline, &tire, &sweep)
+                        fast_contact(&neighbours, &tire, &sweep)
                             .unwrap_or_else(|| cast_tire(&qp.query_pipeline, &tire, &sweep))
                     }
                 };
