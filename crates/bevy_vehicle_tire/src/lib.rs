@@ -51,7 +51,9 @@
 //! ≈ 90 ns for the Magic Formula with [`CombinedSlip::Normalized`], ≈ 155 ns with
 //! [`CombinedSlip::Weighting`], ≈ 11 ns for the brush and ≈ 7 ns for the linear tire;
 //! `at_load` ≈ 0.3 µs for the normalised Magic Formula (it solves for the peak slips),
-//! ≈ 50 ns with weighting functions, ≈ 4 ns for the others. A [`LoadedTire`] is `Copy`
+//! ≈ 50 ns with weighting functions, ≈ 4 ns for the others. [`LoadedTire::longitudinal_forces`]
+//! of four normalised Magic Formula tires takes ≈ 36 ns per tire, against ≈ 67 ns for one
+//! [`LoadedTire::longitudinal_force`] at a time. A [`LoadedTire`] is `Copy`
 //! and 216 bytes (the size of its largest variant, the weighting Magic Formula).
 //!
 //! # Determinism
