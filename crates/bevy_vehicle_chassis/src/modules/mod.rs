@@ -30,7 +30,8 @@
 //!    `wheel_torques`, the steering module's `apply` and the drivetrain module's
 //!    `wheel_torques`, in that order, with the wheel spins of that stage. The stage functions
 //!    take `&self`: they must be pure functions of their context, since a stage is evaluated
-//!    at intermediate states that are then thrown away.
+//!    at intermediate states that are then thrown away. (Once per fixed step instead, at its
+//!    first stage, when all three are [stage-independent](self#stage-independent-modules).)
 //!
 //! Within a fixed step the chassis's pose and velocity are those at the start of the step at
 //! every stage (Rapier moves the body after the drivetrain's step); the wheel spins and the
