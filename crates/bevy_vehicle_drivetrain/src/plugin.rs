@@ -603,6 +603,12 @@ fn adopt_state(program: &mut Program, old: &Program) {
         {
             let state = old.state_of(j).to_vec();
             program.state_of_mut(i).copy_from_slice(&state);
+        } else if let (Cell::Wheel(_), Cell::Wheel(_)) = (&program.blocks[i], &old.blocks[j]) {
+            // A wheel that gained or lost its tire (and the tire's states) keeps turning: its
+            // angle and spin come first in either shape. The tire's slips start from zero and
+            // relax toward the road's within a relaxation length.
+            let (angle, spin) = (old.state_of(j)[0], old.state_of(j)[1]);
+            program.state_of_mut(i)[..2].copy_from_slice(&[angle, spin]);
         }
     }
     program.pending_projection = true;
