@@ -89,19 +89,43 @@ impl TireShape {
 }
 
 impl TireShape {
-    /// The shapes a cast sweeps (a ball for [`GroundProbe::Ball`], a cylinder otherwise) and
-    /// the orientation to sweep them in.
-    fn cast_geometry(&self) -> (Ball, Cylinder, Quat) {
-        // A cylinder's axis is its local Y; the wheel's axle is the chassis X.
-        let rotation = match self.probe {
-            GroundProbe::Ball => self.rotation,
-            _ => self.rotation * Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
-        };
-        (
-            Ball::new(self.radius),
-            Cylinder::new(self.half_width, self.radius),
-            rotation,
-        )
+    /// The shape a cast sweeps (a ball for [`GroundProbe::Ball`], a cylinder otherwise) and
+    /// the orientation to sweep it in.
+    fn cast_geometry(&self) -> (CastShape, Quat) {
+        match self.probe {
+            GroundProbe::Ball => (CastShape::Ball(Ball::new(self.radius)), self.rotation),
+            // A cylinder's axis is its local Y; the wheel's axle is the chassis X.
+            _ => (
+                CastShape::Cylinder(Cylinder::new(self.half_width, self.radius)),
+                self.rotation * Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
+            ),
+        }
+    }
+}
+
+/// The tire as a parry shape, for casts.
+enum CastShape {
+    Ball(Ball),
+    Cylinder(Cylinder),
+}
+
+impl CastShape {
+    fn shape(&self) -> &dyn Shape {
+        match self {
+            CastShape::Ball(ball) => ball,
+            CastShape::Cylinder(cylinder) => cylinder,
+        }
+    }
+}
+
+/// The options of every tire cast: to the first touch within `max_time_of_impact` (m along
+/// the sweep), reporting a start inside the ground.
+fn cast_options(max_time_of_impact: f32) -> ShapeCastOptions {
+    ShapeCastOptions {
+        max_time_of_impact,
+        target_distance: 0.0,
+        stop_at_penetration: true,
+        compute_impact_geometry_on_penetration: true,
     }
 }
 
@@ -323,30 +347,20 @@ fn triangle_contact(
     if degenerate {
         return None;
     }
-    let (ball, cylinder, rotation) = tire.cast_geometry();
-    let tire_shape: &dyn Shape = match tire.probe {
-        GroundProbe::Ball => &ball,
-        _ => &cylinder,
-    };
+    let (tire_shape, rotation) = tire.cast_geometry();
     for (bound, triangle) in exact {
         let limit = best.map_or(range, |b| b.travel);
         if bound >= limit {
             continue;
         }
-        let options = ShapeCastOptions {
-            max_time_of_impact: limit,
-            target_distance: 0.0,
-            stop_at_penetration: true,
-            compute_impact_geometry_on_penetration: true,
-        };
         let hit = cast_shapes(
             &Pose::IDENTITY,
             Vec3::ZERO,
             &triangle,
             &Pose::from_parts(top, rotation),
             -up,
-            tire_shape,
-            options,
+            tire_shape.shape(),
+            cast_options(limit),
         )
         .ok()?;
         if let Some(hit) = hit {
@@ -382,19 +396,14 @@ const PLANE_CONTACT_TOLERANCE: f32 = 2e-3;
 /// Casts the tire shape down the sweep through the world: exact on any ground.
 fn cast_tire(pipeline: &QueryPipeline<'_>, tire: &TireShape, sweep: &Sweep) -> Option<Hit> {
     let Sweep { top, up, range, .. } = *sweep;
-    let (ball, cylinder, shape_rotation) = tire.cast_geometry();
-    let shape: &dyn Shape = match tire.probe {
-        GroundProbe::Ball => &ball,
-        _ => &cylinder,
-    };
-    let options = ShapeCastOptions {
-        max_time_of_impact: range,
-        target_distance: 0.0,
-        stop_at_penetration: true,
-        compute_impact_geometry_on_penetration: true,
-    };
+    let (shape, shape_rotation) = tire.cast_geometry();
     pipeline
-        .cast_shape(&Pose::from_parts(top, shape_rotation), -up, shape, options)
+        .cast_shape(
+            &Pose::from_parts(top, shape_rotation),
+            -up,
+            shape.shape(),
+            cast_options(range),
+        )
         .map(|(collider, hit)| {
             let center = top - up * hit.time_of_impact;
             // witness1/normal1 belong to the hit collider, in world space. A cylinder touching
@@ -748,25 +757,15 @@ mod tests {
     /// The tire cast against the whole shape by parry, as [`cast_tire`] does through the world:
     /// the reference the triangle-by-triangle contact must match.
     fn reference(collider: &RawCollider, tire: &TireShape, sweep: &Sweep) -> Option<(f32, Vec3)> {
-        let (ball, cylinder, rotation) = tire.cast_geometry();
-        let shape: &dyn Shape = match tire.probe {
-            GroundProbe::Ball => &ball,
-            _ => &cylinder,
-        };
-        let options = ShapeCastOptions {
-            max_time_of_impact: sweep.range,
-            target_distance: 0.0,
-            stop_at_penetration: true,
-            compute_impact_geometry_on_penetration: true,
-        };
+        let (shape, rotation) = tire.cast_geometry();
         cast_shapes(
             &Pose::from_parts(sweep.top, rotation),
             -sweep.up,
-            shape,
+            shape.shape(),
             collider.position(),
             Vec3::ZERO,
             collider.shape(),
-            options,
+            cast_options(sweep.range),
         )
         .expect("supported")
         .map(|hit| {

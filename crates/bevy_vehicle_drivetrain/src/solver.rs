@@ -395,10 +395,10 @@ pub(crate) struct Program {
     pub x: SmallVec<[f64; INLINE_STATES]>,
     /// A momentum pass is due before the next stage (after a rebuild).
     pub pending_projection: bool,
-    /// Whether any wheel has a tire (and so [`Passes::load_wheels`] has work). A wheel's load
-    /// cannot change between a tire and another kind without a rebuild: they differ in
-    /// state length.
-    tires: bool,
+    /// The block indices of the wheels with a tire, whose road torques
+    /// [`Passes::load_wheels`] computes ahead of the passes. A wheel's load cannot change
+    /// between a tire and another kind without a rebuild: they differ in state length.
+    tire_wheels: SmallVec<[u16; TIRE_LANES]>,
 }
 
 impl Program {
@@ -434,12 +434,12 @@ impl Program {
             blocks,
             x: SmallVec::from_elem(0.0, n),
             pending_projection: true,
-            tires: false,
+            tire_wheels: SmallVec::new(),
         };
-        program.tires = program
-            .blocks
-            .iter()
-            .any(|b| matches!(b, Cell::Wheel(c) if c.has_tire()));
+        program.tire_wheels = (0..program.blocks.len())
+            .filter(|&i| matches!(&program.blocks[i], Cell::Wheel(c) if c.has_tire()))
+            .map(|i| i as u16)
+            .collect();
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
             block.init(&mut program.x[node.state()]);
         }
@@ -482,7 +482,7 @@ impl Program {
             shafts,
             x,
             pending_projection,
-            tires,
+            tire_wheels,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
@@ -494,7 +494,7 @@ impl Program {
             nodes,
             blocks,
             shafts,
-            tires: *tires,
+            tire_wheels,
         };
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
@@ -566,8 +566,8 @@ struct Passes<'a> {
     nodes: &'a [Node],
     blocks: &'a mut [Cell],
     shafts: &'a mut [Shaft],
-    /// Whether any wheel has a tire: see [`Program::tires`].
-    tires: bool,
+    /// The wheels with a tire: see [`Program::tire_wheels`].
+    tire_wheels: &'a [u16],
 }
 
 impl Passes<'_> {
@@ -643,7 +643,7 @@ impl Passes<'_> {
     /// pass, root and downstream pass. Writes the derivative (or, in a momentum pass, the speed
     /// change).
     fn evaluate(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
-        if self.tires && stage.pass == Pass::Torque {
+        if !self.tire_wheels.is_empty() && stage.pass == Pass::Torque {
             self.load_wheels(state, derivative);
         }
         self.run_passes(state, derivative, stage);
@@ -656,38 +656,27 @@ impl Passes<'_> {
     /// leaves the state alone need not repeat them. (Simple road loads cost less than keeping
     /// them; the passes compute those.)
     fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
-        let mut lanes = [0usize; TIRE_LANES];
-        let mut filled = 0;
-        for i in 0..self.blocks.len() {
-            if matches!(&self.blocks[i], Cell::Wheel(c) if c.has_tire()) {
-                lanes[filled] = i;
-                filled += 1;
-                if filled == TIRE_LANES {
-                    self.load_tire_lanes(&lanes, state, derivative);
-                    filled = 0;
-                }
-            }
-        }
-        if filled > 0 {
-            self.load_tire_lanes(&lanes[..filled], state, derivative);
+        let tire_wheels = self.tire_wheels;
+        for lanes in tire_wheels.chunks(TIRE_LANES) {
+            self.load_tire_lanes(lanes, state, derivative);
         }
     }
 
     /// [`Passes::load_wheels`] for the tire wheels at block indices `lanes` (at most
     /// [`TIRE_LANES`]).
-    fn load_tire_lanes(&mut self, lanes: &[usize], state: &[f64], derivative: &mut [f64]) {
+    fn load_tire_lanes(&mut self, lanes: &[u16], state: &[f64], derivative: &mut [f64]) {
         let unloaded = LoadedTire::default();
         let mut tires = [&unloaded; TIRE_LANES];
         let mut kappa = [0.0; TIRE_LANES];
         let mut tan_alpha = [0.0; TIRE_LANES];
-        for (lane, &i) in lanes.iter().enumerate() {
+        for (lane, i) in lanes.iter().map(|&i| usize::from(i)).enumerate() {
             if let Cell::Wheel(c) = &self.blocks[i] {
                 tires[lane] = &c.runtime.tire;
                 [kappa[lane], tan_alpha[lane]] = Wheel::tire_slips(&state[self.nodes[i].state()]);
             }
         }
         let fx = LoadedTire::longitudinal_forces(tires, kappa, tan_alpha);
-        for (lane, &i) in lanes.iter().enumerate() {
+        for (lane, i) in lanes.iter().map(|&i| usize::from(i)).enumerate() {
             let range = self.nodes[i].state();
             if let Cell::Wheel(c) = &mut self.blocks[i] {
                 c.road = c.block.stage_load_with(
