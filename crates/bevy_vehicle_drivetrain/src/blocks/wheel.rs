@@ -406,13 +406,26 @@ impl Wheel {
     #[inline]
     fn road_torque(&self, rt: &WheelRuntime, state: &[f64], derivative: Option<&mut [f64]>) -> f64 {
         match &self.load {
-            WheelLoad::Tire(tire) => {
-                let [slip, tan_slip] = Self::tire_slips(state);
-                let fx = rt.tire.longitudinal_force(slip, tan_slip);
-                self.tire_torque(tire, rt, state, derivative, fx)
-            }
+            WheelLoad::Tire(tire) => self.evaluated_tire_torque(tire, rt, state, derivative),
             _ => self.load_torque(state[1]),
         }
+    }
+
+    /// [`Wheel::road_torque`] of a wheel with a tire, evaluating the tire. Kept out of line:
+    /// the solver evaluates its tires ahead of the passes ([`Wheel::stage_load_with`]), so only
+    /// the trait functions and sensors come here, and inlined it would weigh down the simple
+    /// loads' path with its stack frame.
+    #[inline(never)]
+    fn evaluated_tire_torque(
+        &self,
+        tire: &Tire,
+        rt: &WheelRuntime,
+        state: &[f64],
+        derivative: Option<&mut [f64]>,
+    ) -> f64 {
+        let [slip, tan_slip] = Self::tire_slips(state);
+        let fx = rt.tire.longitudinal_force(slip, tan_slip);
+        self.tire_torque(tire, rt, state, derivative, fx)
     }
 
     /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's longitudinal
