@@ -3,6 +3,7 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_vehicle_physics::drivetrain::{ExternalStep, SensorWriter};
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
@@ -339,4 +340,82 @@ fn spawn_order_does_not_change_the_result() {
     let a = run_chain(&[0, 1, 2, 3, 4, 5]);
     let b = run_chain(&[5, 3, 1, 4, 0, 2]);
     assert_eq!(a, b);
+}
+
+/// Marks the vehicles a test system steps itself, and whether it writes their sensors.
+#[derive(Component)]
+struct SteppedByTest {
+    writes_sensors: bool,
+}
+
+fn step_by_test(
+    time: Res<Time>,
+    mut vehicles: Query<(&mut Drivetrain, &SteppedByTest)>,
+    mut sensors: SensorWriter,
+) {
+    for (mut drivetrain, how) in &mut vehicles {
+        drivetrain.step(time.delta_secs_f64());
+        if how.writes_sensors {
+            sensors.write(&mut drivetrain);
+        }
+    }
+}
+
+#[test]
+fn sensors_are_written_however_the_drivetrain_is_stepped() {
+    let mut app = create_app(60.0);
+    app.add_systems(FixedUpdate, step_by_test.in_set(DrivetrainSystems::Step));
+    // Two vehicles the plugin steps, one stepped by the test system that writes its sensors
+    // and one whose sensors are left to `SyncOut`. All four are the same car.
+    let cars: Vec<(Entity, [Entity; 6])> = (0..4)
+        .map(|i| {
+            let car = spawn_vehicle(&mut app, &format!("car {i}"), 4);
+            if i >= 2 {
+                app.world_mut().entity_mut(car).insert((
+                    ExternalStep,
+                    SteppedByTest {
+                        writes_sensors: i == 2,
+                    },
+                ));
+            }
+            (car, spawn_chain(&mut app, car))
+        })
+        .collect();
+    for &(_, [engine, ..]) in &cars {
+        set::<Engine>(&mut app, engine, |e| e.throttle = 0.7);
+    }
+    // A clutch start over one second.
+    for step in 0..90 {
+        for &(_, [_, clutch, ..]) in &cars {
+            set::<Clutch>(&mut app, clutch, |c| {
+                c.engagement = (step as f64 / 60.0).min(1.0)
+            });
+        }
+        tick(&mut app, 1);
+    }
+    let sensors = |blocks: &[Entity; 6]| {
+        (
+            get::<EngineSensors>(&app, blocks[0]),
+            get::<ClutchSensors>(&app, blocks[1]),
+            get::<GearboxSensors>(&app, blocks[2]),
+            get::<DifferentialSensors>(&app, blocks[3]),
+            get::<WheelSensors>(&app, blocks[4]),
+            get::<WheelSensors>(&app, blocks[5]),
+        )
+    };
+    let first = sensors(&cars[0].1);
+    let expected_rpm = rad_s_to_rpm(state(&app, cars[0].0, cars[0].1[0])[0]);
+    assert_eq!(first.0.rpm, expected_rpm, "the sensors are this step's");
+    assert!(
+        first.4.speed > 1.0,
+        "the car moves: {} rad/s",
+        first.4.speed
+    );
+    for (car, blocks) in &cars[1..] {
+        assert_eq!(
+            sensors(blocks),
+            first,
+            "{car}: same car, same sensors (bit for bit)"
+        );
+    }
 }

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::controls::set_if_changed;
 use bevy_vehicle_drivetrain::prelude::*;
-use bevy_vehicle_drivetrain::{BlockSlot, StageWheels};
+use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use smallvec::SmallVec;
 
 use super::context::{ModuleContext, ModuleWheel, VehicleState};
@@ -194,6 +194,7 @@ pub(crate) fn step_vehicles(
     >,
     mut states: Query<&mut WheelState>,
     slots: Query<&BlockSlot>,
+    mut sensors: SensorWriter,
     mut buffer: Local<Vec<f64>>,
 ) {
     let dt = time.delta_secs_f64();
@@ -203,6 +204,7 @@ pub(crate) fn step_vehicles(
     for (mut drivetrain, mut modules, mut scratch, mut telemetry, ready) in &mut vehicles {
         if !ready {
             drivetrain.step_with(dt, &mut buffer);
+            sensors.write(&mut drivetrain);
             continue;
         }
         let ModuleScratch {
@@ -279,6 +281,8 @@ pub(crate) fn step_vehicles(
                 brake.name()
             );
         }
+        // While the vehicle's program is still in cache.
+        sensors.write(&mut drivetrain);
         set_if_changed(&mut telemetry.rack_travel, *rack);
 
         // Each wheel ends the step at its last stage's angle: its heading, and the velocity
