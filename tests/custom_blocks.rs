@@ -73,6 +73,9 @@ impl<B: Block> Block for Delegate<B> {
     fn sensors(&self, runtime: &B::Runtime, state: &[f64], shafts: &Shafts) -> B::Sensors {
         self.0.sensors(runtime, state, shafts)
     }
+    fn reshape_state(&self, old: &[f64], state: &mut [f64]) {
+        self.0.reshape_state(old, state)
+    }
 }
 
 fn maybe_wrap<B: Block>(wrap: bool, block: B, entity: &mut EntityWorldMut) {
@@ -211,5 +214,52 @@ fn delegating_wrappers_reproduce_built_in_blocks_bit_for_bit() {
     assert!(
         trajectory([true; 6]) == baseline,
         "wrapping every block changed the trajectory"
+    );
+}
+
+/// A user block whose settings change its number of states is rebuilt around, and says what
+/// carries over (`Block::reshape_state`). Here a wrapped wheel, spun up by a constant torque,
+/// is given a tire (two states become five) halfway: it touches no ground, so its spin and
+/// angle follow `ω = T·t/J` and `θ = T·t²/(2J)` across the rebuild as if nothing happened.
+#[test]
+fn a_user_block_that_changes_shape_keeps_what_it_says() {
+    let (torque, motor_inertia, wheel_inertia) = (40.0, 0.3, 1.1);
+    let mut app = create_app(60.0);
+    app.register_block::<Delegate<Wheel>>();
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        constant_torque_motor(torque, motor_inertia),
+        None,
+    );
+    let wheel = spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        Delegate(common::wheel(wheel_inertia, WheelLoad::None)),
+        Some((motor, Port::OUT)),
+    );
+    tick(&mut app, 1); // compiles the drivetrain; the first step runs from rest
+    let steps = 60;
+    tick(&mut app, steps - 1);
+    set::<Delegate<Wheel>>(&mut app, wheel, |w| {
+        w.0.load = WheelLoad::Tire(std::sync::Arc::new(Tire::default()))
+    });
+    tick(&mut app, steps);
+    assert_eq!(state(&app, car, wheel).len(), 5, "the wheel has its tire");
+    let t = 2.0 * steps as f64 * fixed_dt(&app);
+    let j = motor_inertia + wheel_inertia;
+    let [angle, spin] = [state(&app, car, wheel)[0], state(&app, car, wheel)[1]];
+    assert!(
+        rel(spin, torque * t / j) < 1e-9,
+        "spin {spin} rad/s, expected {}",
+        torque * t / j
+    );
+    assert!(
+        rel(angle, 0.5 * torque * t * t / j) < 1e-9,
+        "angle {angle} rad, expected {}",
+        0.5 * torque * t * t / j
     );
 }

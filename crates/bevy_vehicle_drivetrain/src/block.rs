@@ -329,7 +329,8 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     fn ports(&self) -> Ports;
 
     /// Number of `f64` continuous states the integrator keeps for this block (0 for massless
-    /// blocks). Must not change while the block is connected.
+    /// blocks). When a change of settings changes it (a wheel given a tire, say), the vehicle
+    /// is rebuilt around the block and [`Block::reshape_state`] carries its state over.
     fn state_len(&self) -> usize {
         0
     }
@@ -388,6 +389,16 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     /// block enters a drivetrain.
     fn init(&self, runtime: &mut Self::Runtime, state: &mut [f64]) {
         let _ = (runtime, state);
+    }
+
+    /// Carries a running block's continuous state over a rebuild that changed its number of
+    /// states ([`Block::state_len`]): `old` is its state before, `state` its new state as
+    /// [`Block::init`] set it. The runtime starts afresh from `init`. The default keeps
+    /// `init`'s state; a wheel keeps its angle and spin whether or not it gained or lost its
+    /// tire's states. (A rebuild that keeps the number of states keeps state and runtime
+    /// whole.)
+    fn reshape_state(&self, old: &[f64], state: &mut [f64]) {
+        let _ = (old, state);
     }
 
     /// Per-step logic, called once per fixed step before any stage: throttle lag, shift timers,

@@ -602,17 +602,15 @@ fn adopt_state(program: &mut Program, old: &Program) {
         let Some(j) = old.node_of(entity) else {
             continue;
         };
-        if program.state_of(i).len() == old.state_of(j).len()
-            && program.blocks[i].adopt(&old.blocks[j])
-        {
-            let state = old.state_of(j).to_vec();
-            program.state_of_mut(i).copy_from_slice(&state);
-        } else if let (Cell::Wheel(_), Cell::Wheel(_)) = (&program.blocks[i], &old.blocks[j]) {
-            // A wheel that gained or lost its tire (and the tire's states) keeps turning: its
-            // angle and spin come first in either shape. The tire's slips start from zero and
-            // relax toward the road's within a relaxation length.
-            let (angle, spin) = (old.state_of(j)[0], old.state_of(j)[1]);
-            program.state_of_mut(i)[..2].copy_from_slice(&[angle, spin]);
+        let old_state = old.state_of(j);
+        if program.state_of(i).len() == old_state.len() {
+            if program.blocks[i].adopt(&old.blocks[j]) {
+                program.state_of_mut(i).copy_from_slice(old_state);
+            }
+        } else {
+            // Reshaped by its settings: the block says what carries over.
+            let range = program.nodes[i].state();
+            program.blocks[i].reshape(&old.blocks[j], old_state, &mut program.x[range]);
         }
     }
     program.pending_projection = true;

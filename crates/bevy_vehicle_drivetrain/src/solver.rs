@@ -60,6 +60,9 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     /// Takes over the runtime state of `old` (a `BlockCell` as `Any`) if it is the same block
     /// type.
     fn adopt_any(&mut self, old: &dyn Any) -> bool;
+    /// [`Block::reshape_state`] from `old_state`, the state of `old` (a `BlockCell` as `Any`),
+    /// if `old` is the same block type; returns whether it is.
+    fn reshape_any(&self, old: &dyn Any, old_state: &[f64], state: &mut [f64]) -> bool;
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
@@ -136,6 +139,13 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
             }
             None => false,
         }
+    }
+    fn reshape_any(&self, old: &dyn Any, old_state: &[f64], state: &mut [f64]) -> bool {
+        let same_type = old.is::<BlockCell<B>>();
+        if same_type {
+            self.block.reshape_state(old_state, state);
+        }
+        same_type
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -343,6 +353,15 @@ impl Cell {
         with_cell!(self, c => c.adopt_any(old), open => false)
     }
 
+    /// Carries the state `old_state` of `old`, the same block with another number of states,
+    /// into `state` ([`Block::reshape_state`]); returns whether `old` is the same block type.
+    pub fn reshape(&self, old: &Cell, old_state: &[f64], state: &mut [f64]) -> bool {
+        let Some(old) = old.as_any() else {
+            return false;
+        };
+        with_cell!(self, c => c.reshape_any(old, old_state, state), open => false)
+    }
+
     /// The block cell as `Any`, to downcast to `BlockCell<B>`.
     pub fn as_any(&self) -> Option<&dyn Any> {
         with_cell!(self, c => Some(c.as_any()), open => None)
@@ -373,7 +392,7 @@ impl Node {
         self.children[0] as usize..self.children[1] as usize
     }
     #[inline]
-    fn state(&self) -> core::ops::Range<usize> {
+    pub(crate) fn state(&self) -> core::ops::Range<usize> {
         self.state[0] as usize..self.state[1] as usize
     }
 }

@@ -582,6 +582,15 @@ impl Block for Wheel {
         Self::state_len_for(&self.load)
     }
 
+    /// A wheel that gained or lost its tire (and the tire's states) keeps turning: its angle
+    /// and spin come first in either shape. The tire's slips start from zero and relax toward
+    /// the road's within a relaxation length.
+    fn reshape_state(&self, old: &[f64], state: &mut [f64]) {
+        for (new, old) in state.iter_mut().zip(old).take(2) {
+            *new = *old;
+        }
+    }
+
     take_inputs_fields!(brake_torque);
 
     fn validate(&self) -> Result<(), SettingError> {
