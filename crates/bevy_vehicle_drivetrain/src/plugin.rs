@@ -56,9 +56,10 @@ pub enum DrivetrainSystems {
     /// Copies changed block components (settings and inputs) into the solver. Systems that set
     /// driver inputs belong before this set.
     SyncIn,
-    /// Advances every drivetrain by one step.
+    /// Advances every drivetrain by one step. The built-in blocks' sensors of each vehicle
+    /// stepped here are written right after its step ([`SensorWriter`]).
     Step,
-    /// Writes every block's sensors component.
+    /// Writes every block's sensors component not already written in [`DrivetrainSystems::Step`].
     SyncOut,
 }
 
@@ -272,8 +273,9 @@ impl Drivetrain {
 }
 
 /// On a vehicle entity: its drivetrain is stepped by another system, which calls
-/// [`Drivetrain::step_hooked`] itself in [`DrivetrainSystems::Step`]; the plugin's own step
-/// leaves it alone. The chassis marks its vehicles this way.
+/// [`Drivetrain::step_hooked`] itself in [`DrivetrainSystems::Step`] (and may write its sensors
+/// right after, with a [`SensorWriter`]); the plugin's own step leaves it alone. The chassis
+/// marks its vehicles this way.
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct ExternalStep;
 
