@@ -65,5 +65,5 @@ pub mod prelude {
         Drivetrain, DrivetrainPlugin, DrivetrainStatus, DrivetrainSystems, RegisterBlock,
     };
     pub use crate::relations::{BlockOf, Blocks, DrivenBy, Drives, Port};
-    pub use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, lump, sign};
+    pub use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, lump, lump_with, sign};
 }

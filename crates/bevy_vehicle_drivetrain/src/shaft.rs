@@ -242,6 +242,62 @@ pub struct Lumped {
     pub shaft_torque: f64,
 }
 
+/// The reciprocal of the last value it was given, for stage functions that divide by a
+/// quantity that only changes with modes (the total inertia a root drives, a locked
+/// differential's inertia): [`Reciprocal::remember`] it where the block may change (in
+/// [`Block::update_modes`](crate::Block::update_modes), through the block's runtime), and
+/// multiply by [`Reciprocal::of`] in the stages. A division takes several times as long as a
+/// multiplication, and these sit on the chain from the engine to the wheels at every stage.
+///
+/// `of(x)` is `1 / x` whether or not `x` is the remembered value, bit for bit, so the result
+/// never depends on what was remembered; for the same reason any two compare equal.
+#[derive(Clone, Copy, Debug)]
+pub struct Reciprocal {
+    value: f64,
+    reciprocal: f64,
+}
+
+impl Default for Reciprocal {
+    /// Remembers nothing.
+    fn default() -> Self {
+        Reciprocal {
+            value: f64::NAN,
+            reciprocal: f64::NAN,
+        }
+    }
+}
+
+impl PartialEq for Reciprocal {
+    /// Always: what a `Reciprocal` remembers changes no result.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Reciprocal {
+    /// Keeps `1 / x` for later calls of [`Reciprocal::of`] with `x`.
+    #[inline]
+    pub fn remember(&mut self, x: f64) {
+        if x.to_bits() != self.value.to_bits() {
+            *self = Reciprocal {
+                value: x,
+                reciprocal: 1.0 / x,
+            };
+        }
+    }
+
+    /// `1 / x`: the remembered reciprocal if `x` is the remembered value, computed otherwise.
+    #[inline]
+    pub fn of(&self, x: f64) -> f64 {
+        // Bits, not `==`: 0 and −0 have reciprocals of opposite signs.
+        if x.to_bits() == self.value.to_bits() {
+            self.reciprocal
+        } else {
+            1.0 / x
+        }
+    }
+}
+
 /// Solves a driver of inertia `inertia` (kg·m²) and net torque `torque` (N·m) rigidly coupled
 /// to a `load`, as one lumped inertia.
 ///
@@ -254,13 +310,20 @@ pub struct Lumped {
 /// and the impulse handed down.
 #[inline]
 pub fn lump(inertia: f64, torque: f64, load: ShaftUp) -> Lumped {
+    lump_with(inertia, torque, load, &Reciprocal::default())
+}
+
+/// [`lump`], taking `1 / (I + I_load)` from `total` when it remembers it (see [`Reciprocal`]):
+/// the same result, bit for bit, without a division at every stage.
+#[inline]
+pub fn lump_with(inertia: f64, torque: f64, load: ShaftUp, total: &Reciprocal) -> Lumped {
     if load.is_held() {
         return Lumped {
             acceleration: 0.0,
             shaft_torque: torque,
         };
     }
-    let acceleration = (torque + load.reaction) / (inertia + load.inertia);
+    let acceleration = (torque + load.reaction) * total.of(inertia + load.inertia);
     Lumped {
         acceleration,
         shaft_torque: load.inertia * acceleration - load.reaction,
@@ -374,6 +437,46 @@ mod tests {
         assert!(ShaftUp::FREE.reflect(3.0, 3.0).is_free());
         assert_eq!(ShaftUp::HELD.speed(), Some(0.0));
         assert_eq!(ShaftUp::FREE.speed(), None);
+    }
+
+    /// A remembered reciprocal is the computed one, bit for bit, whatever was remembered: at
+    /// ordinary values, zero, subnormals, infinities and NaN.
+    #[test]
+    fn a_remembered_reciprocal_changes_no_result() {
+        let values = [
+            1.0,
+            0.2,
+            3.25,
+            -7.5,
+            1e-300,
+            5e-324,
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        let mut checked = 0;
+        for &remembered in &values {
+            let mut r = Reciprocal::default();
+            r.remember(remembered);
+            for &x in &values {
+                assert_eq!(
+                    r.of(x).to_bits(),
+                    (1.0 / x).to_bits(),
+                    "1/{x} with {remembered} remembered"
+                );
+                let load = ShaftUp::rigid(x.abs(), 10.0, -40.0);
+                let (with, without) = (lump_with(0.25, 180.0, load, &r), lump(0.25, 180.0, load));
+                assert_eq!(
+                    [with.acceleration, with.shaft_torque].map(f64::to_bits),
+                    [without.acceleration, without.shaft_torque].map(f64::to_bits),
+                    "lump onto inertia {x} with {remembered} remembered"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 100);
+        assert_eq!(Reciprocal::default().of(0.0), f64::INFINITY);
     }
 
     #[test]

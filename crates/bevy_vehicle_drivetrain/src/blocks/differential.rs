@@ -8,7 +8,7 @@ use crate::block::{
     check_positive, check_range,
 };
 use crate::blocks::gearbox::PowerFlow;
-use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp, sign};
+use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, sign};
 
 /// A differential splitting its input between a `left` output (1) and a `right` output (2).
 ///
@@ -103,6 +103,8 @@ pub struct DifferentialRuntime {
     inv_locked_gain: f64,
     /// Locked: `1 / (r_e·g_e)`, which turns the pair's inertia into the input's.
     inv_locked_ratio_gain: f64,
+    /// Locked: the outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²).
+    locked_inertia: Reciprocal,
 }
 
 impl DifferentialRuntime {
@@ -165,28 +167,48 @@ impl Differential {
     /// Acceleration (speed, in a momentum pass) of output 2 when locked, for input torque `t`.
     /// Returns `None` when the locked pair is held.
     #[inline]
-    fn locked_acceleration(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> Option<f64> {
+    fn locked_acceleration(
+        &self,
+        rt: &DifferentialRuntime,
+        t: f64,
+        o1: &ShaftUp,
+        o2: &ShaftUp,
+    ) -> Option<f64> {
         if o1.is_held() || o2.is_held() {
             return None;
         }
         let k = self.lock_ratio;
         let b = self.torque_bias;
-        let inertia = k * k * o1.inertia + o2.inertia;
+        let inertia = Self::locked_inertia(k, o1, o2);
         if inertia == 0.0 {
             return Some(0.0);
         }
-        let gen_gain = gain * (b * k + 1.0 - b);
-        Some((gen_gain * t + k * o1.reaction + o2.reaction) / inertia)
+        let gen_gain = rt.gain * (b * k + 1.0 - b);
+        Some((gen_gain * t + k * o1.reaction + o2.reaction) * rt.locked_inertia.of(inertia))
+    }
+
+    /// The locked outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²), for lock
+    /// ratio `k`.
+    #[inline]
+    fn locked_inertia(k: f64, o1: &ShaftUp, o2: &ShaftUp) -> f64 {
+        k * k * o1.inertia + o2.inertia
     }
 
     /// Output torques `(T1, T2, λ)` of the locked differential for input torque `t`.
     #[inline]
-    fn locked_torques(&self, gain: f64, t: f64, o1: &ShaftUp, o2: &ShaftUp) -> (f64, f64, f64) {
+    fn locked_torques(
+        &self,
+        rt: &DifferentialRuntime,
+        t: f64,
+        o1: &ShaftUp,
+        o2: &ShaftUp,
+    ) -> (f64, f64, f64) {
         let k = self.lock_ratio;
         let b = self.torque_bias;
+        let gain = rt.gain;
         let t1_open = b * gain * t;
         let t2_open = (1.0 - b) * gain * t;
-        match self.locked_acceleration(gain, t, o1, o2) {
+        match self.locked_acceleration(rt, t, o1, o2) {
             Some(a2) => {
                 // Output 1 follows at k·a2; the lock carries the difference.
                 let t1 = o1.inertia * k * a2 - o1.reaction;
@@ -263,7 +285,7 @@ impl Block for Differential {
                 // 1/(r_e·g_e).
                 ShaftUp {
                     momentum: (k * o1.momentum + o2.momentum) * rt.inv_locked_gain,
-                    inertia: (k * k * o1.inertia + o2.inertia) * rt.inv_locked_ratio_gain,
+                    inertia: Self::locked_inertia(k, o1, o2) * rt.inv_locked_ratio_gain,
                     reaction: (k * o1.reaction + o2.reaction) * rt.inv_locked_gain,
                 }
             }
@@ -310,7 +332,7 @@ impl Block for Differential {
         let g = rt.gain;
         let (t1, t2) = match rt.mode {
             DifferentialMode::Locked => {
-                let (t1, t2, _) = self.locked_torques(g, t, o1, o2);
+                let (t1, t2, _) = self.locked_torques(rt, t, o1, o2);
                 (t1, t2)
             }
             DifferentialMode::Slipping { direction } => {
@@ -351,13 +373,15 @@ impl Block for Differential {
             }
         }
         let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
-        let g = rt.gain;
+        // The outputs' inertias change with their modes only: remembered for the stages.
+        rt.locked_inertia
+            .remember(Self::locked_inertia(self.lock_ratio, o1, o2));
         match rt.mode {
             DifferentialMode::Locked => {
                 if self.always_locked() {
                     return change;
                 }
-                let (_, _, lambda) = self.locked_torques(g, input.torque, o1, o2);
+                let (_, _, lambda) = self.locked_torques(rt, input.torque, o1, o2);
                 if lambda.abs() > self.lock_torque {
                     rt.mode = DifferentialMode::Slipping {
                         direction: sign(lambda),

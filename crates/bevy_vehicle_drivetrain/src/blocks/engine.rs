@@ -9,7 +9,7 @@ use crate::block::{
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
-use crate::shaft::{Pass, Shaft, ShaftDown, lump};
+use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with};
 
 /// Speed below which Coulomb friction fades linearly to zero (rad/s), so that a stopped engine
 /// has no friction discontinuity.
@@ -160,6 +160,8 @@ pub struct EngineRuntime {
     inv_idle_span: f64,
     /// `1 / max_rpm` (1/rpm), derived from the settings.
     inv_max_rpm: f64,
+    /// The engine's inertia plus its load's (kg·m²), for the stages' lumped acceleration.
+    total_inertia: Reciprocal,
 }
 
 /// What an [`Engine`] reports after each step.
@@ -368,7 +370,12 @@ impl Block for Engine {
         let speed = state[0];
         match stage.pass {
             Pass::Torque => {
-                let l = lump(self.inertia, self.net_torque(rt, speed), outputs[0].up);
+                let l = lump_with(
+                    self.inertia,
+                    self.net_torque(rt, speed),
+                    outputs[0].up,
+                    &rt.total_inertia,
+                );
                 derivative[0] = l.acceleration;
                 outputs[0].down = ShaftDown {
                     torque: l.shaft_torque,
@@ -376,7 +383,12 @@ impl Block for Engine {
                 };
             }
             Pass::Momentum => {
-                let l = lump(self.inertia, self.inertia * speed, outputs[0].up);
+                let l = lump_with(
+                    self.inertia,
+                    self.inertia * speed,
+                    outputs[0].up,
+                    &rt.total_inertia,
+                );
                 derivative[0] = l.acceleration - speed;
                 outputs[0].down = ShaftDown {
                     torque: l.shaft_torque,
@@ -387,7 +399,9 @@ impl Block for Engine {
     }
 
     #[inline]
-    fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], _: &Shafts) -> ModeChange {
+    fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
+        rt.total_inertia
+            .remember(self.inertia + shafts.outputs[0].up.inertia);
         let stall = rpm_to_rad_s(self.stall_rpm);
         if rt.firing && state[0] < stall {
             rt.firing = false;
