@@ -10,7 +10,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
 };
-use crate::shaft::{Pass, Reciprocal, Shaft, ShaftUp, sign};
+use crate::shaft::{Pass, Shaft, ShaftUp, sign};
 
 /// Standard gravity (m/s²), used by [`WheelLoad::Vehicle`].
 const GRAVITY: f64 = 9.80665;
@@ -229,8 +229,6 @@ pub struct WheelRuntime {
     /// The contact's velocity and acceleration as measured, before any steering turn
     /// (tire frame, m/s and m/s²).
     measured: [[f64; 2]; 2],
-    /// The inertia the wheel's spin is integrated with (kg·m²), remembered each step.
-    inertia: Reciprocal,
 }
 
 impl WheelRuntime {
@@ -541,10 +539,8 @@ impl Wheel {
             (BrakeMode::Held, Pass::Momentum) => -speed,
             // `up` holds the effective inertia and the road plus brake torque (the momentum, in
             // a momentum pass).
-            (BrakeMode::Rolling { .. }, Pass::Torque) => {
-                (drive + up.reaction) * rt.inertia.of(up.inertia)
-            }
-            (BrakeMode::Rolling { .. }, Pass::Momentum) => drive * rt.inertia.of(up.inertia),
+            (BrakeMode::Rolling { .. }, Pass::Torque) => (drive + up.reaction) / up.inertia,
+            (BrakeMode::Rolling { .. }, Pass::Momentum) => drive / up.inertia,
         };
         if stage.pass == Pass::Torque {
             // Written here as well as in `stage_load`: the mode may have changed since.
@@ -644,7 +640,6 @@ impl Block for Wheel {
         step: &StepContext,
     ) -> ModeChange {
         rt.substep = step.dt / f64::from(step.substeps.max(1));
-        rt.inertia.remember(self.effective_inertia());
         rt.brake = self.brake_capacity();
         rt.drive = 0.0;
         rt.steer = 0.0;
