@@ -576,8 +576,10 @@ impl Block for AutomaticTransmission {
             return ModeChange::Unchanged;
         }
         let (flow, change) = rt.flow.update(input);
-        rt.flow = flow;
-        rt.resolve(self);
+        if change != ModeChange::Unchanged {
+            rt.flow = flow;
+            rt.resolve(self);
+        }
         change
     }
 

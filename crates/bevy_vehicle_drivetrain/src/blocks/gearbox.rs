@@ -328,8 +328,10 @@ impl Block for Gearbox {
             return ModeChange::Unchanged;
         };
         let (flow, change) = rt.flow.update(input);
-        rt.flow = flow;
-        rt.resolve(self);
+        if change != ModeChange::Unchanged {
+            rt.flow = flow;
+            rt.resolve(self);
+        }
         change
     }
 
