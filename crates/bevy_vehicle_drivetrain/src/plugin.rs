@@ -850,8 +850,15 @@ pub struct SensorWriter<'w, 's> {
 }
 
 impl SensorWriter<'_, '_> {
-    /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled.
+    /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled, and marks them
+    /// written for this step.
     pub fn write(&mut self, drivetrain: &mut Drivetrain) {
+        self.write_sensors(drivetrain);
+        drivetrain.sensors_written = true;
+    }
+
+    /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled.
+    fn write_sensors(&mut self, drivetrain: &Drivetrain) {
         fn write<B: Block>(
             sensors: &mut Query<&mut B::Sensors>,
             program: &Program,
@@ -862,7 +869,6 @@ impl SensorWriter<'_, '_> {
                 *s = program.sensors_of(cell, i);
             }
         }
-        drivetrain.sensors_written = true;
         let Some(p) = drivetrain.program.as_ref() else {
             return;
         };
@@ -885,11 +891,9 @@ impl SensorWriter<'_, '_> {
 fn write_builtin_sensors(mut vehicles: Query<&mut Drivetrain>, mut sensors: SensorWriter) {
     for mut drivetrain in &mut vehicles {
         let drivetrain = drivetrain.bypass_change_detection();
-        if core::mem::take(&mut drivetrain.sensors_written) {
-            continue;
+        if !core::mem::take(&mut drivetrain.sensors_written) {
+            sensors.write_sensors(drivetrain);
         }
-        sensors.write(drivetrain);
-        drivetrain.sensors_written = false;
     }
 }
 
