@@ -5,8 +5,9 @@
 //! colliders. The hit gives the suspension travel, the contact point and normal, the collider
 //! and its friction (combined with Rapier's rule), and the ground's velocity there. The
 //! suspension spring, damper, bump stop and anti-roll bars then give each tire's normal load,
-//! which, with the wheel's velocity over the ground in the tire frame and the friction, is fed
-//! to the wheel block as its [`WheelContact`] for the coming step.
+//! which, with the wheel's velocity over the ground in the tire frame and the friction, the
+//! wheel's [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
+//! [`WheelContact`] for the coming step.
 
 use bevy::prelude::*;
 use bevy_rapier3d::parry::bounding_volume::{Aabb, BoundingVolume};
@@ -471,7 +472,6 @@ pub(crate) fn probe_ground(
             &Velocity,
             &ReadMassProperties,
             &Blocks,
-            &mut Drivetrain,
             Option<&AntiRollBars>,
             &mut VehicleModules,
             &mut ModuleScratch,
@@ -498,17 +498,8 @@ pub(crate) fn probe_ground(
     let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
-    for (
-        vehicle,
-        transform,
-        velocity,
-        mass,
-        blocks,
-        mut drivetrain,
-        bars,
-        mut modules,
-        mut scratch,
-    ) in &mut vehicles
+    for (vehicle, transform, velocity, mass, blocks, bars, mut modules, mut scratch) in
+        &mut vehicles
     {
         let inputs = &scratch.inputs;
         let module_ctx = inputs.context(0.0);
@@ -718,9 +709,10 @@ pub(crate) fn probe_ground(
             }
         }
 
-        // Tire loads, and the contact each wheel block integrates over the coming step.
+        // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
+        // friction above, as the contact it integrates over the coming step.
         for block in blocks.iter() {
-            let Ok((.., slot, mut state)) = wheels.get_mut(block) else {
+            let Ok((.., mut state)) = wheels.get_mut(block) else {
                 continue;
             };
             state.load = if state.grounded {
@@ -728,15 +720,6 @@ pub(crate) fn probe_ground(
             } else {
                 0.0
             };
-            let contact = WheelContact {
-                load: state.load,
-                velocity: state.velocity,
-                acceleration: state.acceleration,
-                friction: state.friction,
-            };
-            if let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node) {
-                runtime.contact = contact;
-            }
             // The modules' stage functions see the loads and travels just measured.
             let inputs = &mut scratch.inputs;
             if let Some(i) = inputs.index_of(block) {

@@ -227,6 +227,20 @@ pub(crate) fn step_vehicles(
                 wheel.node = slot.node;
             }
         }
+        // Each wheel block integrates the contact `probe_ground` measured. Handed over here,
+        // not there: the program is touched once per step, by the step that needs it.
+        for wheel in &inputs.wheels {
+            if let Ok(state) = states.get(wheel.entity)
+                && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
+            {
+                runtime.contact = WheelContact {
+                    load: state.load,
+                    velocity: state.velocity,
+                    acceleration: state.acceleration,
+                    friction: state.friction,
+                };
+            }
+        }
         let count = inputs.wheels.len();
         for buffer in [&mut *brakes, &mut *angles, &mut *drives] {
             buffer.resize(count, 0.0);
