@@ -703,33 +703,35 @@ fn compile(
     }))
 }
 
-/// Hands changed driver controls to every block of type `B` of the vehicles whose controls
-/// changed (vehicles whose controls did not change cost nothing here).
-/// Hands the driver's changed controls to each block, in the component and in the solver's
-/// copy. Inputs are clamped, never refused, so the copy takes them directly: no settings check
-/// and no copy of the settings every time the throttle moves.
+/// Hands the driver's changed controls to each block of type `B`, in the component and in the
+/// solver's copy. Inputs are clamped, never refused, so the copy takes them directly: no
+/// settings check and no copy of the settings every time the throttle moves.
+///
+/// Walks the blocks of type `B`, not the vehicles' members: a type no vehicle has costs
+/// nothing, and each block is looked at once rather than once per registered type.
 fn apply_controls<B: Block>(
-    mut vehicles: Query<(&VehicleControls, &Blocks, &mut Drivetrain), Changed<VehicleControls>>,
-    mut blocks: Query<(&mut B, &BlockSlot)>,
+    mut blocks: Query<(Entity, &mut B, &BlockSlot, &BlockOf)>,
+    mut vehicles: Query<(Ref<VehicleControls>, &mut Drivetrain)>,
 ) {
-    for (controls, members, mut drivetrain) in &mut vehicles {
-        for member in members.iter() {
-            let Ok((mut block, slot)) = blocks.get_mut(member) else {
-                continue;
-            };
-            if !block.bypass_change_detection().apply_controls(controls) {
-                continue;
+    for (member, mut block, slot, block_of) in &mut blocks {
+        let Ok((controls, mut drivetrain)) = vehicles.get_mut(block_of.0) else {
+            continue;
+        };
+        if !controls.is_changed() {
+            continue;
+        }
+        if !block.bypass_change_detection().apply_controls(&controls) {
+            continue;
+        }
+        match drivetrain
+            .bypass_change_detection()
+            .block_cell_mut::<B>(slot.node, member)
+        {
+            Some(cell) => {
+                cell.block.apply_controls(&controls);
             }
-            match drivetrain
-                .bypass_change_detection()
-                .block_cell_mut::<B>(slot.node, member)
-            {
-                Some(cell) => {
-                    cell.block.apply_controls(controls);
-                }
-                // Not compiled yet: the compiled program will start from the component.
-                None => block.set_changed(),
-            }
+            // Not compiled yet: the compiled program will start from the component.
+            None => block.set_changed(),
         }
     }
 }
