@@ -174,6 +174,61 @@ impl TorqueCurve {
     }
 }
 
+/// A [`TorqueCurve`] ready for a solver's stages: each point with the slope of the segment that
+/// starts there, so that a stage interpolates without dividing. Built once per curve (see
+/// [`CurveTable::follows`]), not per stage.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CurveTable {
+    /// `[rpm, N·m, N·m per rpm to the next point]`; the last point's slope is 0.
+    points: Vec<[f64; 3]>,
+}
+
+impl CurveTable {
+    /// Whether the table was built from `curve`'s points as they are now.
+    pub fn follows(&self, curve: &TorqueCurve) -> bool {
+        self.points.len() == curve.points.len()
+            && self
+                .points
+                .iter()
+                .zip(&curve.points)
+                .all(|(a, b)| a[0].to_bits() == b.0.to_bits() && a[1].to_bits() == b.1.to_bits())
+    }
+
+    /// Rebuilds the table from `curve`, reusing its storage.
+    pub fn rebuild(&mut self, curve: &TorqueCurve) {
+        self.points.clear();
+        self.points
+            .extend(curve.points.iter().enumerate().map(|(i, &(r0, t0))| {
+                let slope = curve
+                    .points
+                    .get(i + 1)
+                    .map_or(0.0, |&(r1, t1)| (t1 - t0) / (r1 - r0));
+                [r0, t0, slope]
+            }));
+    }
+
+    /// Torque (N·m) at `rpm`, as [`TorqueCurve::torque_at`] gives it (to rounding).
+    #[inline]
+    pub fn torque_at(&self, rpm: f64) -> f64 {
+        let p = &self.points[..];
+        let (Some(first), Some(last)) = (p.first(), p.last()) else {
+            return 0.0;
+        };
+        if rpm <= 0.0 {
+            return 0.0;
+        }
+        if rpm <= first[0] {
+            return first[1];
+        }
+        if rpm >= last[0] {
+            return last[1];
+        }
+        // The last point below the query; the table is short, so a linear scan wins.
+        let segment = p.iter().rev().find(|q| q[0] < rpm).unwrap_or(first);
+        segment[1] + segment[2] * (rpm - segment[0])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +247,23 @@ mod tests {
                 value: 200.0
             }
         );
+    }
+
+    #[test]
+    fn the_table_interpolates_as_the_curve_does() {
+        let c = TorqueCurve::new(vec![(1000.0, 100.0), (3000.0, 200.0), (6000.0, 150.0)]);
+        let mut table = CurveTable::default();
+        assert!(!table.follows(&c));
+        table.rebuild(&c);
+        assert!(table.follows(&c));
+        for rpm in [
+            -10.0, 0.0, 500.0, 1000.0, 1500.0, 2999.0, 3000.0, 4321.0, 6000.0, 7000.0,
+        ] {
+            let (a, b) = (table.torque_at(rpm), c.torque_at(rpm));
+            assert!((a - b).abs() <= 1e-12 * b.abs(), "{rpm} rpm: {a} vs {b}");
+        }
+        let changed = TorqueCurve::new(vec![(1000.0, 100.0), (3000.0, 210.0), (6000.0, 150.0)]);
+        assert!(!table.follows(&changed));
     }
 
     #[test]

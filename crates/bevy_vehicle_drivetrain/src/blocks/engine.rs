@@ -8,7 +8,7 @@ use crate::block::{
     check_non_negative, check_positive, clamp_input,
 };
 use crate::controls::{VehicleControls, set_if_changed};
-use crate::curve::{Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
+use crate::curve::{CurveTable, Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with};
 
 /// Speed below which Coulomb friction fades linearly to zero (rad/s), so that a stopped engine
@@ -154,8 +154,10 @@ pub struct EngineRuntime {
     pub ignition: bool,
     /// Peaks of the torque curve (torque, power), derived from the settings.
     pub peaks: (Peak, Peak),
-    /// The curve and rev limit the peaks were computed for.
-    peaks_of: (Vec<(f64, f64)>, f64),
+    /// The torque curve the stages interpolate (and the peaks were computed from).
+    curve: CurveTable,
+    /// The rev limit the power peak was computed for (rpm).
+    peaks_limit: f64,
     /// `1 / (idle_band · idle speed)` (s/rad), derived from the settings.
     inv_idle_span: f64,
     /// `1 / max_rpm` (1/rpm), derived from the settings.
@@ -217,7 +219,7 @@ impl Engine {
         let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
         let mut torque = if runtime.firing {
             let throttle = self.effective_throttle(runtime, speed);
-            let full = self.torque_curve.torque_at(rpm) * self.torque_scale + self.torque_added;
+            let full = runtime.curve.torque_at(rpm) * self.torque_scale + self.torque_added;
             throttle * full + (1.0 - throttle) * braking
         } else {
             braking
@@ -298,13 +300,13 @@ impl Block for Engine {
         runtime.inv_idle_span = 1.0 / (self.idle_band * self.idle_speed());
         runtime.inv_max_rpm = 1.0 / self.max_rpm;
         // Called on every throttle change; the peaks only change with the curve.
-        if runtime.peaks_of.0 != self.torque_curve.points || runtime.peaks_of.1 != self.max_rpm {
+        if !runtime.curve.follows(&self.torque_curve) || runtime.peaks_limit != self.max_rpm {
             runtime.peaks = (
                 self.torque_curve.peak_torque(),
                 self.torque_curve.peak_power(self.max_rpm),
             );
-            runtime.peaks_of.0.clone_from(&self.torque_curve.points);
-            runtime.peaks_of.1 = self.max_rpm;
+            runtime.curve.rebuild(&self.torque_curve);
+            runtime.peaks_limit = self.max_rpm;
         }
     }
 
