@@ -1,10 +1,14 @@
 //! Wheel contact against closed-form geometry: the fast plane contact agrees with the full
-//! shape cast, tires bridge gaps narrower than themselves, and wheels do not sink into slopes.
+//! shape cast, tires bridge gaps narrower than themselves, and wheels do not sink into slopes;
+//! and the tires push a movable ground back as hard as it pushes them.
 
 mod common;
 
 use bevy::prelude::*;
-use bevy_rapier3d::prelude::{Collider, Friction, RigidBody};
+use bevy_rapier3d::prelude::{
+    CoefficientCombineRule, Collider, ColliderMassProperties, ExternalImpulse, Friction,
+    ReadMassProperties, RigidBody, Velocity,
+};
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
@@ -182,5 +186,72 @@ fn tires_bridge_a_gap_narrower_than_the_tire() {
     assert!(
         (drop - expected).abs() < 5e-4,
         "front wheel drops {drop} m over the slot, expected {expected} m"
+    );
+}
+
+/// A car that drives away on a free slab pushes the slab back: the tire forces the chassis gets
+/// are applied, reversed, to the dynamic body under the wheels. The slab slides on a
+/// frictionless floor, so nothing outside car and slab pushes along the road but the car's
+/// air drag: their momentum along the road, zero at the start, stays zero to within the drag's
+/// impulse (0.3 % here; the bound is 1 % of the car's momentum), and the slab moves back at
+/// `m_car·v_car / m_slab`.
+#[test]
+fn a_car_driving_off_a_free_slab_pushes_it_back() {
+    let mut app = create_app(60.0);
+    // A frictionless floor (the `Min` rule wins over the slab's `Average`), its top at
+    // y = −0.2 m, and a 2 t slab on it, its top at y = 0.
+    app.world_mut().spawn((
+        RigidBody::Fixed,
+        Collider::cuboid(200.0, 1.0, 200.0),
+        Friction {
+            coefficient: 0.0,
+            combine_rule: CoefficientCombineRule::Min,
+        },
+        Transform::from_xyz(0.0, -1.2, 0.0),
+    ));
+    let slab_mass = 2000.0;
+    let slab = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(10.0, 0.1, 100.0),
+            ColliderMassProperties::Mass(slab_mass),
+            Friction::coefficient(0.9),
+            ExternalImpulse::default(),
+            Velocity::default(),
+            ReadMassProperties::default(),
+            Transform::from_xyz(0.0, -0.1, 0.0),
+        ))
+        .id();
+    let builder = CarBuilder::default();
+    let at = Vec3::Y * (builder.wheel.radius as f32 - builder.wheel_height);
+    let car = spawn_car(&mut app, &builder, Transform::from_translation(at));
+    controls(&mut app, car, |c| c.parking = true);
+    tick(&mut app, 60);
+
+    let momentum = |app: &App| {
+        let car_mass = get::<ReadMassProperties>(app, car).mass;
+        let slab_mass = get::<ReadMassProperties>(app, slab).mass;
+        let (car_v, slab_v) = (velocity(app, car).z, get::<Velocity>(app, slab).linear.z);
+        (car_mass * car_v, slab_mass * slab_v)
+    };
+    let (car0, slab0) = momentum(&app);
+    controls(&mut app, car, |c| {
+        c.parking = false;
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    tick(&mut app, 180);
+    let (car1, slab1) = momentum(&app);
+
+    assert!(
+        (get::<ReadMassProperties>(&app, slab).mass - slab_mass).abs() < 1e-3,
+        "slab mass"
+    );
+    assert!(car1 < -3000.0, "the car drove off: momentum {car1} kg·m/s");
+    let residual = (car1 + slab1) - (car0 + slab0);
+    assert!(
+        residual.abs() < 0.01 * car1.abs(),
+        "momentum along the road: car {car1}, slab {slab1} (start {car0}, {slab0}) kg·m/s"
     );
 }

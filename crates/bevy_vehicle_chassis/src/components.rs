@@ -189,6 +189,9 @@ pub struct WheelState {
     pub heading: Vec3,
     /// The collider under the wheel.
     pub ground: Option<Entity>,
+    /// The dynamic rigid body that carries the collider under the wheel, which takes the
+    /// tire's reaction (`None` on fixed ground).
+    pub ground_body: Option<Entity>,
     /// Friction coefficient at the contact, combined with Rapier's rule (dimensionless).
     pub friction: f64,
     /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).

@@ -580,21 +580,23 @@ pub(crate) fn probe_ground(
                     continue;
                 };
                 let collider = colliders.get(hit.collider);
-                let (ground_velocity, friction) = match collider {
+                let (ground_velocity, friction, ground_body) = match collider {
                     Some(c) => {
-                        let velocity = c
-                            .parent()
-                            .and_then(|b| bodies.get(b))
-                            .map_or(Vec3::ZERO, |b| b.velocity_at_point(hit.point));
+                        let body = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
+                        let velocity =
+                            body.map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
                         let friction = combine_friction(
                             TIRE_FRICTION,
                             c.friction(),
                             TIRE_FRICTION_RULE,
                             c.friction_combine_rule(),
                         );
-                        (velocity, friction)
+                        let dynamic = body
+                            .filter(|(_, b)| b.is_dynamic())
+                            .and_then(|(handle, _)| ctx.rigidbody_set.rigid_body_entity(handle));
+                        (velocity, friction, dynamic)
                     }
-                    None => (Vec3::ZERO, 0.0),
+                    None => (Vec3::ZERO, 0.0, None),
                 };
                 let center_velocity = velocity.linear_velocity_at_point(hit.center, com);
                 let relative = center_velocity - ground_velocity;
@@ -640,6 +642,7 @@ pub(crate) fn probe_ground(
                     normal: hit.normal,
                     heading,
                     ground: ctx.colliders.collider_entity(hit.collider),
+                    ground_body,
                     friction: f64::from(friction),
                     velocity,
                     acceleration,

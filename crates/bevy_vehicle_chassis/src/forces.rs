@@ -62,18 +62,13 @@ pub(crate) fn apply_forces(
             total += ExternalForce::at_point(f, state.contact_point, com);
 
             // The ground pushes the tire; the tire pushes a movable ground back.
-            let Some(body) = state.ground.and_then(|collider| {
-                let handle = ctx.colliders.entity2collider().get(&collider)?;
-                let parent = ctx.colliders.colliders.get(*handle)?.parent()?;
-                let rb = ctx.rigidbody_set.bodies.get(parent)?;
-                rb.is_dynamic()
-                    .then(|| ctx.rigidbody_set.rigid_body_entity(parent))
-                    .flatten()
-                    .map(|e| (e, rb.center_of_mass()))
+            let Some((ground, ground_com)) = state.ground_body.and_then(|body| {
+                let handle = ctx.rigidbody_set.entity2body().get(&body)?;
+                let rb = ctx.rigidbody_set.bodies.get(*handle)?;
+                Some((body, rb.center_of_mass()))
             }) else {
                 continue;
             };
-            let (ground, ground_com) = body;
             let impulse = ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
             match grounds.get_mut(ground) {
                 Ok(mut i) => *i += impulse,
