@@ -7,7 +7,7 @@
 //! suspension spring, damper, bump stop and anti-roll bars then give each tire's normal load,
 //! which, with the wheel's velocity over the ground in the tire frame and the friction, the
 //! wheel's [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
-//! [`WheelContact`] for the coming step.
+//! [`WheelContact`](bevy_vehicle_drivetrain::prelude::WheelContact) for the coming step.
 
 use bevy::prelude::*;
 use bevy_rapier3d::parry::bounding_volume::{Aabb, BoundingVolume};
@@ -20,8 +20,6 @@ use bevy_rapier3d::rapier::math::Pose;
 use bevy_rapier3d::rapier::prelude::{
     CoefficientCombineRule, Collider as RawCollider, ColliderHandle, QueryPipeline, Ray,
 };
-use bevy_vehicle_drivetrain::BlockSlot;
-use bevy_vehicle_drivetrain::prelude::*;
 
 use smallvec::SmallVec;
 
@@ -471,21 +469,13 @@ pub(crate) fn probe_ground(
             &Transform,
             &Velocity,
             &ReadMassProperties,
-            &Blocks,
             Option<&AntiRollBars>,
             &mut VehicleModules,
             &mut ModuleScratch,
         ),
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
-    mut wheels: Query<(
-        &WheelMount,
-        &Suspension,
-        &GroundProbe,
-        &Wheel,
-        &BlockSlot,
-        &mut WheelState,
-    )>,
+    mut wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
 ) -> Result {
     let ctx = rapier.single()?;
     let outer = match *timestep {
@@ -498,9 +488,7 @@ pub(crate) fn probe_ground(
     let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
-    for (vehicle, transform, velocity, mass, blocks, bars, mut modules, mut scratch) in
-        &mut vehicles
-    {
+    for (vehicle, transform, velocity, mass, bars, mut modules, mut scratch) in &mut vehicles {
         let inputs = &scratch.inputs;
         let module_ctx = inputs.context(0.0);
         let VehicleModules {
@@ -517,23 +505,27 @@ pub(crate) fn probe_ground(
             .exclude_sensors();
         ctx.with_query_pipeline(filter, |qp| {
             // One broad-phase query for all the wheels that cast their tire shape.
-            let area = blocks
+            // Mounts and radii come from the module inputs gathered this step, which sit on
+            // the vehicle entity: the wheel blocks' own components are large and far apart.
+            let area = inputs
+                .wheels
                 .iter()
-                .filter_map(|block| wheels.get(block).ok())
-                .filter(|(_, _, probe, ..)| **probe != GroundProbe::Ray)
-                .map(|(mount, suspension, _, wheel, ..)| {
-                    Sweep::of(transform, up, mount, suspension)
-                        .bounds(wheel.radius as f32, 0.5 * mount.width)
+                .filter_map(|w| {
+                    let (suspension, probe, _) = wheels.get(w.entity).ok()?;
+                    (*probe != GroundProbe::Ray).then(|| {
+                        Sweep::of(transform, up, &w.mount, suspension)
+                            .bounds(w.radius as f32, 0.5 * w.mount.width)
+                    })
                 })
                 .reduce(|a, b| a.merged(&b));
             let neighbours =
                 area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
-            for block in blocks.iter() {
-                let Ok((mount, suspension, probe, wheel, _, mut state)) = wheels.get_mut(block)
-                else {
+            for (index, w) in inputs.wheels.iter().enumerate() {
+                let Ok((suspension, probe, mut state)) = wheels.get_mut(w.entity) else {
                     continue;
                 };
-                let radius = wheel.radius as f32;
+                let mount = &w.mount;
+                let radius = w.radius as f32;
                 let steer = Quat::from_rotation_y(state.steer_angle as f32);
                 let wheel_rotation = rotation * steer;
                 let sweep = Sweep::of(transform, up, mount, suspension);
@@ -624,17 +616,14 @@ pub(crate) fn probe_ground(
                     grounded: true,
                     travel,
                     travel_rate,
-                    suspension_force: match inputs.index_of(block) {
-                        Some(wheel) => {
-                            let corner = CornerInput {
-                                wheel,
-                                deflection: travel + lead * travel_rate,
-                                rate: travel_rate,
-                                suspension,
-                            };
-                            finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report)
-                        }
-                        None => 0.0,
+                    suspension_force: {
+                        let corner = CornerInput {
+                            wheel: index,
+                            deflection: travel + lead * travel_rate,
+                            rate: travel_rate,
+                            suspension,
+                        };
+                        finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report)
                     },
                     steer_angle: state.steer_angle,
                     brake_torque: state.brake_torque,
@@ -714,8 +703,9 @@ pub(crate) fn probe_ground(
 
         // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
         // friction above, as the contact it integrates over the coming step.
-        for block in blocks.iter() {
-            let Ok((.., mut state)) = wheels.get_mut(block) else {
+        let inputs = &mut scratch.inputs;
+        for (i, wheel) in inputs.wheels.iter().enumerate() {
+            let Ok((.., mut state)) = wheels.get_mut(wheel.entity) else {
                 continue;
             };
             state.load = if state.grounded {
@@ -724,11 +714,8 @@ pub(crate) fn probe_ground(
                 0.0
             };
             // The modules' stage functions see the loads and travels just measured.
-            let inputs = &mut scratch.inputs;
-            if let Some(i) = inputs.index_of(block) {
-                inputs.load[i] = state.load;
-                inputs.travel[i] = state.travel;
-            }
+            inputs.load[i] = state.load;
+            inputs.travel[i] = state.travel;
         }
     }
     Ok(())

@@ -59,11 +59,6 @@ impl ModuleInputs {
             steering: &self.steering,
         }
     }
-
-    /// Index of wheel `entity` in wheel order.
-    pub fn index_of(&self, entity: Entity) -> Option<usize> {
-        self.wheels.iter().position(|w| w.entity == entity)
-    }
 }
 
 /// On a vehicle entity: the modules' inputs and outputs, kept between steps so that no step
