@@ -190,7 +190,7 @@ pub struct WheelState {
     /// The collider under the wheel.
     pub ground: Option<Entity>,
     /// The dynamic rigid body that carries the collider under the wheel, which takes the
-    /// tire's reaction (`None` on fixed ground).
+    /// tire's reaction (`None` on fixed or kinematic ground, which no force moves).
     pub ground_body: Option<Entity>,
     /// Friction coefficient at the contact, combined with Rapier's rule (dimensionless).
     pub friction: f64,
