@@ -224,6 +224,7 @@ fn delegating_wrappers_reproduce_built_in_blocks_bit_for_bit() {
 /// (to 1e-12 relative; RK4 is exact for constant acceleration, and rounding leaves ~1e-14).
 #[test]
 fn a_user_block_that_changes_shape_keeps_what_it_says() {
+    // N·m, kg·m², kg·m².
     let (torque, motor_inertia, wheel_inertia) = (40.0, 0.3, 1.1);
     let mut app = create_app(60.0);
     app.register_block::<Delegate<Wheel>>();
@@ -252,7 +253,8 @@ fn a_user_block_that_changes_shape_keeps_what_it_says() {
     assert_eq!(state(&app, car, wheel).len(), 5, "the wheel has its tire");
     let t = 2.0 * steps as f64 * fixed_dt(&app);
     let j = motor_inertia + wheel_inertia;
-    let [angle, spin] = [state(&app, car, wheel)[0], state(&app, car, wheel)[1]];
+    let wheel_state = state(&app, car, wheel);
+    let [angle, spin] = [wheel_state[0], wheel_state[1]];
     assert!(
         rel(spin, torque * t / j) < 1e-12,
         "spin {spin} rad/s, expected {}",

@@ -299,7 +299,8 @@ impl Block for Engine {
     fn settings_changed(&self, runtime: &mut EngineRuntime) {
         runtime.inv_idle_span = 1.0 / (self.idle_band * self.idle_speed());
         runtime.inv_max_rpm = 1.0 / self.max_rpm;
-        // Called on every throttle change; the peaks only change with the curve.
+        // Called on any change of settings (inputs alone skip it): the curve's table and peaks
+        // are rebuilt only when the curve or the rev limit changed.
         if !runtime.curve.follows(&self.torque_curve) || runtime.peaks_limit != self.max_rpm {
             runtime.peaks = (
                 self.torque_curve.peak_torque(),
