@@ -763,6 +763,29 @@ fn the_context_reports_the_vehicle_state() {
     assert_eq!(slip, (-lateral).atan2(forward));
 }
 
+/// The modules see a wheel's mount as it is now: the wheels' list is kept between steps, and an
+/// edit must reach it. Front wheels that stop being steered turn back to straight ahead at
+/// once (an unsteered wheel's angle is 0 exactly).
+#[test]
+fn an_edited_wheel_mount_reaches_the_modules() {
+    let (mut app, car) = car_app(60.0, &CarBuilder::default(), |_| {});
+    tick(&mut app, 30);
+    controls(&mut app, car, |c| c.steering = -0.5);
+    tick(&mut app, 60);
+    let front = wheels(&mut app, car)[..2].to_vec();
+    for &wheel in &front {
+        let angle = get::<WheelState>(&app, wheel).steer_angle;
+        assert!(angle > 0.1, "steered left: {angle} rad");
+    }
+    for &wheel in &front {
+        set::<WheelMount>(&mut app, wheel, |m| m.steered = false);
+    }
+    tick(&mut app, 1);
+    for &wheel in &front {
+        assert_eq!(get::<WheelState>(&app, wheel).steer_angle, 0.0);
+    }
+}
+
 // ---- Modules named in vehicle files -----------------------------------------------------
 
 /// A brake module with settings, for vehicle files: the built-in brakes scaled by `scale`.

@@ -8,7 +8,7 @@ use crate::contact::probe_ground;
 use crate::forces::apply_forces;
 use crate::hitch::{follow_tow_brakes, on_hitch_inserted, on_hitch_removed};
 use crate::modules::install::on_reset_vehicle;
-use crate::modules::systems::{begin_modules, step_vehicles};
+use crate::modules::systems::{begin_modules, note_wheel_changes, step_vehicles};
 use crate::path_follower::follow_paths;
 use crate::telemetry::{place_wheels, update_telemetry};
 use crate::validation::validate_chassis;
@@ -80,7 +80,7 @@ impl Plugin for ChassisPlugin {
                 follow_paths
                     .before(VehicleSystems::Validate)
                     .before(DrivetrainSystems::Controls),
-                (follow_tow_brakes, begin_modules)
+                (follow_tow_brakes, note_wheel_changes, begin_modules)
                     .chain()
                     .in_set(VehicleSystems::Controls),
                 step_vehicles.in_set(DrivetrainSystems::Step),

@@ -17,6 +17,23 @@ use crate::vehicle::Vehicle;
 /// Per-wheel values held without a heap allocation (up to eight wheels).
 type PerWheel = SmallVec<[f64; 8]>;
 
+/// What a wheel is to the modules: its mount, its wheel block (for the radius) and its place
+/// in the pass order; only wheels with sensors and a state count.
+type WheelRows<'w, 's> = Query<
+    'w,
+    's,
+    (&'static WheelMount, &'static Wheel, &'static BlockSlot),
+    (With<WheelSensors>, With<WheelState>),
+>;
+/// What a wheel brings to each step: its spin (sensors) and its travel, load and steering angle
+/// (state).
+type WheelValues<'w, 's> = Query<
+    'w,
+    's,
+    (&'static WheelSensors, &'static WheelState),
+    (With<WheelMount>, With<Wheel>, With<BlockSlot>),
+>;
+
 /// Everything a [`ModuleContext`] is made of, gathered once per step.
 #[derive(Default)]
 pub(crate) struct ModuleInputs {
@@ -73,6 +90,9 @@ pub(crate) struct ModuleScratch {
     drives: PerWheel,
     /// Rack travel at the last stage (m).
     rack: f64,
+    /// Whether `inputs.wheels` lists the vehicle's wheels as they are: cleared by
+    /// [`note_wheel_changes`].
+    wheels_known: bool,
 }
 
 /// A module's number, or `fallback` (counted) when it is not finite.
@@ -83,6 +103,34 @@ pub(crate) fn finite_or(value: f64, fallback: f64, report: &mut ModuleReport) ->
     } else {
         report.invalid_outputs += 1;
         fallback
+    }
+}
+
+/// Marks the wheel lists of the vehicles whose wheels changed for
+/// [`begin_modules`] to gather again: a wheel block added to a vehicle or moved to another,
+/// a mount or wheel edited, a drivetrain recompiled (a new pass order).
+pub(crate) fn note_wheel_changes(
+    changed_wheels: Query<
+        &BlockOf,
+        Or<(
+            Changed<WheelMount>,
+            Changed<Wheel>,
+            Changed<BlockSlot>,
+            Added<WheelSensors>,
+            Added<WheelState>,
+        )>,
+    >,
+    changed_vehicles: Query<Entity, (Changed<Blocks>, With<ModuleScratch>)>,
+    mut scratch: Query<&mut ModuleScratch>,
+) {
+    for vehicle in changed_wheels
+        .iter()
+        .map(|of| of.0)
+        .chain(changed_vehicles.iter())
+    {
+        if let Ok(mut scratch) = scratch.get_mut(vehicle) {
+            scratch.wheels_known = false;
+        }
     }
 }
 
@@ -104,7 +152,8 @@ pub(crate) fn begin_modules(
         ),
         With<ChassisReady>,
     >,
-    wheels: Query<(&WheelMount, &Wheel, &BlockSlot, &WheelSensors, &WheelState)>,
+    wheels: WheelRows<'_, '_>,
+    values: WheelValues<'_, '_>,
 ) {
     let dt = time.delta_secs_f64();
     for (
@@ -124,35 +173,17 @@ pub(crate) fn begin_modules(
         let applied = telemetry.steering + (target - telemetry.steering).clamp(-max_step, max_step);
         set_if_changed(&mut telemetry.steering, applied);
 
+        let scratch = &mut *scratch;
+        // The wheels themselves (mount, radius, pass-order node) only when they changed
+        // (`note_wheel_changes`); their spin, travel, load and steering angle every step. A
+        // wheel that lost one of its components is gathered again.
+        let current = scratch.wheels_known && gather_values(&mut scratch.inputs, &values);
+        if !current {
+            gather_wheels(&mut scratch.inputs, blocks, &wheels);
+            gather_values(&mut scratch.inputs, &values);
+            scratch.wheels_known = true;
+        }
         let inputs = &mut scratch.inputs;
-        // Each wheel with its spin, travel, load and steering angle, in one lookup.
-        let mut rows: SmallVec<[(ModuleWheel, [f64; 4]); 8]> = SmallVec::new();
-        for block in blocks.iter() {
-            if let Ok((mount, wheel, slot, sensors, state)) = wheels.get(block) {
-                let wheel = ModuleWheel {
-                    entity: block,
-                    mount: mount.clone(),
-                    radius: wheel.radius,
-                    node: slot.node,
-                };
-                let values = [sensors.speed, state.travel, state.load, state.steer_angle];
-                rows.push((wheel, values));
-            }
-        }
-        // By axle from the front, left before right; the sort is stable.
-        rows.sort_by_key(|(w, _)| (w.mount.axle, w.mount.side == Side::Right));
-        inputs.wheels.clear();
-        inputs.spin.clear();
-        inputs.travel.clear();
-        inputs.load.clear();
-        inputs.probe_angle.clear();
-        for (wheel, [spin, travel, load, angle]) in rows {
-            inputs.wheels.push(wheel);
-            inputs.spin.push(spin);
-            inputs.travel.push(travel);
-            inputs.load.push(load);
-            inputs.probe_angle.push(angle);
-        }
         inputs.position = transform.translation;
         inputs.rotation = transform.rotation;
         inputs.linear_velocity = velocity.linear;
@@ -171,6 +202,51 @@ pub(crate) fn begin_modules(
             drivetrain.begin_step(&ctx);
         }
     }
+}
+
+/// The vehicle's wheels (the blocks with a mount, a wheel, a pass-order slot, sensors and a
+/// state), by axle from the front, left before right.
+fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<'_, '_>) {
+    inputs.wheels.clear();
+    for block in blocks.iter() {
+        if let Ok((mount, wheel, slot)) = wheels.get(block) {
+            inputs.wheels.push(ModuleWheel {
+                entity: block,
+                mount: mount.clone(),
+                radius: wheel.radius,
+                node: slot.node,
+            });
+        }
+    }
+    // The sort is stable.
+    inputs
+        .wheels
+        .sort_by_key(|w| (w.mount.axle, w.mount.side == Side::Right));
+    let count = inputs.wheels.len();
+    for values in [
+        &mut inputs.spin,
+        &mut inputs.travel,
+        &mut inputs.load,
+        &mut inputs.probe_angle,
+    ] {
+        values.clear();
+        values.resize(count, 0.0);
+    }
+}
+
+/// Each gathered wheel's spin, travel, load and steering angle at the start of the step;
+/// `false` if a wheel no longer has all its components.
+fn gather_values(inputs: &mut ModuleInputs, values: &WheelValues<'_, '_>) -> bool {
+    for (i, wheel) in inputs.wheels.iter().enumerate() {
+        let Ok((sensors, state)) = values.get(wheel.entity) else {
+            return false;
+        };
+        inputs.spin[i] = sensors.speed;
+        inputs.travel[i] = state.travel;
+        inputs.load[i] = state.load;
+        inputs.probe_angle[i] = state.steer_angle;
+    }
+    true
 }
 
 /// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
@@ -208,6 +284,7 @@ pub(crate) fn step_vehicles(
             angles,
             drives,
             rack,
+            ..
         } = &mut *scratch;
         let VehicleModules {
             brake,
@@ -216,15 +293,18 @@ pub(crate) fn step_vehicles(
             report,
             ..
         } = &mut *modules;
-        // The drivetrain may have been recompiled since the wheels were gathered.
         for wheel in &mut inputs.wheels {
-            if let Ok(slot) = slots.get(wheel.entity) {
+            // The drivetrain may have been recompiled since the wheels were gathered: a wheel
+            // no longer at its node is looked up again.
+            if drivetrain
+                .runtime::<Wheel>(wheel.entity, wheel.node)
+                .is_none()
+                && let Ok(slot) = slots.get(wheel.entity)
+            {
                 wheel.node = slot.node;
             }
-        }
-        // Each wheel block integrates the contact `probe_ground` measured. Handed over here,
-        // not there: the program is touched once per step, by the step that needs it.
-        for wheel in &inputs.wheels {
+            // Each wheel block integrates the contact `probe_ground` measured. Handed over
+            // here, not there: the program is touched once per step, by the step that needs it.
             if let Ok(state) = states.get(wheel.entity)
                 && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
             {
