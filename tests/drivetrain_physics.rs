@@ -879,6 +879,12 @@ fn long_steps_get_more_substeps() {
     fixed.max_substep = 0.0;
     assert_eq!(fixed.substeps_for(0.25), 4);
     assert_eq!(Drivetrain::new(0).substeps_for(f64::NAN), 1);
+    // The fixed steps Bevy runs are whole nanoseconds: 60 Hz is 16 666 667 ns, a little over
+    // 1/60 s, and still four substeps of the default length.
+    for (hz, substeps) in [(30.0, 8), (60.0, 4), (64.0, 4), (120.0, 4)] {
+        let dt = Time::<Fixed>::from_hz(hz).timestep().as_secs_f64();
+        assert_eq!(d.substeps_for(dt), substeps, "at {hz} Hz ({dt} s)");
+    }
 }
 
 /// A gear engaged while the clutch's two sides turn at different speeds: the clutch can carry

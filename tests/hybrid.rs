@@ -143,7 +143,12 @@ fn get_sum(app: &mut App, vehicle: Entity) -> Entity {
 
 /// Runs the hybrid with the two sources' torques and the single-input chain it must equal
 /// (`torque` and `inertia` through `ratio`, the other source's inertia `reflected` onto the
-/// wheel) for 2 s, and checks the wheel's angle and speed are the same, bit for bit.
+/// wheel) for 2 s, and checks the wheel's angle and speed are the same to rounding (1e-14
+/// relative, about 50 units in the last place). Not bit for bit: the two graphs do different
+/// arithmetic (the summing gear adds the idle source's momentum and inertia shaft by shaft,
+/// the single chain has them pre-summed into the wheel), and which of their last bits agree
+/// depends on the step length. They agreed at every rate tried while 60 Hz ran five
+/// substeps; at four they differ in the last two bits.
 fn assert_reproduces_single_input(
     (engine_torque, motor_torque): (f64, f64),
     (torque, inertia, ratio, reflected): (f64, f64, f64, f64),
@@ -159,7 +164,9 @@ fn assert_reproduces_single_input(
     );
     println!("hybrid wheel {a:?}, single {b:?}");
     assert!(a[1] > 1.0);
-    assert_eq!(a, b, "bit for bit");
+    for (hybrid, single) in a.iter().zip(&b) {
+        assert!(rel(*hybrid, *single) < 1e-14, "{a:?} vs {b:?}");
+    }
 }
 
 /// With the motor's command at zero, the hybrid is the engine → gear `ratio` chain whose

@@ -189,13 +189,15 @@ impl Drivetrain {
 
     /// How many substeps a fixed step of `dt` seconds is split into: [`Drivetrain::substeps`],
     /// or more if a substep would be longer than [`Drivetrain::max_substep`] (at most
-    /// [`MAX_SUBSTEPS`]).
+    /// [`MAX_SUBSTEPS`]). A substep longer than `max_substep` by less than one part in a
+    /// million counts as `max_substep`: Bevy keeps the fixed step in whole nanoseconds, so
+    /// 60 Hz steps 16 666 667 ns, not 1/60 s, and that must not cost a fifth substep.
     pub fn substeps_for(&self, dt: f64) -> u32 {
         let fewest = self.substeps.max(1);
         if !(self.max_substep > 0.0 && self.max_substep.is_finite() && dt.is_finite()) {
             return fewest;
         }
-        let needed = (dt / self.max_substep - 1e-9)
+        let needed = (dt / self.max_substep * (1.0 - 1e-6))
             .ceil()
             .clamp(1.0, f64::from(MAX_SUBSTEPS));
         fewest.max(needed as u32).min(MAX_SUBSTEPS)
