@@ -713,18 +713,18 @@ impl Passes<'_> {
     fn run_passes(&mut self, state: &[f64], derivative: &mut [f64], stage: &StageContext) {
         // Indices come from the compiled topology: children follow their parent, and every
         // range lies inside its buffer.
-        let count = self.nodes.len();
+        let shafts = &mut *self.shafts;
+        let cells = || self.nodes.iter().zip(self.blocks.iter()).enumerate();
         // Upstream: leaves first; nodes without an input shaft send nothing up.
-        for i in (0..count).rev() {
-            let node = &self.nodes[i];
+        for (i, (node, block)) in cells().rev() {
             if !node.input {
                 continue;
             }
             // Children follow their parent: shaft `i` lies before the children's shafts.
             let children = node.children();
-            let (head, tail) = self.shafts.split_at_mut(i + 1);
+            let (head, tail) = shafts.split_at_mut(i + 1);
             let offset = i + 1;
-            self.blocks[i].upstream_into(
+            block.upstream_into(
                 &state[node.state()],
                 stage,
                 &tail[children.start - offset..children.end - offset],
@@ -733,11 +733,10 @@ impl Passes<'_> {
             );
         }
         // Downstream: roots first. The input shaft lies before the children's.
-        for i in 0..count {
-            let node = &self.nodes[i];
+        for (i, (node, block)) in cells() {
             let children = node.children();
-            let (head, tail) = self.shafts.split_at_mut(children.start);
-            self.blocks[i].downstream(
+            let (head, tail) = shafts.split_at_mut(children.start);
+            block.downstream(
                 &state[node.state()],
                 stage,
                 node.input.then(|| &head[i]),
