@@ -1373,6 +1373,47 @@ fn hydrostatic_relief_caps_the_output_torque() {
     assert_eq!(state(&app, vehicle, wheel)[1], 0.0);
 }
 
+/// With the pump's torque limit below `k × max_torque`, the relief opens at `limit / k`
+/// instead: against a held output the pump takes exactly `limit` from the motor, which keeps
+/// accelerating at `(T − limit)/I` where the plain relief would decelerate it (1e-9).
+#[test]
+fn hydrostatic_pump_torque_limit_caps_the_input_torque() {
+    let mut app = create_app(60.0);
+    let held = Wheel {
+        brake_torque: 1e7,
+        ..common::wheel(2.0, WheelLoad::None)
+    };
+    // k = 0.2: the relief alone would take 0.2 × 300 = 60 N·m; the limiter allows 40 N·m,
+    // so the output gets 40 / 0.2 = 200 N·m.
+    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 50.0, 0.5, held);
+    set::<Hydrostatic>(&mut app, pump, |h| h.max_input_torque = Some(40.0));
+    tick(&mut app, 10);
+    let w0 = state(&app, vehicle, motor)[0];
+    tick(&mut app, 60);
+    let w1 = state(&app, vehicle, motor)[0];
+    let s = get::<HydrostaticSensors>(&app, pump);
+    println!("{s:?}");
+    assert!(s.relieving, "{s:?}");
+    assert!((s.output_torque.abs() - 200.0).abs() < 1e-9, "{s:?}");
+    assert!((s.input_torque - 40.0).abs() < 1e-9, "{s:?}");
+    let alpha = (w1 - w0) / (60.0 * fixed_dt(&app));
+    let expected = (50.0 - 40.0) / 0.5;
+    assert!(
+        rel(alpha, expected) < 1e-9,
+        "motor α {alpha} vs {expected} rad/s²"
+    );
+    assert_eq!(state(&app, vehicle, wheel)[1], 0.0);
+    // A limit above `k × max_torque` leaves the relief at `max_torque`.
+    assert_eq!(
+        Hydrostatic {
+            max_input_torque: Some(100.0),
+            ..get::<Hydrostatic>(&app, pump).clone()
+        }
+        .relief_torque_at(0.2),
+        300.0
+    );
+}
+
 /// At zero displacement the motor holds its output against a load below the relief torque
 /// (exactly still), and past it lets go at `(T_load − T_max)/I` (1e-9).
 #[test]

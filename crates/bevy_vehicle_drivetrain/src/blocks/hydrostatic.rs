@@ -20,18 +20,29 @@ const MIN_RATIO: f64 = 1e-9;
 /// With `k = ratio × ratio_scale`, the output turns at `ω_out = k · ω_in` while the oil
 /// pressure stays below the relief valve's, and the motor's torque is then whatever the load
 /// needs; a lossless circuit passes power through, so the pump takes `T_in = k · T_out`.
-/// The output torque is capped at `max_torque`: past it the relief valve opens, the output
-/// slips against the pump with `|T_out| = max_torque`, and the pump still takes
-/// `k · max_torque` (the dumped flow is the relief's heat).
+/// The output torque is capped at the relief torque, `max_torque` (or less under the pump torque
+/// limit below): past it the relief valve opens, the output slips against the pump with
+/// `|T_out|` at the relief torque, and the pump still takes `k ×` that (the dumped flow is the
+/// relief's heat).
 ///
 /// The two modes are those of a friction coupling between the pump's speed referred to the
 /// output (`k · ω_in`) and the output's: **locked** (rigid at ratio `k`: the input sees the
 /// load's inertia `k²·I` and torque `k·T`) and **relieving** (the output gets
-/// `±max_torque`, in the direction of `k·ω_in − ω_out`), switched once per substep, never in
+/// ± the relief torque, in the direction of `k·ω_in − ω_out`), switched once per substep, never in
 /// a stage (see [`Clutch`](crate::blocks::Clutch)). At zero displacement (`k = 0`) the
 /// locked motor holds its output still, up to `max_torque`, and the pump turns freely. A
 /// change of `ratio` between steps is a momentum jump to the new ratio, relieving if it asks
 /// for more than `max_torque` over the substep.
+///
+/// **Pump torque limit.** A pump whose relief torque referred to its input, `|k|·max_torque`,
+/// exceeds what its engine gives stalls the engine whenever the valve opens: a lever slammed
+/// forward from rest does that, and whether the engine recovers then hangs on fine details of
+/// the launch. Mobile machines prevent it with a torque (power) limiter on the pump. With
+/// `max_input_torque = Some(T_lim)` the relief torque in effect is
+/// `min(max_torque, T_lim/|k|)`: the pump never takes more than `T_lim` from its input, full
+/// pull is available at small lever settings, and less at full speed. (A real limiter lowers
+/// the displacement under load instead of opening a relief; this model keeps the ratio and caps
+/// the torque, which gives the same input torque and a lower output speed while limiting.)
 ///
 /// No state; no inertia (lump the pump's into its input shaft, the motor's into its
 /// output). Ports: `out`.
@@ -43,6 +54,11 @@ pub struct Hydrostatic {
     pub ratio_scale: f64,
     /// Relief torque at the output (N·m, ≥ 0).
     pub max_torque: f64,
+    /// Torque limit of the pump at its input (N·m, ≥ 0), or `None` for no limit: the relief
+    /// torque in effect is `min(max_torque, max_input_torque / |k|)`. Set the limits of the
+    /// drives one engine turns so that together they stay within its torque at its working
+    /// speeds: under a full load it then lugs down instead of stalling.
+    pub max_input_torque: Option<f64>,
     /// How the driver's controls set the displacement lever: not at all (game code sets
     /// `ratio`), or as one side of a skid-steered tracked vehicle.
     pub lever: TrackLever,
@@ -59,6 +75,7 @@ impl Default for Hydrostatic {
         Hydrostatic {
             ratio_scale: 0.4,
             max_torque: 20_000.0,
+            max_input_torque: None,
             lever: TrackLever::Manual,
             ratio: 0.0,
         }
@@ -89,6 +106,9 @@ pub struct HydrostaticRuntime {
     pub mode: ClutchMode,
     /// Speed ratio in effect this step, `ratio × ratio_scale` (dimensionless).
     pub k: f64,
+    /// Relief torque in effect this step at the output (N·m, ≥ 0): `max_torque`, or less
+    /// under the pump's torque limit at this ratio.
+    pub relief_torque: f64,
 }
 
 /// What a [`Hydrostatic`] reports after each step.
@@ -110,6 +130,17 @@ impl HydrostaticRuntime {
     /// Whether the motor is at zero displacement (holding its output).
     fn holding(&self) -> bool {
         self.k.abs() < MIN_RATIO
+    }
+}
+
+impl Hydrostatic {
+    /// The relief torque at the output (N·m) at speed ratio `k`: `max_torque`, capped by the
+    /// pump's torque limit referred to the output.
+    pub fn relief_torque_at(&self, k: f64) -> f64 {
+        match self.max_input_torque {
+            Some(limit) if k.abs() >= MIN_RATIO => self.max_torque.min(limit / k.abs()),
+            _ => self.max_torque,
+        }
     }
 }
 
@@ -140,6 +171,9 @@ impl Block for Hydrostatic {
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("ratio_scale", self.ratio_scale)?;
         check_non_negative("max_torque", self.max_torque)?;
+        if let Some(limit) = self.max_input_torque {
+            check_non_negative("max_input_torque", limit)?;
+        }
         crate::block::check_finite("ratio", self.ratio)
     }
 
@@ -150,6 +184,7 @@ impl Block for Hydrostatic {
         _: &StepContext,
     ) -> ModeChange {
         let k = clamp_input(self.ratio, -1.0, 1.0, 0.0) * self.ratio_scale;
+        rt.relief_torque = self.relief_torque_at(k);
         if k == rt.k {
             return ModeChange::Unchanged;
         }
@@ -182,7 +217,7 @@ impl Block for Hydrostatic {
                 }
             }
             (ClutchMode::Slipping { direction }, Pass::Torque) => ShaftUp {
-                reaction: -direction * self.max_torque * rt.k,
+                reaction: -direction * rt.relief_torque * rt.k,
                 ..ShaftUp::FREE
             },
             (ClutchMode::Slipping { .. }, Pass::Momentum) => ShaftUp::FREE,
@@ -214,7 +249,7 @@ impl Block for Hydrostatic {
             },
             ClutchMode::Slipping { direction } => ShaftDown {
                 torque: if stage.pass == Pass::Torque {
-                    direction * self.max_torque
+                    direction * rt.relief_torque
                 } else {
                     0.0
                 },
@@ -235,15 +270,15 @@ impl Block for Hydrostatic {
             speed: input.down.speed * rt.k,
         };
         rt.mode
-            .update(self.max_torque, through, output.up)
+            .update(rt.relief_torque, through, output.up)
             .unwrap_or(ModeChange::Unchanged)
     }
 
-    /// The output takes at most `max_torque·substep` of angular impulse in a jump; more opens
-    /// the relief valve.
+    /// The output takes at most `relief torque·substep` of angular impulse in a jump; more
+    /// opens the relief valve.
     fn limit_impulse(&self, rt: &mut HydrostaticRuntime, shafts: &Shafts, substep: f64) -> bool {
         rt.mode
-            .limit_impulse(self.max_torque, shafts.outputs[0].down.torque, substep)
+            .limit_impulse(rt.relief_torque, shafts.outputs[0].down.torque, substep)
     }
 
     fn sensors(&self, rt: &HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> HydrostaticSensors {
