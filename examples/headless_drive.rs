@@ -50,6 +50,10 @@ struct Program {
 
 /// Shift points (engine rpm), and the least time between two shifts (s): the driver waits
 /// for the clutch to bite before judging the engine speed again.
+///
+/// One program drives every vehicle file, and a diesel's rev limit lies below a petrol
+/// engine's shift point: the driver shifts up at `up_rpm` or at [`UP_SHARE`] of the engine's
+/// rev limit, whichever is lower, and down at `down_rpm` or [`DOWN_SHARE`] of the limit.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Shift {
@@ -62,6 +66,11 @@ struct Shift {
 fn default_pause() -> f64 {
     1.0
 }
+
+/// Highest up-shift point, as a share of the engine's rev limit.
+const UP_SHARE: f64 = 0.92;
+/// Highest down-shift point, as a share of the engine's rev limit.
+const DOWN_SHARE: f64 = 0.45;
 
 /// The driver's inputs from `time` (s) on; unset pedals are released.
 #[derive(Deserialize, Default)]
@@ -243,6 +252,25 @@ fn main() {
             .find(|(b, _)| b.0 == car)
             .map_or(1, |(_, g)| g.forward_ratios.len() as i32)
     };
+    // The rev limit (rpm) of the engine whose speed the telemetry reports (a motor's where
+    // there is no engine), for the program's shift points.
+    let rev_limit = {
+        let world = app.world_mut();
+        let mut engines = world.query::<(&BlockOf, &Engine)>();
+        let mut motors = world.query::<(&BlockOf, &Motor)>();
+        let engine = engines
+            .iter(world)
+            .find(|(b, _)| b.0 == car)
+            .map(|(_, e)| e.max_rpm);
+        engine
+            .or_else(|| {
+                motors
+                    .iter(world)
+                    .find(|(b, _)| b.0 == car)
+                    .map(|(_, m)| m.max_rpm)
+            })
+            .unwrap_or(f64::INFINITY)
+    };
     // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;
@@ -276,8 +304,8 @@ fn main() {
             }
             if let Some(shift) = &program.shift {
                 let schedule = ShiftSchedule {
-                    up_rpm: shift.up_rpm,
-                    down_rpm: shift.down_rpm,
+                    up_rpm: shift.up_rpm.min(UP_SHARE * rev_limit),
+                    down_rpm: shift.down_rpm.min(DOWN_SHARE * rev_limit),
                     start_gear: 1,
                     hold: shift.pause,
                 };
