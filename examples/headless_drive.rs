@@ -45,6 +45,10 @@ struct Program {
     /// Automatic up/down shifts in forward gears, if set.
     #[serde(default)]
     shift: Option<Shift>,
+    /// If set, the driver eases the throttle while a tire's slip ratio exceeds this
+    /// (dimensionless), as test drivers and traction controls do ([`ThrottleEasing`]).
+    #[serde(default)]
+    ease_above_slip: Option<f64>,
     commands: Vec<Command>,
 }
 
@@ -276,6 +280,9 @@ fn main() {
     let mut braking: Option<(f64, Vec3)> = None;
     let mut stops: Vec<(f64, f64, f64)> = Vec::new();
     let mut ran = 0;
+    // The throttle the driver's foot applies, and the largest slip ratio of the last step.
+    let easing = program.ease_above_slip.map(ThrottleEasing::above_slip);
+    let (mut throttle, mut slip) = (0.0, 0.0);
     for step in 0..steps {
         ran = step + 1;
         let t = step as f64 * dt;
@@ -288,7 +295,10 @@ fn main() {
             let mut controls = app.world_mut().get_mut::<VehicleControls>(car).unwrap();
             let fallback = Command::default();
             let command = index.map_or(&fallback, |i| &program.commands[i]);
-            controls.throttle = command.throttle;
+            throttle = easing.map_or(command.throttle, |e| {
+                e.next(command.throttle, throttle, slip, dt)
+            });
+            controls.throttle = throttle;
             controls.brake = command.brake;
             controls.clutch = command.clutch;
             controls.steering = command.steering;
@@ -321,6 +331,11 @@ fn main() {
         let world = app.world();
         let tel = world.get::<VehicleTelemetry>(car).unwrap();
         let p = world.get::<Transform>(car).unwrap().translation;
+        slip = wheels
+            .iter()
+            .filter_map(|(w, _)| world.get::<WheelState>(*w))
+            .map(|s| s.slip_ratio)
+            .fold(0.0, f64::max);
         let controls = world.get::<VehicleControls>(car).unwrap();
         top_speed = top_speed.max(tel.forward_speed);
         // A braking run starts when the brake pedal goes down while moving and ends at

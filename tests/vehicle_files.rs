@@ -120,7 +120,7 @@ const TRACTION_SLIP: f64 = 0.2;
 ///
 /// Like the traction control of every car in these classes (and like the drivers of published
 /// acceleration tests), the driver eases the throttle while a tire's slip ratio exceeds
-/// [`TRACTION_SLIP`], and opens it again at once when it does not. Without that, a car that
+/// [`TRACTION_SLIP`], and opens it again at once when it does not ([`ThrottleEasing`]). Without that, a car that
 /// spins its driven wheels at launch keeps them spinning well into the gears: past its peak a
 /// tire's force falls (to about 0.6 of the peak at large slip with the published passenger
 /// set), below what the engine delivers in first to third gear.
@@ -144,6 +144,7 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
     let mut reached = None;
     let mut shift_lock = 0;
     let mut throttle = 1.0;
+    let easing = ThrottleEasing::above_slip(TRACTION_SLIP);
     for step in 0..(20.0 * hz) as usize {
         tick(app, 1);
         let t = (step + 1) as f64 / hz;
@@ -162,11 +163,7 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
             .iter()
             .map(|&w| get::<WheelState>(app, w).slip_ratio)
             .fold(0.0, f64::max);
-        let next = if slip > TRACTION_SLIP {
-            (throttle - 0.25_f64).max(0.1)
-        } else {
-            1.0
-        };
+        let next = easing.next(1.0, throttle, slip, 1.0 / hz);
         if next != throttle {
             throttle = next;
             controls(app, car, |c| c.throttle = throttle);

@@ -58,7 +58,7 @@ pub mod prelude {
         StepContext, check_finite, check_non_negative, check_positive, check_range, clamp_input,
     };
     pub use crate::blocks::*;
-    pub use crate::controls::{ShiftSchedule, VehicleControls};
+    pub use crate::controls::{ShiftSchedule, ThrottleEasing, VehicleControls};
     pub use crate::curve::{TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
     pub use crate::graph::{DrivetrainError, VehicleError};
     pub use crate::plugin::{
