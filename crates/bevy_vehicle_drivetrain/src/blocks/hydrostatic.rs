@@ -20,19 +20,19 @@ const MIN_RATIO: f64 = 1e-9;
 /// With `k = ratio × ratio_scale`, the output turns at `ω_out = k · ω_in` while the oil
 /// pressure stays below the relief valve's, and the motor's torque is then whatever the load
 /// needs; a lossless circuit passes power through, so the pump takes `T_in = k · T_out`.
-/// The output torque is capped at the relief torque, `max_torque` (or less under the pump torque
-/// limit below): past it the relief valve opens, the output slips against the pump with
+/// The output torque is capped at the relief torque, `max_torque` (or less under the pump
+/// torque limit below): past it the relief valve opens, the output slips against the pump with
 /// `|T_out|` at the relief torque, and the pump still takes `k ×` that (the dumped flow is the
 /// relief's heat).
 ///
 /// The two modes are those of a friction coupling between the pump's speed referred to the
 /// output (`k · ω_in`) and the output's: **locked** (rigid at ratio `k`: the input sees the
-/// load's inertia `k²·I` and torque `k·T`) and **relieving** (the output gets
-/// ± the relief torque, in the direction of `k·ω_in − ω_out`), switched once per substep, never in
-/// a stage (see [`Clutch`](crate::blocks::Clutch)). At zero displacement (`k = 0`) the
-/// locked motor holds its output still, up to `max_torque`, and the pump turns freely. A
-/// change of `ratio` between steps is a momentum jump to the new ratio, relieving if it asks
-/// for more than `max_torque` over the substep.
+/// load's inertia `k²·I` and torque `k·T`) and **relieving** (the output gets ± the relief
+/// torque, in the direction of `k·ω_in − ω_out`), switched once per substep, never in a stage
+/// (see [`Clutch`](crate::blocks::Clutch)). At zero displacement (`k = 0`) the locked motor
+/// holds its output still, up to `max_torque`, and the pump turns freely. A change of `ratio`
+/// between steps is a momentum jump to the new ratio, relieving if it asks for more than the
+/// relief torque over the substep.
 ///
 /// **Pump torque limit.** A pump whose relief torque referred to its input, `|k|·max_torque`,
 /// exceeds what its engine gives stalls the engine whenever the valve opens: a lever slammed
