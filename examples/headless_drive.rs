@@ -153,6 +153,15 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// The first block of type `T` of `vehicle`, if it has one.
+fn block_of<T: Component + Clone>(world: &mut World, vehicle: Entity) -> Option<T> {
+    let mut blocks = world.query::<(&BlockOf, &T)>();
+    blocks
+        .iter(world)
+        .find(|(b, _)| b.0 == vehicle)
+        .map(|(_, block)| block.clone())
+}
+
 fn main() {
     let fail = |message: String| -> ! {
         eprintln!("{message}");
@@ -248,33 +257,14 @@ fn main() {
     let mut current = usize::MAX;
     let mut last_shift = f64::NEG_INFINITY;
     // The highest forward gear, for the program's shifting.
-    let top = {
-        let world = app.world_mut();
-        let mut gearboxes = world.query::<(&BlockOf, &Gearbox)>();
-        gearboxes
-            .iter(world)
-            .find(|(b, _)| b.0 == car)
-            .map_or(1, |(_, g)| g.forward_ratios.len() as i32)
-    };
+    let world = app.world_mut();
+    let top = block_of::<Gearbox>(world, car).map_or(1, |g| g.forward_ratios.len() as i32);
     // The rev limit (rpm) of the engine whose speed the telemetry reports (a motor's where
     // there is no engine), for the program's shift points.
-    let rev_limit = {
-        let world = app.world_mut();
-        let mut engines = world.query::<(&BlockOf, &Engine)>();
-        let mut motors = world.query::<(&BlockOf, &Motor)>();
-        let engine = engines
-            .iter(world)
-            .find(|(b, _)| b.0 == car)
-            .map(|(_, e)| e.max_rpm);
-        engine
-            .or_else(|| {
-                motors
-                    .iter(world)
-                    .find(|(b, _)| b.0 == car)
-                    .map(|(_, m)| m.max_rpm)
-            })
-            .unwrap_or(f64::INFINITY)
-    };
+    let rev_limit = block_of::<Engine>(world, car)
+        .map(|e| e.max_rpm)
+        .or_else(|| block_of::<Motor>(world, car).map(|m| m.max_rpm))
+        .unwrap_or(f64::INFINITY);
     // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;

@@ -1306,6 +1306,24 @@ fn spawn_hydrostatic(
     (vehicle, motor, pump, wheel)
 }
 
+/// A wheel its brake holds still against any torque the drive can give.
+fn held_wheel() -> Wheel {
+    Wheel {
+        brake_torque: 1e7,
+        ..common::wheel(2.0, WheelLoad::None)
+    }
+}
+
+/// The angular acceleration (rad/s²) of the one-state `block` over 60 steps, after 10 steps
+/// for its modes to settle.
+fn settled_acceleration(app: &mut App, vehicle: Entity, block: Entity) -> f64 {
+    tick(app, 10);
+    let w0 = state(app, vehicle, block)[0];
+    tick(app, 60);
+    let w1 = state(app, vehicle, block)[0];
+    (w1 - w0) / (60.0 * fixed_dt(app))
+}
+
 /// Below the relief torque the output turns at `ratio × ratio_scale ×` the input speed
 /// (1e-9), and the lossless circuit passes power through: `T_in·ω_in = T_out·ω_out` (1e-9).
 #[test]
@@ -1350,21 +1368,13 @@ fn hydrostatic_output_speed_follows_the_ratio() {
 #[test]
 fn hydrostatic_relief_caps_the_output_torque() {
     let mut app = create_app(60.0);
-    let held = Wheel {
-        brake_torque: 1e7,
-        ..common::wheel(2.0, WheelLoad::None)
-    };
     // Holding the motor's 100 N·m at k = 0.2 would take 500 N·m at the output: relief at 300.
-    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 100.0, 0.5, held);
-    tick(&mut app, 10);
-    let w0 = state(&app, vehicle, motor)[0];
-    tick(&mut app, 60);
-    let w1 = state(&app, vehicle, motor)[0];
+    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 100.0, 0.5, held_wheel());
+    let alpha = settled_acceleration(&mut app, vehicle, motor);
     let s = get::<HydrostaticSensors>(&app, pump);
     assert!(s.relieving, "{s:?}");
     assert!((s.output_torque.abs() - 300.0).abs() < 1e-9, "{s:?}");
     assert!((s.input_torque - 0.2 * 300.0).abs() < 1e-9, "{s:?}");
-    let alpha = (w1 - w0) / (60.0 * fixed_dt(&app));
     let expected = (100.0 - 0.2 * 300.0) / 0.5;
     assert!(
         rel(alpha, expected) < 1e-9,
@@ -1379,24 +1389,16 @@ fn hydrostatic_relief_caps_the_output_torque() {
 #[test]
 fn hydrostatic_pump_torque_limit_caps_the_input_torque() {
     let mut app = create_app(60.0);
-    let held = Wheel {
-        brake_torque: 1e7,
-        ..common::wheel(2.0, WheelLoad::None)
-    };
     // k = 0.2: the relief alone would take 0.2 × 300 = 60 N·m; the limiter allows 40 N·m,
     // so the output gets 40 / 0.2 = 200 N·m.
-    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 50.0, 0.5, held);
+    let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 50.0, 0.5, held_wheel());
     set::<Hydrostatic>(&mut app, pump, |h| h.max_input_torque = Some(40.0));
-    tick(&mut app, 10);
-    let w0 = state(&app, vehicle, motor)[0];
-    tick(&mut app, 60);
-    let w1 = state(&app, vehicle, motor)[0];
+    let alpha = settled_acceleration(&mut app, vehicle, motor);
     let s = get::<HydrostaticSensors>(&app, pump);
     println!("{s:?}");
     assert!(s.relieving, "{s:?}");
     assert!((s.output_torque.abs() - 200.0).abs() < 1e-9, "{s:?}");
     assert!((s.input_torque - 40.0).abs() < 1e-9, "{s:?}");
-    let alpha = (w1 - w0) / (60.0 * fixed_dt(&app));
     let expected = (50.0 - 40.0) / 0.5;
     assert!(
         rel(alpha, expected) < 1e-9,
