@@ -427,3 +427,92 @@ fn reference_page_examples_load_and_drive() {
     }
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// Axle loads (N) and mean suspension travel per axle (m, compression positive) of `car`,
+/// front axle first.
+fn axle_loads_and_travels(app: &mut App, car: Entity) -> ([f64; 2], [f64; 2]) {
+    let (mut load, mut travel) = ([0.0; 2], [0.0; 2]);
+    for w in wheels(app, car) {
+        let axle = usize::from(get::<WheelMount>(app, w).axle);
+        let state = get::<WheelState>(app, w);
+        load[axle] += state.load;
+        travel[axle] += 0.5 * state.travel;
+    }
+    (load, travel)
+}
+
+/// Steady braking moves load from the rear axle to the front by `m·a·h/L` (the inertial force
+/// `m·a` at the centre of mass, `h` above the ground, against the tire forces at the ground,
+/// over the wheelbase `L`), and each axle's springs take their share of it: the front
+/// compresses by `ΔF/(2·k_f)`, the rear extends by `ΔF/(2·k_r)`, and the body's height at its
+/// centre of stiffness does not change. The hatchback in neutral, from 80 km/h, with 0.5 of
+/// its brake pedal (well below lock-up); measured from 1.5 s to 2 s after the pedal, when the
+/// pitch has settled. Load transfer within 5 %, travels within 10 %.
+///
+/// (Reading the travel rate along the pitched suspension axis instead of along the ground's
+/// normal turned the forward speed into rebound on every damper: the front axle gained 1378 N,
+/// its springs compressed 5.2 cm instead of 2.5, and the rear's stayed where they were instead
+/// of extending by 3 cm.)
+#[test]
+fn steady_braking_moves_load_by_m_a_h_over_l_and_keeps_the_body_up() {
+    let d = load_vehicle("vehicles/hatchback.vehicle.ron");
+    let hz = 60.0;
+    let mut app = create_app(hz);
+    let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+    tick(&mut app, hz as usize);
+    let (static_load, _) = axle_loads_and_travels(&mut app, car);
+    // Centre of mass above the ground, with the body at rest on its springs.
+    let h = f64::from(position(&app, car).y + d.chassis.center_of_mass[1]);
+    let wheelbase = f64::from((d.axles[1].z - d.axles[0].z).abs());
+    let mass = f64::from(d.chassis.mass);
+    let k = [0, 1].map(|i| d.axles[i].wheel.suspension.stiffness);
+
+    flying_start(&mut app, car, 80.0 / 3.6);
+    controls(&mut app, car, |c| {
+        c.gear = 0;
+        c.brake = 0.5;
+    });
+    tick(&mut app, (1.5 * hz) as usize);
+    let v_start = get::<VehicleTelemetry>(&app, car).forward_speed;
+    let (mut load, mut travel) = ([0.0; 2], [0.0; 2]);
+    let steps = (0.5 * hz) as usize;
+    for _ in 0..steps {
+        tick(&mut app, 1);
+        let (l, t) = axle_loads_and_travels(&mut app, car);
+        for i in 0..2 {
+            load[i] += l[i] / steps as f64;
+            travel[i] += t[i] / steps as f64;
+        }
+    }
+    let v_end = get::<VehicleTelemetry>(&app, car).forward_speed;
+    let deceleration = (v_start - v_end) / 0.5;
+    let transfer = mass * deceleration * h / wheelbase;
+    println!(
+        "a = {deceleration:.2} m/s², h = {h:.3} m: transfer {transfer:.0} N; front +{:.0} N, \
+         rear {:.0} N; travel front {:.4} m, rear {:.4} m",
+        load[0] - static_load[0],
+        load[1] - static_load[1],
+        travel[0],
+        travel[1]
+    );
+    assert!(deceleration > 3.0, "{deceleration} m/s²: not braking hard");
+    assert!(
+        rel(load[0] - static_load[0], transfer) < 0.05,
+        "front axle gained {:.0} N, m·a·h/L = {transfer:.0} N",
+        load[0] - static_load[0]
+    );
+    assert!(
+        rel(static_load[1] - load[1], transfer) < 0.05,
+        "rear axle lost {:.0} N, m·a·h/L = {transfer:.0} N",
+        static_load[1] - load[1]
+    );
+    let expected = [transfer / (2.0 * k[0]), -transfer / (2.0 * k[1])];
+    for (i, axle) in ["front", "rear"].iter().enumerate() {
+        assert!(
+            rel(travel[i], expected[i]) < 0.1,
+            "{axle} travel {:.4} m, ΔF/(2k) = {:.4} m",
+            travel[i],
+            expected[i]
+        );
+    }
+}

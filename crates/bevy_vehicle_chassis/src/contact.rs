@@ -444,6 +444,11 @@ pub fn combine_friction(
     }
 }
 
+/// Least cosine between the suspension axis and the contact normal used to turn the wheel
+/// centre's approach to the ground into travel rate: beyond 60° (a kerb's face) the rate is
+/// taken as at 60°, rather than growing without bound.
+const MIN_AXIS_COSINE: f32 = 0.5;
+
 /// How far ahead (s) of the step's start the suspension springs are evaluated, so that a
 /// spring force held over one fixed step of `dt` (s) is integrated like symplectic Euler.
 ///
@@ -593,7 +598,14 @@ pub(crate) fn probe_ground(
                 let center_velocity = velocity.linear_velocity_at_point(hit.center, com);
                 let relative = center_velocity - ground_velocity;
                 let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
-                let travel_rate = f64::from(-relative.dot(up));
+                // The wheel centre closing on the ground along the contact normal compresses
+                // the suspension, by 1/(up·n) as much along its axis; sliding along the ground
+                // does not, however the body pitches or rolls. (Projecting the velocity on the
+                // axis instead read `v·sin(pitch)` as a travel rate: under braking at 100 km/h
+                // and 1° of dive, 0.5 m/s of rebound on every damper, which took 1.2 kN off
+                // each wheel of a hatchback and sank the body onto its bump stops.)
+                let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
+                let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
                 let forward = wheel_rotation * Vec3::NEG_Z;
                 let heading =
                     (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
