@@ -193,6 +193,16 @@ impl Default for BrakeMode {
     }
 }
 
+/// Largest `ω·h` allowed for the contact patch's spring on the wheel's own inertia
+/// (`ω² = r²·C/(I·σ)`, with `C` the longitudinal slip stiffness (N), `σ` the relaxation length
+/// (m), `I` the wheel's inertia (kg·m²) and `h` the substep (s)); see
+/// [`WheelRuntime::min_relaxation`]. RK4 is stable up to `ω·h = 2√2` for an undamped
+/// oscillation; at 2 it keeps the frequency within 2 % and damps the mode (to 0.75 per
+/// substep) rather than letting it grow. A tighter bound (1 was used before) already
+/// lengthened the relaxation of a braking car's front tires at their ordinary load, and a
+/// stop at the edge of lock-up then depended on the substep.
+pub const PATCH_SPRING_LIMIT: f64 = 2.0;
+
 /// Runtime state of a [`Wheel`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WheelRuntime {
@@ -204,15 +214,17 @@ pub struct WheelRuntime {
     pub tire: LoadedTire,
     /// Length of the current substep (s), which bounds how fast the slips may relax.
     pub substep: f64,
-    /// Shortest longitudinal relaxation length this step (m): see [`WheelRuntime::damping`].
+    /// Shortest longitudinal relaxation length this step (m), `r²·C·h²/(I·L²)` with
+    /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
     /// Under a large load (a landing, a crash) the patch spring and damper acting on the
     /// wheel's own inertia get faster than a substep can follow, and explicit integration would
-    /// blow up. For this step the longitudinal relaxation length is kept long enough and the
-    /// damping low enough that neither mode is faster than one substep (`rate × h ≤ 1`). At
-    /// ordinary loads neither bound is reached.
+    /// blow up. For this step the longitudinal relaxation length is kept long enough that the
+    /// patch spring's frequency stays within [`PATCH_SPRING_LIMIT`] per substep (`ω·h ≤ 2`),
+    /// and the damping low enough that its rate stays within one per substep (`c/I · h ≤ 1`).
+    /// At ordinary loads neither bound is reached.
     pub damping: [f64; 2],
     /// Brake torque capacity in effect (N·m, ≥ 0): the block's [`Wheel::brake_torque`] input,
     /// taken at the start of each step. A stage hook (see
@@ -664,7 +676,8 @@ impl Block for Wheel {
             let r2 = self.radius * self.radius;
             let inertia = self.effective_inertia();
             let stiffness = rt.tire.stiffness()[0].max(0.0);
-            rt.min_relaxation = r2 * stiffness * h * h / inertia;
+            rt.min_relaxation =
+                r2 * stiffness * h * h / (inertia * PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
             let load = rt.tire.load();
             rt.damping = tire.damping;
             if load * r2 * h * tire.damping[0] > inertia {
