@@ -120,10 +120,10 @@ const TRACTION_SLIP: f64 = 0.2;
 ///
 /// Like the traction control of every car in these classes (and like the drivers of published
 /// acceleration tests), the driver eases the throttle while a tire's slip ratio exceeds
-/// [`TRACTION_SLIP`], and opens it again at once when it does not ([`ThrottleEasing`]). Without that, a car that
-/// spins its driven wheels at launch keeps them spinning well into the gears: past its peak a
-/// tire's force falls (to about 0.6 of the peak at large slip with the published passenger
-/// set), below what the engine delivers in first to third gear.
+/// [`TRACTION_SLIP`], and opens it again as the slip falls back ([`ThrottleEasing`]).
+/// Without that, a car that spins its driven wheels at launch keeps them spinning well into
+/// the gears: past its peak a tire's force falls (to about 0.6 of the peak at large slip with
+/// the published passenger set), below what the engine delivers in first to third gear.
 fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f64> {
     let hz = fixed_dt(app).recip();
     let max_rpm = d
