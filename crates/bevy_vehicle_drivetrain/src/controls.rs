@@ -120,11 +120,13 @@ pub struct ThrottleEasing {
     /// Slip ratio of a driven tire above which the throttle is eased (dimensionless, > 0):
     /// about where the tires' force curves peak.
     pub slip: f64,
-    /// Slip ratio above `slip` at which the throttle reaches `floor` (dimensionless, > 0).
+    /// Slip ratio above `slip` at which the throttle reaches `floor` (dimensionless, ≥ 0; at 0
+    /// the target drops to the floor as soon as the slip passes `slip`).
     pub band: f64,
     /// Least throttle while easing (0..1).
     pub floor: f64,
-    /// Time constant with which the throttle follows its target (s, > 0).
+    /// Time constant with which the throttle follows its target (s, ≥ 0; at 0 it follows at
+    /// once).
     pub time_constant: f64,
 }
 
