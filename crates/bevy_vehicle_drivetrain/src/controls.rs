@@ -143,23 +143,40 @@ impl ThrottleEasing {
 
     /// The throttle for the next `dt` (s), from the throttle the driver wants (`wanted`, 0..1),
     /// the throttle applied now (`current`) and the largest slip ratio of the driven tires
-    /// (`slip`). Never above `wanted`, nor below the lower of `floor` and `wanted`.
+    /// (`slip`). Never above `wanted`, nor below the lower of `floor` and `wanted`; a value
+    /// that is not a number counts as no throttle wanted, no slip, a floor of 0, or (for
+    /// `current`) the wanted throttle, so the result is always a throttle in 0..1.
     pub fn next(&self, wanted: f64, current: f64, slip: f64, dt: f64) -> f64 {
-        let floor = self.floor.min(wanted);
+        let unit = |x: f64, fallback: f64| {
+            if x.is_nan() {
+                fallback
+            } else {
+                x.clamp(0.0, 1.0)
+            }
+        };
+        let wanted = unit(wanted, 0.0);
+        let floor = unit(self.floor, 0.0).min(wanted);
+        let current = unit(current, wanted);
         let excess = if self.band > 0.0 {
-            ((slip - self.slip) / self.band).clamp(0.0, 1.0)
+            (slip - self.slip) / self.band
         } else if slip > self.slip {
             1.0
         } else {
             0.0
         };
+        let excess = unit(excess, 0.0);
         let target = wanted + (floor - wanted) * excess;
         let follow = if self.time_constant > 0.0 {
             1.0 - (-dt / self.time_constant).exp()
         } else {
             1.0
         };
-        (current + (target - current) * follow).clamp(floor, wanted)
+        let next = current + (target - current) * follow;
+        if next.is_nan() {
+            target
+        } else {
+            next.clamp(floor, wanted)
+        }
     }
 }
 
@@ -259,5 +276,30 @@ mod tests {
         // Below the slip it goes back to the wanted throttle with the same lag.
         let back = easing.next(1.0, 0.1, 0.19, dt);
         assert!((back - (0.1 + 0.9 * lag)).abs() < 1e-12, "{back}");
+        // Whatever is not a number, the result is a throttle.
+        let odd = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 2.0, 0.5];
+        for wanted in odd {
+            for current in odd {
+                for slip in odd {
+                    for dt in odd {
+                        let t = easing.next(wanted, current, slip, dt);
+                        assert!(
+                            (0.0..=1.0).contains(&t),
+                            "{wanted} {current} {slip} {dt}: {t}"
+                        );
+                    }
+                }
+            }
+        }
+        let broken = ThrottleEasing {
+            slip: f64::NAN,
+            band: f64::NAN,
+            floor: f64::NAN,
+            time_constant: f64::NAN,
+        };
+        for slip in odd {
+            let t = broken.next(1.0, 1.0, slip, dt);
+            assert!((0.0..=1.0).contains(&t), "{slip}: {t}");
+        }
     }
 }
