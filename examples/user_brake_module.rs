@@ -21,6 +21,12 @@ use bevy_vehicle_physics::prelude::*;
 /// its front bias) is applied in full up to `slip_limit`, and falls linearly to zero over the
 /// next `fade` of slip. Below `min_speed` the slip means nothing and the brake acts in full,
 /// so the car stops and stays stopped.
+///
+/// The torque falls steeply with the wheel's spin (`max_torque / fade · r / v` per rad/s): with
+/// the default 1/240 s substep a narrow `fade` makes the wheel's slip swing from one RK4 stage
+/// to the next. The tire never passes more than its friction peak, so the stop stays
+/// physical (within 3 % of `v²/(2μg)` at 30 to 240 Hz), but a wider `fade`, or more
+/// substeps, follows the limiter more exactly.
 struct SlipLimitedBrakes {
     /// Slip at which the brake starts to let go (dimensionless, > 0): a little below the
     /// tire's peak-force slip.

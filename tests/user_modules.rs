@@ -895,13 +895,23 @@ fn vehicle_files_name_registered_modules() {
     );
 }
 
-/// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9.
+/// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9, and
+/// within 5 % short and 10 % long of the friction bound `v²/(2·μ·g)` (rolling resistance and
+/// drag take off a little more; the tires peak at μ near their nominal load). (Before the
+/// tire's patch damping was capped at the friction peak, the limiter's slip swinging between
+/// RK4 stages drew braking force from the damper: 37.6 m at 60 Hz, against 43.7 m allowed.)
 #[test]
 fn the_example_abs_stand_in_stops_shorter_than_locked_wheels() {
     let (locked, abs) = example::stopping_distances();
     assert!(
         abs < 0.95 * locked,
         "ABS stand-in {abs} m vs locked wheels {locked} m"
+    );
+    let v: f64 = 100.0 / 3.6;
+    let bound = v * v / (2.0 * 0.9 * 9.81);
+    assert!(
+        (0.95 * bound..1.1 * bound).contains(&abs),
+        "ABS stand-in {abs:.2} m against the friction bound {bound:.2} m"
     );
 }
 

@@ -479,7 +479,7 @@ fn hard_stop(hz: f64, substeps: u32) -> (f64, f64, Vec<f64>) {
 }
 
 /// A hard stop must not depend on the drivetrain's substep. At 0.75 of its pedal the
-/// hatchback's rear wheels lock and its front tires work near their peak (slip 0.11), with the
+/// hatchback's rear wheels lock and its front tires work near their peak (slip 0.12), with the
 /// load on them swinging as the body pitches from the squat into the dive. With the default
 /// 1/240 s substep (4 at 60 Hz) the front tire's slip over the first second stays within 1 %
 /// of its peak of the slip with 8 substeps, and the stop within 0.5 % of the stop with 8

@@ -214,6 +214,10 @@ pub struct WheelRuntime {
     pub tire: LoadedTire,
     /// Length of the current substep (s), which bounds how fast the slips may relax.
     pub substep: f64,
+    /// Peak forces `[longitudinal, lateral]` of the tire at this step's load and friction
+    /// (N, ≥ 0): the contact-patch damping may add to the tire's force only up to these (or
+    /// up to the force without damping, where that is larger).
+    pub peak_force: [f64; 2],
     /// Shortest longitudinal relaxation length this step (m), `r²·C·h²/(I·L²)` with
     /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
@@ -389,9 +393,22 @@ impl Wheel {
             tan_slip_rate = 0.0;
         }
         let load = rt.tire.load();
+        // The patch damper acts through the contact, which passes no more than the friction
+        // peak: it may not push the force beyond it. (Uncapped, a spinning wheel's slip
+        // swinging from stage to stage drew force from the damper alone: a hatchback's front
+        // tire pulled twice the road's friction at launch, and a stiff slip-limiting brake
+        // stopped a car 14 % shorter than friction allows.)
+        let limit = [
+            rt.peak_force[0].max(fx.abs()),
+            rt.peak_force[1].max(fy.abs()),
+        ];
+        let damped = [
+            fx + rt.damping[0] * load * sigma[0] * slip_rate,
+            fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
+        ];
         TireStage {
-            fx: fx + rt.damping[0] * load * sigma[0] * slip_rate,
-            fy: fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
+            fx: damped[0].max(-limit[0]).min(limit[0]),
+            fy: damped[1].max(-limit[1]).min(limit[1]),
             slip_rate,
             tan_slip_rate,
         }
@@ -669,6 +686,7 @@ impl Block for Wheel {
             rt.tire = tire
                 .model
                 .at_load_near(rt.contact.load, rt.contact.friction, &rt.tire);
+            rt.peak_force = rt.tire.peak_force().map(f64::abs);
             // The clock the contact velocity is extrapolated with.
             state[4] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
