@@ -270,7 +270,7 @@ fn braking_distance(hz: f64, v0: f32, mu: f32, abs: bool) -> f64 {
 fn straight_line_braking_distance() {
     let v0 = 100.0 / 3.6;
     let mu = 0.9;
-    let ideal = f64::from(v0 * v0) / (2.0 * f64::from(mu) * GRAVITY);
+    let ideal = friction_stopping_distance(f64::from(v0), f64::from(mu));
     let abs = braking_distance(60.0, v0, mu, true);
     assert!(
         rel(abs, ideal) < 0.10,

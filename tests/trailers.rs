@@ -180,7 +180,7 @@ fn combination_brakes_straight_from_80_km_h() {
     let travelled = position(&app, tractor) - start;
     let along = travelled.dot(line);
     let off_line = (travelled - line * along).with_y(0.0).length();
-    let bound = v0 * v0 / (2.0 * 0.9 * 9.81);
+    let bound = friction_stopping_distance(v0, 0.9);
     println!(
         "braking from {:.1} km/h: {along:.1} m (friction bound {bound:.1} m), {off_line:.3} m off line, max articulation {:.2}°",
         v0 * 3.6,

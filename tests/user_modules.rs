@@ -907,8 +907,7 @@ fn the_example_abs_stand_in_stops_shorter_than_locked_wheels() {
         abs < 0.95 * locked,
         "ABS stand-in {abs} m vs locked wheels {locked} m"
     );
-    let v: f64 = 100.0 / 3.6;
-    let bound = v * v / (2.0 * 0.9 * 9.81);
+    let bound = friction_stopping_distance(100.0 / 3.6, 0.9);
     assert!(
         (0.95 * bound..1.1 * bound).contains(&abs),
         "ABS stand-in {abs:.2} m against the friction bound {bound:.2} m"

@@ -511,7 +511,7 @@ fn a_hard_stop_does_not_depend_on_the_substep() {
         rel(coarse, faster) < 0.02,
         "{coarse:.2} m at 60 Hz, {faster:.2} m at 120 Hz"
     );
-    let friction_limit = v0 * v0 / (2.0 * 0.9 * G);
+    let friction_limit = friction_stopping_distance(v0, 0.9);
     for distance in [coarse, fine, faster] {
         assert!(
             distance > friction_limit,

@@ -149,6 +149,12 @@ use bevy_rapier3d::prelude::{Collider, Friction, RigidBody, Velocity};
 /// Standard gravity used by Rapier's default configuration (m/s²).
 pub const G: f64 = 9.81;
 
+/// The shortest distance (m) in which friction `mu` (dimensionless) can stop a body moving at
+/// `speed` (m/s) on flat ground: `v²/(2·μ·g)`.
+pub fn friction_stopping_distance(speed: f64, mu: f64) -> f64 {
+    speed * speed / (2.0 * mu * G)
+}
+
 /// Spawns a flat, infinite road (a half-space at y = 0) with friction `mu`.
 pub fn spawn_flat_ground(app: &mut App, mu: f32) -> Entity {
     app.world_mut()
