@@ -170,6 +170,42 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
         "setting `brakes.max_torque` must be a finite number (N·m), got NaN"
     );
     assert_eq!(
+        brakes(|b| {
+            b.anti_lock = Some(AntiLock {
+                peak_share: 0.0,
+                ..default()
+            })
+        }),
+        "setting `brakes.anti_lock.peak_share` must be greater than 0, got 0"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.anti_lock = Some(AntiLock {
+                peak_share: 1.1,
+                ..default()
+            })
+        }),
+        "setting `brakes.anti_lock.peak_share` must lie in [0, 1], got 1.1"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.anti_lock = Some(AntiLock {
+                release_slip: f64::NAN,
+                ..default()
+            })
+        }),
+        "setting `brakes.anti_lock.release_slip` must be a finite number, got NaN"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.anti_lock = Some(AntiLock {
+                min_speed: -1.0,
+                ..default()
+            })
+        }),
+        "setting `brakes.anti_lock.min_speed` must not be negative (m/s), got -1"
+    );
+    assert_eq!(
         brakes(|b| b.handbrake_torque = -1.0),
         "setting `brakes.handbrake_torque` must not be negative (N·m), got -1"
     );

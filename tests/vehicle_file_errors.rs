@@ -618,6 +618,18 @@ fn cases() -> Vec<Case> {
             "got 1.2",
         ),
         case(
+            "an ABS asking more than the tires' peak",
+            vec![Replace(
+                VEHICLE,
+                "front_bias: 0.7,",
+                "front_bias: 0.7, anti_lock: Some((peak_share: 1.2)),",
+            )],
+            VEHICLE,
+            ("1.2", "1.2"),
+            "brakes.anti_lock.peak_share",
+            "must lie in [0, 1], got 1.2",
+        ),
+        case(
             "a handbrake axle beyond the axles",
             vec![Replace(VEHICLE, "handbrake_axle: 1", "handbrake_axle: 2")],
             VEHICLE,

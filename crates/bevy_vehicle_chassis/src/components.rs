@@ -216,7 +216,9 @@ pub struct WheelState {
 /// rest equally (0.5 on a two-axle car brakes both axles equally; 1/3 on a three-axle truck
 /// brakes all three equally). At full pedal the axle with the largest share gets `max_torque`
 /// per wheel and the others proportionally less. The handbrake adds up to `handbrake_torque` per wheel on
-/// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there.
+/// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there. With
+/// `anti_lock` set, an ABS limits what the pedal applies at each wheel ([`AntiLock`]); the
+/// handbrake and the parking lock act in full.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Brakes {
@@ -231,16 +233,83 @@ pub struct Brakes {
     pub handbrake_axle: u8,
     /// Parking-lock torque per wheel (N·m, ≥ 0).
     pub parking_torque: f64,
+    /// The anti-lock brake system, if the vehicle has one (`None`: the pedal's torque reaches
+    /// the wheels in full, and a hard stop locks them).
+    pub anti_lock: Option<AntiLock>,
 }
 
 impl Brakes {
-    /// Checks the settings: finite, non-negative torques and a front bias in [0, 1]. Field
-    /// paths start with `brakes.`.
+    /// Checks the settings: finite, non-negative torques, a front bias in [0, 1] and a valid
+    /// [`AntiLock`]. Field paths start with `brakes.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("brakes.max_torque", self.max_torque, "N·m")?;
         in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;
         non_negative("brakes.handbrake_torque", self.handbrake_torque, "N·m")?;
-        non_negative("brakes.parking_torque", self.parking_torque, "N·m")
+        non_negative("brakes.parking_torque", self.parking_torque, "N·m")?;
+        if let Some(abs) = &self.anti_lock {
+            abs.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// An anti-lock brake system (ABS), part of [`Brakes`]: it keeps each braked tire working
+/// just below its friction peak, so the car stops about as short as the road allows and
+/// still steers.
+///
+/// Each fixed step, at each wheel, the pedal's torque is limited to `peak_share` of what the
+/// tire can pass at its load on this road (its peak longitudinal force times the wheel's
+/// radius, [`ModuleContext::peak_force`](crate::modules::ModuleContext::peak_force)): an
+/// ideal ABS, which finds the peak as a real one does by cycling its valves, without the
+/// cycles. Where the tire has less to give than that (it is also cornering hard, or the road
+/// changed), the wheel's slip grows: past `release_slip` the ABS lowers that wheel's limit,
+/// all the way to nothing at twice that slip, so that the wheel settles where its tire holds
+/// and keeps some of its cornering force. The limit follows the slip with the lag
+/// [`ANTI_LOCK_RELEASE`] going down and [`ANTI_LOCK_REAPPLY`] coming back: a continuous rule,
+/// not an on-off cycle, so it acts the same at any fixed-step rate. Below `min_speed` it stays
+/// out of the way, so the car stops and holds on the pedal.
+///
+/// Assumes each wheel runs near the chassis's forward axis (its braking slip is measured
+/// against the ground speed along that axis at the wheel), as on road vehicles at speed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AntiLock {
+    /// Share of each tire's peak longitudinal force the pedal may ask of it (dimensionless,
+    /// (0, 1]): 0.9–0.97 for road cars' systems.
+    pub peak_share: f64,
+    /// Braking slip past which the ABS releases a wheel (dimensionless, > 0; 0 for a wheel
+    /// rolling with the ground, 1 for a locked one): about the tire's peak-force slip, past
+    /// which its force falls and the wheel would lock.
+    pub release_slip: f64,
+    /// Speed over the ground below which the ABS is off (m/s, ≥ 0).
+    pub min_speed: f64,
+}
+
+/// Time constant with which [`AntiLock`] lets a locking wheel's brake go (s): a dump valve
+/// halves the pressure in a few hundredths of a second.
+pub const ANTI_LOCK_RELEASE: f64 = 0.03;
+/// Time constant with which [`AntiLock`] builds a limited wheel's brake up again (s).
+pub const ANTI_LOCK_REAPPLY: f64 = 0.05;
+
+impl AntiLock {
+    /// Checks the settings. Field paths start with `brakes.anti_lock.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        positive("brakes.anti_lock.peak_share", self.peak_share, "")?;
+        in_range("brakes.anti_lock.peak_share", self.peak_share, 0.0, 1.0, "")?;
+        positive("brakes.anti_lock.release_slip", self.release_slip, "")?;
+        non_negative("brakes.anti_lock.min_speed", self.min_speed, "m/s")
+    }
+}
+
+impl Default for AntiLock {
+    /// A road car's ABS: 95 % of the peak, releasing past a braking slip of 0.15, off below
+    /// 1.5 m/s.
+    fn default() -> Self {
+        AntiLock {
+            peak_share: 0.95,
+            release_slip: 0.15,
+            min_speed: 1.5,
+        }
     }
 }
 
@@ -255,6 +324,7 @@ impl Default for Brakes {
             handbrake_torque: 1_200.0,
             handbrake_axle: 1,
             parking_torque: 10_000.0,
+            anti_lock: None,
         }
     }
 }

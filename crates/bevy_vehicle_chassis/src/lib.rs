@@ -45,8 +45,8 @@ mod vehicle;
 
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
-    Aerodynamics, AntiRollBar, AntiRollBars, Brakes, GroundProbe, Side, Steering, Suspension,
-    VehicleTelemetry, WheelMount, WheelState,
+    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
+    Brakes, GroundProbe, Side, Steering, Suspension, VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
@@ -63,9 +63,9 @@ pub mod prelude {
         ResetVehicle, SteeringModule, SuspensionModule, VehicleModule, VehicleModules,
     };
     pub use crate::{
-        Aerodynamics, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError, ChassisPlugin,
-        ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch, PathFollower,
-        Powertrain, RapierSetupPlugin, RoutePoint, Side, Steering, Suspension, Vehicle,
-        VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+        Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
+        ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch,
+        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, Steering, Suspension,
+        Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };
 }

@@ -6,7 +6,9 @@ use smallvec::SmallVec;
 
 use super::context::{AxleInput, CornerInput, ModuleContext, ModuleWheel};
 use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, SuspensionModule};
-use crate::components::{Brakes, Side, Steering};
+use bevy::math::Vec3;
+
+use crate::components::{ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, Brakes, Side, Steering};
 
 /// Per-wheel values held without a heap allocation (up to eight wheels).
 type PerWheel = SmallVec<[f64; 8]>;
@@ -14,43 +16,111 @@ type PerWheel = SmallVec<[f64; 8]>;
 /// The brake torque capacity of each wheel (N·m, ≥ 0) that the built-in brakes give for
 /// `command`: the pedal times [`Brakes::max_torque`] shared between the axles by
 /// [`Brakes::front_bias`], plus the handbrake and the parking lock on
-/// [`Brakes::handbrake_axle`]. Written into `out` in `wheels` order.
+/// [`Brakes::handbrake_axle`]. Written into `out` in `wheels` order. (The built-in brakes
+/// then let [`Brakes::anti_lock`] limit the pedal's share, if set; this function does not.)
 pub fn builtin_brake_torques(
     brakes: &Brakes,
     command: &VehicleControls,
     wheels: &[ModuleWheel],
     out: &mut [f64],
 ) {
-    let bias = brakes.front_bias.clamp(0.0, 1.0);
-    // The front axle's share is the bias; the axles behind it split the rest equally. The
-    // axle with the largest share gets the full torque, the others their proportion.
-    let rear_axles = wheels
-        .iter()
-        .map(|w| w.mount.axle)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let (front, rear) = (bias, (1.0 - bias) / f64::from(rear_axles));
-    let largest = front.max(rear);
-    let (front, rear) = (front / largest, rear / largest);
+    let split = AxleSplit::new(brakes, wheels);
     for (wheel, out) in wheels.iter().zip(out.iter_mut()) {
-        let share = if wheel.mount.axle == 0 { front } else { rear };
-        let mut torque = command.brake() * brakes.max_torque.max(0.0) * share;
+        let [pedal, held] = split.torques(brakes, command, wheel);
+        *out = pedal + held;
+    }
+}
+
+/// The pedal's torque share of each axle, as a fraction of [`Brakes::max_torque`].
+struct AxleSplit {
+    front: f64,
+    rear: f64,
+}
+
+impl AxleSplit {
+    fn new(brakes: &Brakes, wheels: &[ModuleWheel]) -> AxleSplit {
+        let bias = brakes.front_bias.clamp(0.0, 1.0);
+        // The front axle's share is the bias; the axles behind it split the rest equally. The
+        // axle with the largest share gets the full torque, the others their proportion.
+        let rear_axles = wheels
+            .iter()
+            .map(|w| w.mount.axle)
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let (front, rear) = (bias, (1.0 - bias) / f64::from(rear_axles));
+        let largest = front.max(rear);
+        AxleSplit {
+            front: front / largest,
+            rear: rear / largest,
+        }
+    }
+
+    /// One wheel's brake torque capacity (N·m, ≥ 0) as `[pedal, handbrake and parking lock]`.
+    fn torques(&self, brakes: &Brakes, command: &VehicleControls, wheel: &ModuleWheel) -> [f64; 2] {
+        let share = if wheel.mount.axle == 0 {
+            self.front
+        } else {
+            self.rear
+        };
+        let pedal = command.brake() * brakes.max_torque.max(0.0) * share;
+        let mut held = 0.0;
         if wheel.mount.axle == brakes.handbrake_axle {
-            torque += command.handbrake() * brakes.handbrake_torque.max(0.0);
+            held += command.handbrake() * brakes.handbrake_torque.max(0.0);
             if command.parking {
-                torque += brakes.parking_torque.max(0.0);
+                held += brakes.parking_torque.max(0.0);
             }
         }
-        *out = torque;
+        [pedal, held]
     }
 }
 
 /// The built-in brakes: [`builtin_brake_torques`] from the vehicle's [`Brakes`] settings,
-/// decided once per step, against each wheel's spin.
+/// with the pedal's share limited by [`Brakes::anti_lock`] if set, decided once per step,
+/// against each wheel's spin.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinBrakes {
     capacity: PerWheel,
+    /// Per wheel, while an ABS is fitted: the share of its limit it grants (1 unless the wheel
+    /// neared lock-up).
+    grant: PerWheel,
+}
+
+impl BuiltinBrakes {
+    /// The pedal torque (N·m, ≥ 0) the ABS `abs` lets through at wheel `i` this step, given
+    /// what the pedal asks (`pedal`); updates how much of its limit the wheel is granted.
+    fn anti_lock(&mut self, abs: &AntiLock, ctx: &ModuleContext, i: usize, pedal: f64) -> f64 {
+        let wheel = &ctx.wheels[i];
+        let state = &ctx.state;
+        let peak = ctx.peak_force.get(i).copied().unwrap_or(0.0);
+        // The wheel centre's speed along the chassis's forward axis (m/s). (The body's velocity
+        // is its centre of mass's; the offset to the body origin, times the yaw rate, is a
+        // small error at the speeds the ABS acts at.)
+        let arm = state.rotation * wheel.mount.position;
+        let velocity = state.linear_velocity + state.angular_velocity.cross(arm);
+        let speed = f64::from(velocity.dot(state.rotation * Vec3::NEG_Z));
+        let spin = state.wheel_spin.get(i).copied().unwrap_or(0.0);
+        let dt = ctx.dt.max(0.0);
+        if !(speed.abs() >= abs.min_speed && peak > 0.0 && speed.is_finite() && spin.is_finite()) {
+            self.grant[i] = 1.0;
+            return pedal;
+        }
+        // How far the wheel lags the ground under braking: 0 rolling freely, 1 locked, in
+        // either direction of travel (a wheel driven faster than the ground is not locking).
+        let braking_slip = 1.0 - spin * wheel.radius / speed;
+        // The grant falls from 1 at `release_slip` to 0 at twice that, continuously, so that the
+        // ABS and the wheel settle where the tire holds (no on-off cycle following the step),
+        // and follows that target with a lag.
+        let target = (2.0 - braking_slip / abs.release_slip).clamp(0.0, 1.0);
+        let lag = if target < self.grant[i] {
+            ANTI_LOCK_RELEASE
+        } else {
+            ANTI_LOCK_REAPPLY
+        };
+        let grant = self.grant[i];
+        self.grant[i] = grant + (target - grant) * (1.0 - (-dt / lag).exp());
+        pedal.min(abs.peak_share * peak * wheel.radius * self.grant[i])
+    }
 }
 
 impl BrakeModule for BuiltinBrakes {
@@ -59,9 +129,23 @@ impl BrakeModule for BuiltinBrakes {
     }
 
     fn begin_step(&mut self, ctx: &ModuleContext) {
+        let count = ctx.wheels.len();
         self.capacity.clear();
-        self.capacity.resize(ctx.wheels.len(), 0.0);
-        builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
+        self.capacity.resize(count, 0.0);
+        let Some(abs) = &ctx.brakes.anti_lock else {
+            self.grant.clear();
+            builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
+            return;
+        };
+        if self.grant.len() != count {
+            self.grant.clear();
+            self.grant.resize(count, 1.0);
+        }
+        let split = AxleSplit::new(ctx.brakes, ctx.wheels);
+        for (i, wheel) in ctx.wheels.iter().enumerate() {
+            let [pedal, held] = split.torques(ctx.brakes, ctx.command, wheel);
+            self.capacity[i] = self.anti_lock(abs, ctx, i, pedal) + held;
+        }
     }
 
     fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
@@ -82,6 +166,7 @@ impl BrakeModule for BuiltinBrakes {
 
     fn reset(&mut self) {
         self.capacity.clear();
+        self.grant.clear();
     }
 }
 

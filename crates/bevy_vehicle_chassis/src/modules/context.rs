@@ -87,6 +87,10 @@ pub struct ModuleContext<'a> {
     /// suspension, and the anti-roll bars the last step's; in the stage functions the load
     /// the tire carries over this step.
     pub load: &'a [f64],
+    /// Each wheel's tire peak longitudinal force at its load on the surface under it (N, ≥ 0;
+    /// 0 in the air or without a tire model), in wheel order: in `begin_step` the last
+    /// step's, in the stage functions this step's.
+    pub peak_force: &'a [f64],
     /// The wheels, in wheel order: by axle from the front, left before right (FL, FR, RL, RR
     /// on a car). Every per-wheel slice uses this order.
     pub wheels: &'a [ModuleWheel],

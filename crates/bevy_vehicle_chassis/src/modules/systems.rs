@@ -41,6 +41,9 @@ pub(crate) struct ModuleInputs {
     pub spin: PerWheel,
     pub travel: PerWheel,
     pub load: PerWheel,
+    /// Each wheel's tire peak longitudinal force (N): the last step's until the first stage of
+    /// this one.
+    pub peak_force: PerWheel,
     /// Each wheel's steering angle when the step began (rad): the angle the ground probe uses.
     pub probe_angle: PerWheel,
     pub position: Vec3,
@@ -71,6 +74,7 @@ impl ModuleInputs {
             dt: self.dt,
             time,
             load: &self.load,
+            peak_force: &self.peak_force,
             wheels: &self.wheels,
             brakes: &self.brakes,
             steering: &self.steering,
@@ -227,6 +231,7 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
         &mut inputs.spin,
         &mut inputs.travel,
         &mut inputs.load,
+        &mut inputs.peak_force,
         &mut inputs.probe_angle,
     ] {
         values.clear();
@@ -328,13 +333,18 @@ pub(crate) fn step_vehicles(
             || drive.as_ref().is_some_and(|d| d.every_stage());
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
-            if !(every_stage || first_stage) {
+            let first = first_stage;
+            if !(every_stage || first) {
                 return;
             }
             first_stage = false;
-            for (spin, wheel) in inputs.spin.iter_mut().zip(&inputs.wheels) {
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
                 if let Some(s) = stage.spin(wheel.node) {
-                    *spin = s;
+                    inputs.spin[i] = s;
+                }
+                // The wheels have set up their tires for this step's load and surface.
+                if first && let Some(rt) = stage.wheel_mut(wheel.node) {
+                    inputs.peak_force[i] = rt.peak_force[0];
                 }
             }
             let ctx = inputs.context(stage.time());
