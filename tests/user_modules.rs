@@ -896,8 +896,9 @@ fn vehicle_files_name_registered_modules() {
 }
 
 /// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9, and
-/// within 5 % short and 10 % long of the friction bound `v²/(2·μ·g)` (rolling resistance and
-/// drag take off a little more; the tires peak at μ near their nominal load). (Before the
+/// within 2 % short and 5 % long of the friction bound `v²/(2·μ·g)` (rolling resistance and
+/// drag shorten it a little, the limiter holding the tires just below their peak lengthens it;
+/// the tires peak at μ near their nominal load; 44.45 m against 43.70 m). (Before the
 /// tire's patch damping was capped at the friction peak, the limiter's slip swinging between
 /// RK4 stages drew braking force from the damper: 37.6 m at 60 Hz, against 43.7 m allowed.)
 #[test]
@@ -909,7 +910,7 @@ fn the_example_abs_stand_in_stops_shorter_than_locked_wheels() {
     );
     let bound = friction_stopping_distance(100.0 / 3.6, 0.9);
     assert!(
-        (0.95 * bound..1.1 * bound).contains(&abs),
+        (0.98 * bound..1.05 * bound).contains(&abs),
         "ABS stand-in {abs:.2} m against the friction bound {bound:.2} m"
     );
 }
