@@ -206,6 +206,33 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
         "setting `brakes.anti_lock.min_speed` must not be negative (m/s), got -1"
     );
     assert_eq!(
+        brakes(|b| {
+            b.traction_control = Some(TractionControl {
+                band: 0.0,
+                ..default()
+            })
+        }),
+        "setting `brakes.traction_control.band` must be greater than 0, got 0"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.traction_control = Some(TractionControl {
+                floor: 1.5,
+                ..default()
+            })
+        }),
+        "setting `brakes.traction_control.floor` must lie in [0, 1], got 1.5"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.traction_control = Some(TractionControl {
+                slip: f64::INFINITY,
+                ..default()
+            })
+        }),
+        "setting `brakes.traction_control.slip` must be a finite number, got inf"
+    );
+    assert_eq!(
         brakes(|b| b.handbrake_torque = -1.0),
         "setting `brakes.handbrake_torque` must not be negative (N·m), got -1"
     );

@@ -218,7 +218,9 @@ pub struct WheelState {
 /// per wheel and the others proportionally less. The handbrake adds up to `handbrake_torque` per wheel on
 /// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there. With
 /// `anti_lock` set, an ABS limits what the pedal applies at each wheel ([`AntiLock`]); the
-/// handbrake and the parking lock act in full.
+/// handbrake and the parking lock act in full. With `traction_control` set, the brake
+/// system's control unit also runs a traction control ([`TractionControl`]), as road
+/// vehicles' ABS units do: it holds back the engines' and motors' torque while a tire spins.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Brakes {
@@ -236,11 +238,14 @@ pub struct Brakes {
     /// The anti-lock brake system, if the vehicle has one (`None`: the pedal's torque reaches
     /// the wheels in full, and a hard stop locks them).
     pub anti_lock: Option<AntiLock>,
+    /// The traction control, if the vehicle has one (`None`: the engine's torque reaches the
+    /// driven tires in full, and too much of it spins them).
+    pub traction_control: Option<TractionControl>,
 }
 
 impl Brakes {
-    /// Checks the settings: finite, non-negative torques, a front bias in [0, 1] and a valid
-    /// [`AntiLock`]. Field paths start with `brakes.`.
+    /// Checks the settings: finite, non-negative torques, a front bias in [0, 1], a valid
+    /// [`AntiLock`] and traction control. Field paths start with `brakes.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("brakes.max_torque", self.max_torque, "N·m")?;
         in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;
@@ -248,6 +253,9 @@ impl Brakes {
         non_negative("brakes.parking_torque", self.parking_torque, "N·m")?;
         if let Some(abs) = &self.anti_lock {
             abs.validate()?;
+        }
+        if let Some(tc) = &self.traction_control {
+            tc.validate()?;
         }
         Ok(())
     }
@@ -313,6 +321,61 @@ impl Default for AntiLock {
     }
 }
 
+/// A traction control (ASR), part of [`Brakes`]: it holds back the drive while a driven tire
+/// spins, so that the tires work near their friction peak instead of past it.
+///
+/// At every RK4 stage of the drivetrain, the largest slip ratio of the grounded tires in the
+/// direction the selected gear drives sets the share of their driving torque that the
+/// vehicle's engines and motors deliver
+/// ([`StageContext::drive_limit`](bevy_vehicle_drivetrain::StageContext::drive_limit)): all
+/// of it up to `slip`, falling linearly to `floor` at `slip + band`. It acts within the step,
+/// on the tires' relaxed slips, as an engine controller cutting ignition acts within
+/// milliseconds: a rule applied once per step would let an engine spin its tires far past
+/// their peak before it answered, and answer differently at each step rate. Brakes, the
+/// pedal and an automatic's shift schedule are left alone.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TractionControl {
+    /// Slip ratio from which the drive is held back (dimensionless, > 0): about the tires'
+    /// peak-force slip.
+    pub slip: f64,
+    /// Slip ratio above `slip` at which the drive is down to `floor` (dimensionless, > 0).
+    pub band: f64,
+    /// Least share of the drive left (0..1).
+    pub floor: f64,
+}
+
+impl TractionControl {
+    /// Checks the settings. Field paths start with `brakes.traction_control.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        positive("brakes.traction_control.slip", self.slip, "")?;
+        positive("brakes.traction_control.band", self.band, "")?;
+        in_range("brakes.traction_control.floor", self.floor, 0.0, 1.0, "")
+    }
+
+    /// The share of their driving torque the engines and motors deliver (0..1) when the
+    /// largest slip ratio of the driven tires, in the direction of drive, is `slip`.
+    pub fn drive_limit(&self, slip: f64) -> f64 {
+        let excess = ((slip - self.slip) / self.band).clamp(0.0, 1.0);
+        if excess.is_nan() {
+            1.0
+        } else {
+            1.0 - (1.0 - self.floor.clamp(0.0, 1.0)) * excess
+        }
+    }
+}
+
+impl Default for TractionControl {
+    /// A road car's: holding back from a slip of 0.1, down to nothing at 0.2.
+    fn default() -> Self {
+        TractionControl {
+            slip: 0.1,
+            band: 0.1,
+            floor: 0.0,
+        }
+    }
+}
+
 impl Default for Brakes {
     /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
     /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
@@ -325,6 +388,7 @@ impl Default for Brakes {
             handbrake_axle: 1,
             parking_torque: 10_000.0,
             anti_lock: None,
+            traction_control: None,
         }
     }
 }

@@ -46,7 +46,8 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, Side, Steering, Suspension, VehicleTelemetry, WheelMount, WheelState,
+    Brakes, GroundProbe, Side, Steering, Suspension, TractionControl, VehicleTelemetry, WheelMount,
+    WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
@@ -66,6 +67,7 @@ pub mod prelude {
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
         ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch,
         PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, Steering, Suspension,
-        Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+        TractionControl, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec,
+        WheelState,
     };
 }

@@ -514,6 +514,7 @@ impl Program {
             blocks,
             shafts,
             tire_wheels,
+            drive_limit: 1.0,
         };
         let step = StepContext { dt, substeps };
         let mut change = ModeChange::Unchanged;
@@ -525,9 +526,10 @@ impl Program {
             passes.project(x, delta, h);
             *pending_projection = false;
         }
-        let torque = StageContext {
+        let mut torque = StageContext {
             pass: Pass::Torque,
             substep: h,
+            drive_limit: 1.0,
         };
         let (k1, rest) = work.split_at_mut(n);
         let (k2, rest) = rest.split_at_mut(n);
@@ -535,23 +537,23 @@ impl Program {
         let (k4, xs) = rest.split_at_mut(n);
         for s in 0..substeps {
             let t0 = f64::from(s) * h;
-            passes.hook(x, t0, hook);
+            torque.drive_limit = passes.hook(x, t0, hook);
             passes.evaluate(x, k1, &torque);
             passes.settle_modes(x, delta, k1, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k1[j];
             }
-            passes.hook(xs, t0 + 0.5 * h, hook);
+            torque.drive_limit = passes.hook(xs, t0 + 0.5 * h, hook);
             passes.evaluate(xs, k2, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k2[j];
             }
-            passes.hook(xs, t0 + 0.5 * h, hook);
+            torque.drive_limit = passes.hook(xs, t0 + 0.5 * h, hook);
             passes.evaluate(xs, k3, &torque);
             for j in 0..n {
                 xs[j] = x[j] + h * k3[j];
             }
-            passes.hook(xs, t0 + h, hook);
+            torque.drive_limit = passes.hook(xs, t0 + h, hook);
             passes.evaluate(xs, k4, &torque);
             for j in 0..n {
                 x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
@@ -587,18 +589,24 @@ struct Passes<'a> {
     shafts: &'a mut [Shaft],
     /// The wheels with a tire: see [`Program::tire_wheels`].
     tire_wheels: &'a [u16],
+    /// The torque sources' share of their driving torque the stage hook last set
+    /// ([`StageContext::drive_limit`]); 1 at the start of each step.
+    drive_limit: f64,
 }
 
 impl Passes<'_> {
-    /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step.
+    /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step;
+    /// returns the drive limit for the stage (the hook's, or the one it set last).
     #[inline]
-    fn hook<H: FnMut(&mut StageWheels)>(&mut self, state: &[f64], time: f64, hook: &mut H) {
+    fn hook<H: FnMut(&mut StageWheels)>(&mut self, state: &[f64], time: f64, hook: &mut H) -> f64 {
         hook(&mut StageWheels {
             nodes: self.nodes,
             blocks: self.blocks,
             state,
             time,
+            drive_limit: &mut self.drive_limit,
         });
+        self.drive_limit
     }
 
     /// After a stage at the committed state `x`: lets blocks switch modes, runs a momentum pass
@@ -641,6 +649,7 @@ impl Passes<'_> {
         let stage = StageContext {
             pass: Pass::Momentum,
             substep,
+            drive_limit: 1.0,
         };
         for _ in 0..MAX_MODE_ROUNDS {
             self.evaluate(x, delta, &stage);
@@ -768,6 +777,7 @@ pub struct StageWheels<'a> {
     blocks: &'a mut [Cell],
     state: &'a [f64],
     time: f64,
+    drive_limit: &'a mut f64,
 }
 
 impl StageWheels<'_> {
@@ -784,6 +794,31 @@ impl StageWheels<'_> {
             Cell::Wheel(_) => self.state.get(self.nodes[i].state()).map(|s| s[1]),
             _ => None,
         }
+    }
+
+    /// Longitudinal slip ratio of the tire of the wheel at pass-order position `node` at this
+    /// stage (its relaxed slip state; dimensionless), or `None` if that node is not a wheel
+    /// with a tire.
+    pub fn slip(&self, node: u32) -> Option<f64> {
+        let i = node as usize;
+        match self.blocks.get(i)? {
+            Cell::Wheel(c) if c.has_tire() => self
+                .state
+                .get(self.nodes[i].state())
+                .map(|s| Wheel::tire_slips(s)[0]),
+            _ => None,
+        }
+    }
+
+    /// Sets the share of their driving torque the vehicle's torque sources deliver from this
+    /// stage on, until set again within the step (0..1, clamped; not a number counts as 1):
+    /// see [`StageContext::drive_limit`]. Each step starts at 1.
+    pub fn set_drive_limit(&mut self, limit: f64) {
+        *self.drive_limit = if limit.is_nan() {
+            1.0
+        } else {
+            limit.clamp(0.0, 1.0)
+        };
     }
 
     /// The runtime of the wheel at pass-order position `node`, or `None` if that node is not a

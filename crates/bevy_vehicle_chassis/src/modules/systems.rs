@@ -331,8 +331,24 @@ pub(crate) fn step_vehicles(
         let every_stage = brake.every_stage()
             || steering.every_stage()
             || drive.as_ref().is_some_and(|d| d.every_stage());
+        // The traction control acts on each stage's slips, so it needs every stage.
+        let traction = inputs.brakes.traction_control.clone();
+        let direction = inputs.command.direction();
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
+            if let Some(tc) = &traction {
+                // The largest slip of a grounded tire in the direction the gear drives.
+                let mut slip: f64 = 0.0;
+                for wheel in &inputs.wheels {
+                    let grounded = stage
+                        .wheel_mut(wheel.node)
+                        .is_some_and(|rt| rt.contact.load > 0.0);
+                    if grounded && let Some(s) = stage.slip(wheel.node) {
+                        slip = slip.max(s * direction);
+                    }
+                }
+                stage.set_drive_limit(tc.drive_limit(slip));
+            }
             let first = first_stage;
             if !(every_stage || first) {
                 return;

@@ -200,17 +200,32 @@ impl Engine {
     /// controller, cut by the rev limiter.
     #[inline]
     pub fn effective_throttle(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
+        self.limited_throttle(runtime, speed, 1.0)
+    }
+
+    /// [`Engine::effective_throttle`] with the driver's throttle scaled by `drive_limit` (0..1,
+    /// [`StageContext::drive_limit`]) before the idle controller raises it: a traction control
+    /// closes the throttle, never below what keeps the engine running.
+    #[inline]
+    pub fn limited_throttle(&self, runtime: &EngineRuntime, speed: f64, drive_limit: f64) -> f64 {
         if !runtime.firing {
             return 0.0;
         }
         let idle_throttle = ((self.idle_speed() - speed) * runtime.inv_idle_span).clamp(0.0, 1.0);
         let limiter = ((self.max_rpm - rad_s_to_rpm(speed)) * (1.0 / LIMITER_BAND)).clamp(0.0, 1.0);
-        runtime.throttle.max(idle_throttle) * limiter
+        (runtime.throttle * drive_limit).max(idle_throttle) * limiter
     }
 
     /// Net torque (N·m) at crank speed `speed` (rad/s).
     #[inline]
     pub fn net_torque(&self, runtime: &EngineRuntime, speed: f64) -> f64 {
+        self.limited_torque(runtime, speed, 1.0)
+    }
+
+    /// Net torque (N·m) at crank speed `speed` (rad/s) with the driver's throttle scaled by
+    /// `drive_limit` (0..1, [`StageContext::drive_limit`]; see [`Engine::limited_throttle`]).
+    #[inline]
+    pub fn limited_torque(&self, runtime: &EngineRuntime, speed: f64, drive_limit: f64) -> f64 {
         let rpm = rad_s_to_rpm(speed);
         let smooth_sign = (speed * (1.0 / FRICTION_BLEND_SPEED)).clamp(-1.0, 1.0);
         let braking = -(self.braking_torque * rpm * runtime.inv_max_rpm)
@@ -218,7 +233,7 @@ impl Engine {
             - self.braking_torque_added * smooth_sign;
         let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
         let mut torque = if runtime.firing {
-            let throttle = self.effective_throttle(runtime, speed);
+            let throttle = self.limited_throttle(runtime, speed, drive_limit);
             let full = runtime.curve.torque_at(rpm) * self.torque_scale + self.torque_added;
             throttle * full + (1.0 - throttle) * braking
         } else {
@@ -375,7 +390,7 @@ impl Block for Engine {
             Pass::Torque => {
                 let l = lump_with(
                     self.inertia,
-                    self.net_torque(rt, speed),
+                    self.limited_torque(rt, speed, stage.drive_limit),
                     outputs[0].up,
                     &rt.total_inertia,
                 );

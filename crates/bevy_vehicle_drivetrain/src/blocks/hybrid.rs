@@ -271,7 +271,7 @@ impl Block for AssistMotor {
     ) -> ShaftUp {
         let speed = state[0];
         let source = match stage.pass {
-            Pass::Torque => self.net_torque(speed),
+            Pass::Torque => self.as_motor().limited_torque(speed, stage.drive_limit),
             Pass::Momentum => self.inertia * speed,
         };
         ShaftUp {
@@ -293,7 +293,10 @@ impl Block for AssistMotor {
     ) {
         let carried = input.map_or(0.0, |s| s.down.torque);
         derivative[0] = match stage.pass {
-            Pass::Torque => (carried + self.net_torque(state[0])) / self.inertia,
+            Pass::Torque => {
+                let torque = self.as_motor().limited_torque(state[0], stage.drive_limit);
+                (carried + torque) / self.inertia
+            }
             // The velocity change the gear hands down.
             Pass::Momentum => carried / self.inertia,
         };

@@ -107,7 +107,14 @@ impl Motor {
     /// Net motor torque at `speed` (rad/s), friction included (N·m).
     #[inline]
     pub fn net_torque(&self, speed: f64) -> f64 {
-        let command = clamp_input(self.command, -1.0, 1.0, 0.0);
+        self.limited_torque(speed, 1.0)
+    }
+
+    /// Net motor torque at `speed` (rad/s), friction included (N·m), with the commanded torque
+    /// scaled by `drive_limit` (0..1, [`StageContext::drive_limit`]).
+    #[inline]
+    pub fn limited_torque(&self, speed: f64, drive_limit: f64) -> f64 {
+        let command = clamp_input(self.command, -1.0, 1.0, 0.0) * drive_limit;
         let mut torque = command * self.available_torque(speed);
         if torque * speed > 0.0 {
             let limit = rpm_to_rad_s(self.max_rpm);
@@ -160,7 +167,7 @@ impl Block for Motor {
     ) {
         let speed = state[0];
         let source = match stage.pass {
-            Pass::Torque => self.net_torque(speed),
+            Pass::Torque => self.limited_torque(speed, stage.drive_limit),
             Pass::Momentum => self.inertia * speed,
         };
         let l = lump(self.inertia, source, outputs[0].up);
