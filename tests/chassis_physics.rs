@@ -532,8 +532,9 @@ fn traction_limit(car: &CarBuilder, axle: usize, mu: f64) -> f64 {
 /// The rear-driven electric car floored from rest at `hz` on μ = 0.9, with or without the
 /// built-in traction control ([`TractionControl::default`]):
 /// returns the mean acceleration from 0.3 to 1.0 s (m/s²), the 0–100 km/h time (s; `None` if
-/// not reached within 10 s) and the largest slip ratio of a rear tire from 0.5 s on.
-fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64) {
+/// not reached within 10 s), the largest slip ratio of a rear tire from 0.5 s on and the
+/// largest share of the drive the control held back ([`VehicleTelemetry::traction_cut`]).
+fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64, f64) {
     let mut app = create_app(hz);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder {
@@ -559,11 +560,13 @@ fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64) {
     });
     let dt = fixed_dt(&app);
     let (mut v_03, mut v_10, mut max_slip) = (None, None, 0.0f64);
-    let mut t_100 = None;
+    let (mut t_100, mut cut) = (None, 0.0f64);
     for step in 1..=(10.0 * hz) as usize {
         tick(&mut app, 1);
         let t = step as f64 * dt;
-        let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+        let telemetry = get::<VehicleTelemetry>(&app, car);
+        let v = telemetry.forward_speed;
+        cut = cut.max(telemetry.traction_cut);
         if t >= 0.3 && v_03.is_none() {
             v_03 = Some((t, v));
         }
@@ -580,7 +583,7 @@ fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64) {
         }
     }
     let ((t0, v0), (t1, v1)) = (v_03.unwrap(), v_10.unwrap());
-    ((v1 - v0) / (t1 - t0), t_100, max_slip)
+    ((v1 - v0) / (t1 - t0), t_100, max_slip, cut)
 }
 
 /// The built-in traction control: the rear-driven electric car, whose motor can put twice
@@ -594,13 +597,19 @@ fn traction_control_launches_near_the_traction_limit_at_any_step_rate() {
     let car = electric_car(DriveLayout::Rear);
     let limit = traction_limit(&car, 1, 0.9);
     let tc = TractionControl::default();
-    let runs: Vec<(f64, (f64, Option<f64>, f64))> = [30.0, 60.0, 120.0, 240.0]
+    let runs: Vec<(f64, (f64, Option<f64>, f64, f64))> = [30.0, 60.0, 120.0, 240.0]
         .into_iter()
         .map(|hz| (hz, floored_launch(hz, true)))
         .collect();
     let reference = runs[3].1.1.expect("reached 100 km/h at 240 Hz");
-    for &(hz, (a, t, slip)) in &runs {
-        println!("{hz} Hz: {a:.3} m/s² (limit {limit:.3}), 0–100 {t:?} s, largest slip {slip:.3}");
+    for &(hz, (a, t, slip, cut)) in &runs {
+        println!(
+            "{hz} Hz: {a:.3} m/s² (limit {limit:.3}), 0–100 {t:?} s, largest slip {slip:.3}, \
+             largest cut {cut:.2}"
+        );
+        // The motor has about twice what the tires take: the control must hold back a lot
+        // (at the launch it cuts the drive whole for a moment: the largest cut is 1.00).
+        assert!(cut > 0.3, "{hz} Hz: the control held back at most {cut}");
         assert!(
             rel(a, limit) < 0.10,
             "{hz} Hz: {a} m/s² vs limit {limit} m/s²"
@@ -616,9 +625,10 @@ fn traction_control_launches_near_the_traction_limit_at_any_step_rate() {
             "{hz} Hz: 0–100 in {t} s vs {reference} s at 240 Hz"
         );
     }
-    let (a, _, slip) = floored_launch(60.0, false);
+    let (a, _, slip, cut) = floored_launch(60.0, false);
     let with = runs[1].1.0;
     println!("without: {a:.3} m/s², largest slip {slip:.3}");
+    assert_eq!(cut, 0.0, "no traction control, nothing held back");
     assert!(
         slip > 1.0,
         "without traction control the largest slip was {slip}"

@@ -289,6 +289,9 @@ fn update_dashboard(
             "\nredline {limit:.0} rpm  steering {:+.2}",
             telemetry.steering
         );
+        if telemetry.traction_cut > 0.0 {
+            let _ = write!(s, "  TC -{:.0} %", telemetry.traction_cut * 100.0);
+        }
     }
     rows.clear();
     rows.extend(blocks.iter().filter_map(|b| {

@@ -325,8 +325,8 @@ impl Default for AntiLock {
 /// spins, so that the tires work near their friction peak instead of past it.
 ///
 /// At every RK4 stage of the drivetrain, the largest slip ratio of the grounded tires in the
-/// direction the selected gear drives sets the share of their driving torque that the
-/// vehicle's engines and motors deliver
+/// direction the selected gear drives sets the share of the driver's demand that the
+/// vehicle's engines (their throttle, never below idle) and motors (their command) act on
 /// ([`StageContext::drive_limit`](bevy_vehicle_drivetrain::StageContext::drive_limit)): all
 /// of it up to `slip`, falling linearly to `floor` at `slip + band`. It acts within the step,
 /// on the tires' relaxed slips, as an engine controller cutting ignition acts within
@@ -353,8 +353,8 @@ impl TractionControl {
         in_range("brakes.traction_control.floor", self.floor, 0.0, 1.0, "")
     }
 
-    /// The share of their driving torque the engines and motors deliver (0..1) when the
-    /// largest slip ratio of the driven tires, in the direction of drive, is `slip`.
+    /// The share of the driver's demand the engines and motors act on (0..1) when the largest
+    /// slip ratio of the driven tires, in the direction of drive, is `slip`.
     pub fn drive_limit(&self, slip: f64) -> f64 {
         let excess = ((slip - self.slip) / self.band).clamp(0.0, 1.0);
         if excess.is_nan() {
@@ -525,4 +525,9 @@ pub struct VehicleTelemetry {
     pub rack_travel: f64,
     /// Number of wheels touching the ground.
     pub grounded_wheels: u32,
+    /// Share of the driver's demand the traction control ([`Brakes::traction_control`]) held
+    /// back at the last stage of the step (0..1; 0 when it holds nothing back, or there is
+    /// none). The engine's sensors report its torque before this cut; the torque it hands
+    /// its shaft after it.
+    pub traction_cut: f64,
 }

@@ -132,11 +132,12 @@ pub struct StageContext {
     pub pass: Pass,
     /// Length of the substep being integrated (s).
     pub substep: f64,
-    /// Share of their driving torque that torque sources deliver at this stage (0..1; 1 when
+    /// Share of the driver's demand that torque sources act on at this stage (0..1; 1 when
     /// nothing limits it): a traction control's limit, set by the vehicle's stage hook
     /// ([`StageWheels::set_drive_limit`](crate::StageWheels::set_drive_limit)). The built-in
-    /// engines and motors scale the torque they produce by it (not their friction, nor an
-    /// engine's braking); a custom torque source should do the same.
+    /// engines scale their throttle by it (never below what their idle controller asks),
+    /// motors their torque command; friction is unchanged. A custom torque source should do
+    /// the same.
     pub drive_limit: f64,
 }
 

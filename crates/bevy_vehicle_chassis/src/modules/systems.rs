@@ -334,6 +334,7 @@ pub(crate) fn step_vehicles(
         // The traction control acts on each stage's slips, so it needs every stage.
         let traction = inputs.brakes.traction_control.clone();
         let direction = inputs.command.direction();
+        let mut drive_limit = 1.0;
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
             if let Some(tc) = &traction {
@@ -347,7 +348,8 @@ pub(crate) fn step_vehicles(
                         slip = slip.max(s * direction);
                     }
                 }
-                stage.set_drive_limit(tc.drive_limit(slip));
+                drive_limit = tc.drive_limit(slip);
+                stage.set_drive_limit(drive_limit);
             }
             let first = first_stage;
             if !(every_stage || first) {
@@ -399,6 +401,7 @@ pub(crate) fn step_vehicles(
         // While the vehicle's program is still in cache.
         sensors.write(&mut drivetrain);
         set_if_changed(&mut telemetry.rack_travel, *rack);
+        set_if_changed(&mut telemetry.traction_cut, 1.0 - drive_limit);
 
         // Each wheel ends the step at its last stage's angle: its heading, and the velocity
         // measured in the tire frame, turn with it.
