@@ -56,8 +56,9 @@ struct Program {
 /// for the clutch to bite before judging the engine speed again.
 ///
 /// One program drives every vehicle file, and a diesel's rev limit lies below a petrol
-/// engine's shift point: the driver shifts up at `up_rpm` or at [`UP_SHARE`] of the engine's
-/// rev limit, whichever is lower, and down at `down_rpm` or [`DOWN_SHARE`] of the limit.
+/// engine's shift point: the driver shifts up at `up_rpm` or at 92 % of the engine's rev
+/// limit, whichever is lower, and down at `down_rpm` or 45 % of the limit
+/// ([`ShiftSchedule::below_limit`]).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Shift {
@@ -70,11 +71,6 @@ struct Shift {
 fn default_pause() -> f64 {
     1.0
 }
-
-/// Highest up-shift point, as a share of the engine's rev limit.
-const UP_SHARE: f64 = 0.92;
-/// Highest down-shift point, as a share of the engine's rev limit.
-const DOWN_SHARE: f64 = 0.45;
 
 /// The driver's inputs from `time` (s) on; unset pedals are released.
 #[derive(Deserialize, Default)]
@@ -303,12 +299,12 @@ fn main() {
                 start = Some(t);
             }
             if let Some(shift) = &program.shift {
-                let schedule = ShiftSchedule {
-                    up_rpm: shift.up_rpm.min(UP_SHARE * rev_limit),
-                    down_rpm: shift.down_rpm.min(DOWN_SHARE * rev_limit),
-                    start_gear: 1,
-                    hold: shift.pause,
-                };
+                let schedule = ShiftSchedule::below_limit(
+                    shift.up_rpm,
+                    shift.down_rpm,
+                    rev_limit,
+                    shift.pause,
+                );
                 let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, top);
                 if next != controls.gear {
                     controls.gear = next;

@@ -197,6 +197,27 @@ pub struct ShiftSchedule {
 }
 
 impl ShiftSchedule {
+    /// Highest up-shift point of [`ShiftSchedule::below_limit`], as a share of the engine's
+    /// rev limit: close enough to the limit to use the engine's power band, far enough that
+    /// the engine does not bounce off the limiter before the shift engages.
+    pub const UP_SHARE: f64 = 0.92;
+    /// Highest down-shift point of [`ShiftSchedule::below_limit`], as a share of the engine's
+    /// rev limit.
+    pub const DOWN_SHARE: f64 = 0.45;
+
+    /// Shift points `up_rpm` and `down_rpm` (rpm), lowered to [`ShiftSchedule::UP_SHARE`] and
+    /// [`ShiftSchedule::DOWN_SHARE`] of the engine's rev limit `max_rpm` (rpm) where those are
+    /// lower, pulling away in first gear and waiting `hold` (s) between shifts: one driver for
+    /// every engine, a diesel's limit lying below a petrol engine's shift point.
+    pub fn below_limit(up_rpm: f64, down_rpm: f64, max_rpm: f64, hold: f64) -> ShiftSchedule {
+        ShiftSchedule {
+            up_rpm: up_rpm.min(Self::UP_SHARE * max_rpm),
+            down_rpm: down_rpm.min(Self::DOWN_SHARE * max_rpm),
+            start_gear: 1,
+            hold,
+        }
+    }
+
     /// An unhurried driver's schedule for an engine with the speed limit `max_rpm` (rpm) and a
     /// gearbox of `forward_gears` gears shifting in `shift_time` (s): up at 75 % of the limit,
     /// down at 45 %, pulling away in a quarter of the gears (3rd of 12, 1st of 6), and waiting
@@ -236,6 +257,20 @@ mod tests {
         start_gear: 3,
         hold: 1.0,
     };
+
+    #[test]
+    fn shift_points_stay_below_the_rev_limit() {
+        // A petrol engine's limit lies above the points: they stand.
+        let petrol = ShiftSchedule::below_limit(5800.0, 1800.0, 6500.0, 1.0);
+        assert_eq!((petrol.up_rpm, petrol.down_rpm), (5800.0, 1800.0));
+        // A diesel's lies below: 92 % and 45 % of it.
+        let diesel = ShiftSchedule::below_limit(5800.0, 1800.0, 3800.0, 1.0);
+        assert_eq!(
+            (diesel.up_rpm, diesel.down_rpm),
+            (0.92 * 3800.0, 0.45 * 3800.0)
+        );
+        assert_eq!((diesel.start_gear, diesel.hold), (1, 1.0));
+    }
 
     #[test]
     fn shifts_by_engine_speed_once_settled() {
