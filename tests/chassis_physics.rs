@@ -398,10 +398,10 @@ fn course_change_braking_in_a_turn(hz: f64, v0: f32, abs: bool) -> f64 {
     end - start
 }
 
-/// The built-in ABS keeps a car steering under full braking: in a left turn at 70 km/h
-/// on μ = 0.9 with brakes that lock every wheel without it, its course keeps
-/// turning left by at least 0.15 rad before it slows below 3 m/s, where locked wheels slide
-/// it on without turning left at all; the same within 6 % at 30, 60, 120 and 240 Hz.
+/// The built-in ABS keeps a car steering under full braking: in a left turn at 70 km/h on
+/// μ = 0.9, with brakes that lock every wheel without it, its course keeps turning left by at
+/// least 0.15 rad before it slows below 3 m/s, where locked wheels slide it on without turning
+/// left at all; the same within 6 % at 30, 60, 120 and 240 Hz.
 #[test]
 fn abs_keeps_the_car_steering_under_full_braking() {
     let v0 = 70.0 / 3.6;
@@ -530,9 +530,9 @@ fn traction_limit(car: &CarBuilder, axle: usize, mu: f64) -> f64 {
 }
 
 /// The rear-driven electric car floored from rest at `hz` on μ = 0.9, with or without the
-/// built-in traction control ([`TractionControl::default`]):
-/// returns the mean acceleration from 0.3 to 1.0 s (m/s²), the 0–100 km/h time (s; `None` if
-/// not reached within 10 s), the largest slip ratio of a rear tire from 0.5 s on and the
+/// built-in traction control ([`TractionControl::default`]). Returns, counted from the
+/// throttle: the mean acceleration from 0.3 to 1.0 s (m/s²), the 0–100 km/h time (s; `None`
+/// if not reached within 10 s), the largest slip ratio of a rear tire from 0.5 s on, and the
 /// largest share of the drive the control held back ([`VehicleTelemetry::traction_cut`]).
 fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64, f64) {
     let mut app = create_app(hz);
