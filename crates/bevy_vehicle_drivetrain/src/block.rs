@@ -421,6 +421,23 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         ModeChange::Unchanged
     }
 
+    /// Called at the start of every substep (the first one after [`Block::begin_step`]),
+    /// outside the stages, with the substep's length `substep` (s): for what must follow the
+    /// substep rather than the fixed step. An automatic's ratio ramp does, so that a shift
+    /// makes the same ratio changes, and loses the same energy in the momentum passes they
+    /// call for, at any fixed-step rate. Reports a mode change as `begin_step` does. Called on
+    /// custom blocks only; the built-in engine, motor, clutch, gearbox, differential and
+    /// wheel have nothing to do here.
+    fn begin_substep(
+        &self,
+        runtime: &mut Self::Runtime,
+        state: &mut [f64],
+        substep: f64,
+    ) -> ModeChange {
+        let _ = (runtime, state, substep);
+        ModeChange::Unchanged
+    }
+
     /// Upstream pass: combine what the outputs sent up (`outputs[i].up`) into what the input
     /// sends up.
     ///

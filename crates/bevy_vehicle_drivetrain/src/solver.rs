@@ -40,6 +40,7 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn state_len(&self) -> usize;
     fn init(&mut self, state: &mut [f64]);
     fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange;
+    fn begin_substep(&mut self, state: &mut [f64], substep: f64) -> ModeChange;
     fn upstream(
         &self,
         state: &[f64],
@@ -100,6 +101,9 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     #[inline]
     fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange {
         self.block.begin_step(&mut self.runtime, state, step)
+    }
+    fn begin_substep(&mut self, state: &mut [f64], substep: f64) -> ModeChange {
+        self.block.begin_substep(&mut self.runtime, state, substep)
     }
     #[inline]
     fn upstream(
@@ -418,6 +422,9 @@ pub(crate) struct Program {
     /// [`Passes::load_wheels`] computes ahead of the passes. A wheel's load cannot change
     /// between a tire and another kind without a rebuild: they differ in state length.
     tire_wheels: SmallVec<[u16; TIRE_LANES]>,
+    /// The block indices of the custom blocks, whose [`Block::begin_substep`] runs at the
+    /// start of every substep (the built-in blocks have none).
+    custom_blocks: SmallVec<[u16; 2]>,
 }
 
 impl Program {
@@ -454,9 +461,14 @@ impl Program {
             x: SmallVec::from_elem(0.0, n),
             pending_projection: true,
             tire_wheels: SmallVec::new(),
+            custom_blocks: SmallVec::new(),
         };
         program.tire_wheels = (0..program.blocks.len())
             .filter(|&i| matches!(&program.blocks[i], Cell::Wheel(c) if c.has_tire()))
+            .map(|i| i as u16)
+            .collect();
+        program.custom_blocks = (0..program.blocks.len())
+            .filter(|&i| matches!(&program.blocks[i], Cell::Custom(_)))
             .map(|i| i as u16)
             .collect();
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
@@ -502,6 +514,7 @@ impl Program {
             x,
             pending_projection,
             tire_wheels,
+            custom_blocks,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
@@ -537,6 +550,19 @@ impl Program {
         let (k4, xs) = rest.split_at_mut(n);
         for s in 0..substeps {
             let t0 = f64::from(s) * h;
+            if !custom_blocks.is_empty() {
+                let mut change = ModeChange::Unchanged;
+                for &i in custom_blocks.iter() {
+                    let i = usize::from(i);
+                    if let Cell::Custom(block) = &mut passes.blocks[i] {
+                        let state = &mut x[passes.nodes[i].state()];
+                        change = change.max(block.begin_substep(state, h));
+                    }
+                }
+                if change == ModeChange::Impulsive {
+                    passes.project(x, delta, h);
+                }
+            }
             torque.drive_limit = passes.hook(x, t0, hook);
             passes.evaluate(x, k1, &torque);
             passes.settle_modes(x, delta, k1, &torque);

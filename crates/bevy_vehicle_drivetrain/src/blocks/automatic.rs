@@ -49,8 +49,9 @@ const FRICTION_BLEND_SPEED: f64 = 1.0;
 /// # Ratio changes
 ///
 /// During a shift between two gears the kinematic ratio (input speed / output speed) changes
-/// linearly from the old gear's to the new gear's over `transition_time`, one fixed step at a
-/// time, never as a step. Each change of ratio makes the speeds across it agree again with a
+/// linearly from the old gear's to the new gear's over `transition_time`, one drivetrain
+/// substep at a time (so a shift makes the same changes at any fixed-step rate), never as a
+/// step. Each change of ratio makes the speeds across it agree again with a
 /// momentum-conserving pass, so a rigidly coupled engine is pulled along smoothly; behind a
 /// slipping torque converter the turbine simply follows. A ratio cannot ramp through neutral
 /// (a ratio of 0 would hold the input, not free it), so engaging from neutral (N→D, N→R,
@@ -478,21 +479,8 @@ impl Block for AutomaticTransmission {
                     rt.shift_elapsed = 0.0;
                 }
             }
-            if rt.shifting {
-                rt.shift_elapsed += dt;
-                let to = self.ratio(rt.gear);
-                let fraction = if self.transition_time > 0.0 {
-                    (rt.shift_elapsed / self.transition_time).min(1.0)
-                } else {
-                    1.0
-                };
-                rt.ratio = rt.from_ratio + (to - rt.from_ratio) * fraction;
-                if fraction >= 1.0 - 1e-9 {
-                    rt.ratio = to;
-                    rt.shifting = false;
-                    rt.since_shift = 0.0;
-                }
-            } else {
+            // A shift under way ramps its ratio in `begin_substep`.
+            if !rt.shifting {
                 rt.since_shift += dt;
             }
         }
@@ -505,6 +493,37 @@ impl Block for AutomaticTransmission {
             ModeChange::Impulsive
         } else {
             ModeChange::Smooth
+        }
+    }
+
+    /// A shift's ratio moves once per substep, not once per fixed step: each change of ratio
+    /// costs a momentum pass, whose loss grows with the square of the jump, so a ramp in
+    /// fewer, larger jumps (a slower fixed step) lost more of the car's speed.
+    fn begin_substep(&self, rt: &mut AutomaticRuntime, _: &mut [f64], substep: f64) -> ModeChange {
+        if !rt.shifting {
+            return ModeChange::Unchanged;
+        }
+        let before = rt.ratio;
+        rt.shift_elapsed += substep;
+        let to = self.ratio(rt.gear);
+        let fraction = if self.transition_time > 0.0 {
+            (rt.shift_elapsed / self.transition_time).min(1.0)
+        } else {
+            1.0
+        };
+        rt.ratio = rt.from_ratio + (to - rt.from_ratio) * fraction;
+        if fraction >= 1.0 - 1e-9 {
+            rt.ratio = to;
+            rt.shifting = false;
+            rt.since_shift = 0.0;
+        }
+        rt.resolve(self);
+        if rt.ratio != before && rt.ratio != 0.0 {
+            ModeChange::Impulsive
+        } else if !rt.shifting {
+            ModeChange::Smooth
+        } else {
+            ModeChange::Unchanged
         }
     }
 
