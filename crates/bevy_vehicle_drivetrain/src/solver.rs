@@ -9,6 +9,7 @@
 //! ```text
 //! begin_step (every block, once)            ── per-step logic
 //! for each substep:
+//!     begin_substep (custom blocks)         ── per-substep logic (an automatic's ratio ramp)
 //!     k1 = f(x)                             ── upstream pass, root, downstream pass
 //!     settle: update_modes; if a rigid connection appeared: momentum pass; k1 = f(x); repeat
 //!     k2 = f(x + h/2·k1); k3 = f(x + h/2·k2); k4 = f(x + h·k3)
