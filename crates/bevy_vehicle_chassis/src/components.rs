@@ -5,6 +5,7 @@
 //! quantities are `f64` like the drivetrain.
 
 use bevy::prelude::*;
+use bevy_vehicle_drivetrain::prelude::ThrottleEasing;
 
 use crate::error::{ChassisError, each_axis, finite, in_range, non_negative, positive};
 
@@ -341,7 +342,7 @@ pub struct TractionControl {
     pub slip: f64,
     /// Slip ratio above `slip` at which the drive is down to `floor` (dimensionless, > 0).
     pub band: f64,
-    /// Least share of the drive left (0..1).
+    /// Least share of the drive left (dimensionless, 0..1).
     pub floor: f64,
 }
 
@@ -354,14 +355,16 @@ impl TractionControl {
     }
 
     /// The share of the driver's demand the engines and motors act on (0..1) when the largest
-    /// slip ratio of the driven tires, in the direction of drive, is `slip`.
+    /// slip ratio of the driven tires, in the direction of drive, is `slip`: the
+    /// [`ThrottleEasing`] rule's target for a full demand, applied without its lag.
     pub fn drive_limit(&self, slip: f64) -> f64 {
-        let excess = ((slip - self.slip) / self.band).clamp(0.0, 1.0);
-        if excess.is_nan() {
-            1.0
-        } else {
-            1.0 - (1.0 - self.floor.clamp(0.0, 1.0)) * excess
+        ThrottleEasing {
+            slip: self.slip,
+            band: self.band,
+            floor: self.floor,
+            time_constant: 0.0,
         }
+        .target(1.0, slip)
     }
 }
 

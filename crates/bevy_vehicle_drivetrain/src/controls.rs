@@ -147,25 +147,8 @@ impl ThrottleEasing {
     /// that is not a number counts as no throttle wanted, no slip, a floor of 0, or (for
     /// `current`) the wanted throttle, so the result is always a throttle in 0..1.
     pub fn next(&self, wanted: f64, current: f64, slip: f64, dt: f64) -> f64 {
-        let unit = |x: f64, fallback: f64| {
-            if x.is_nan() {
-                fallback
-            } else {
-                x.clamp(0.0, 1.0)
-            }
-        };
-        let wanted = unit(wanted, 0.0);
-        let floor = unit(self.floor, 0.0).min(wanted);
+        let [wanted, floor, target] = self.aim(wanted, slip);
         let current = unit(current, wanted);
-        let excess = if self.band > 0.0 {
-            (slip - self.slip) / self.band
-        } else if slip > self.slip {
-            1.0
-        } else {
-            0.0
-        };
-        let excess = unit(excess, 0.0);
-        let target = wanted + (floor - wanted) * excess;
         let follow = if self.time_constant > 0.0 {
             1.0 - (-dt / self.time_constant).exp()
         } else {
@@ -177,6 +160,38 @@ impl ThrottleEasing {
         } else {
             next.clamp(floor, wanted)
         }
+    }
+
+    /// The throttle the rule aims at, before the lag, for the throttle the driver wants
+    /// (`wanted`, 0..1) and the largest slip ratio of the driven tires (`slip`): `wanted` up to
+    /// `slip`, falling linearly to `floor` at `slip + band`. Not-a-number inputs count as in
+    /// [`ThrottleEasing::next`].
+    pub fn target(&self, wanted: f64, slip: f64) -> f64 {
+        self.aim(wanted, slip)[2]
+    }
+
+    /// `[wanted, floor, target]`, each in 0..1: see [`ThrottleEasing::target`].
+    fn aim(&self, wanted: f64, slip: f64) -> [f64; 3] {
+        let wanted = unit(wanted, 0.0);
+        let floor = unit(self.floor, 0.0).min(wanted);
+        let excess = if self.band > 0.0 {
+            (slip - self.slip) / self.band
+        } else if slip > self.slip {
+            1.0
+        } else {
+            0.0
+        };
+        let excess = unit(excess, 0.0);
+        [wanted, floor, wanted + (floor - wanted) * excess]
+    }
+}
+
+/// `x` clamped to 0..1, or `fallback` if `x` is not a number.
+fn unit(x: f64, fallback: f64) -> f64 {
+    if x.is_nan() {
+        fallback
+    } else {
+        x.clamp(0.0, 1.0)
     }
 }
 
