@@ -312,42 +312,51 @@ impl TorqueConverter {
 
     #[inline]
     fn fluid_torque_k(&self, k: f64, input_speed: f64, output_speed: f64, slippage: f64) -> f64 {
-        let slip = input_speed - output_speed;
-        let m = input_speed.abs().max(output_speed.abs());
-        let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
-        let reduce = clamp_input(self.coupling_torque_added, f64::NEG_INFINITY, 0.0, 0.0);
-        let magnitude = scale * k * m * m.min(slip.abs() / slippage) + reduce;
-        sign(slip) * magnitude.max(0.0)
+        let law = CouplingLaw::new(self, k, input_speed, output_speed, slippage);
+        law.torque(input_speed - output_speed, 0.0)
     }
 
-    /// The slippage used in a stage (dimensionless), for the torque ratio `ratio` at this
-    /// stage: the setting, or more where the output is so light that the fluid's torque slope would outrun the integrator.
+    /// The coupling torque (N·m) of an RK4 stage with the output at `output` (rad/s), the torque
+    /// ratio `ratio`, the output's reflected inertia `inertia` (kg·m²) and the torque `load`
+    /// (N·m) its other connections put on it, in a substep of `h` (s).
     ///
-    /// Near `SR = 1` the output torque falls with output speed at the slope
-    /// `TR·scale·K·m / slippage` (N·m·s/rad): a damper on the output's reflected inertia
-    /// `I_out`. Explicit integration with substep `h` follows it only while
-    /// `slope·h / I_out ≤ 1`. A drivetrain whose wheels are on tires reflects little inertia to
-    /// the turbine (two wheels through a 14:1 reduction is about 0.01 kg·m²), where the
-    /// setting would make that rate tens of times larger and the step would blow up. So for
-    /// that stage the slippage is raised until the rate is 1: the converter slips a little
-    /// more near lock, as a real one does when the turbine is that light, and stays stable.
-    /// Held and free outputs, and ordinary loads, keep the setting.
+    /// Near `SR = 1` the coupling torque changes with the output's speed at the slope
+    /// `c = scale·K·m / slippage` (N·m·s/rad), and the output feels `TR·c` of it: a damper on
+    /// its reflected inertia `I_o`. Explicit integration with substep `h` follows that damper
+    /// only while `x = TR·c·h / I_o` stays near 1 or below. A drivetrain whose wheels are on
+    /// tires reflects little inertia to the turbine (two wheels through a 14:1 reduction is
+    /// about 0.01 kg·m²), where `x` reaches 10 or more. So where `x > 1` the stage evaluates the
+    /// law a fraction `θ = 1 − 1/x` of the substep ahead, at the output speed the torque it
+    /// returns would give (linearly implicit Euler), which makes the damper's rate 1 per
+    /// substep and stable. The torque that balances the output's load is unchanged by this, so
+    /// the converter settles at the slip of its own law, at any substep; where `x ≤ 1` the law
+    /// applies as it is. (Shrinking `c` instead, by raising the slippage until `x = 1`, is
+    /// stable too, but it makes the converter slip as much as `T·h/I_o` (tens of rad/s) and the
+    /// result depend on the substep.)
     #[inline]
-    fn stage_slippage(
+    fn stage_fluid_torque(
         &self,
         rt: &TorqueConverterRuntime,
         output: f64,
         ratio: f64,
-        up: &ShaftUp,
+        inertia: f64,
+        load: f64,
         h: f64,
     ) -> f64 {
-        if !(up.inertia > 0.0 && up.inertia.is_finite() && h > 0.0) {
-            return self.slippage;
+        let law = CouplingLaw::new(self, rt.k, rt.input_speed, output, self.slippage);
+        let slip = rt.input_speed - output;
+        if !(inertia > 0.0 && inertia.is_finite() && h > 0.0) {
+            return law.torque(slip, 0.0);
         }
-        let m = rt.input_speed.abs().max(output.abs());
-        let scale = clamp_input(self.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
-        let stable = ratio * scale * rt.k * m * h / up.inertia;
-        self.slippage.max(stable)
+        let x = ratio * law.slope * h / inertia;
+        if x.is_nan() || x <= 1.0 {
+            return law.torque(slip, 0.0);
+        }
+        // The output speed after `θ·h` under torque `T`: `ω_o + θ·h·(TR·T + load)/I_o`, so
+        // the slip falls by `θ·h·load/I_o` plus `β·T`.
+        let theta = 1.0 - 1.0 / x;
+        let ahead = theta * h / inertia;
+        law.torque(slip - ahead * load, ahead * ratio)
     }
 
     /// Torque ratio `TR` (output torque / coupling torque, dimensionless) at these speeds
@@ -396,12 +405,59 @@ impl TorqueConverter {
         up: &ShaftUp,
         h: f64,
     ) -> (f64, f64) {
-        // The torque ratio, once per stage: the slippage bound needs it too.
+        // The torque ratio, once per stage: the stage's coupling torque needs it too.
         let ratio = self.torque_ratio(rt.input_speed, output);
-        let slippage = self.stage_slippage(rt, output, ratio, up, h);
-        let fluid = self.fluid_torque_k(rt.k, rt.input_speed, output, slippage);
         let friction = direction * rt.lockup_capacity;
+        // A slipping lock-up clutch loads the output along with what it drives.
+        let load = up.reaction + friction;
+        let fluid = self.stage_fluid_torque(rt, output, ratio, up.inertia, load, h);
         (fluid + friction, ratio * fluid + friction)
+    }
+}
+
+/// The fluid coupling law of a [`TorqueConverter`] at one pair of speeds, as a function of the
+/// slip with `m = max(|ω_i|, |ω_o|)` held: odd, non-decreasing and piecewise linear in the
+/// slip `Δ` (rad/s). Its magnitude is `slope·|Δ| + reduce` clamped to `[0, cap]`: nothing
+/// while a negative `coupling_torque_added` cancels the fluid's torque, then rising at `slope`
+/// up to `|Δ| = m·slippage`, then `cap`.
+struct CouplingLaw {
+    /// `scale·K·m / slippage` (N·m·s/rad): the slope of the linear part.
+    slope: f64,
+    /// `min(added, 0)` (N·m, ≤ 0): the reduction of every torque's magnitude.
+    reduce: f64,
+    /// `max(0, scale·K·m² + reduce)` (N·m): the largest torque.
+    cap: f64,
+}
+
+impl CouplingLaw {
+    #[inline]
+    fn new(
+        converter: &TorqueConverter,
+        k: f64,
+        input_speed: f64,
+        output_speed: f64,
+        slippage: f64,
+    ) -> Self {
+        let m = input_speed.abs().max(output_speed.abs());
+        let scale = clamp_input(converter.coupling_torque_scale, 0.0, f64::INFINITY, 1.0);
+        let reduce = clamp_input(converter.coupling_torque_added, f64::NEG_INFINITY, 0.0, 0.0);
+        let gain = scale * k * m;
+        CouplingLaw {
+            slope: gain / slippage,
+            reduce,
+            cap: (gain * m + reduce).max(0.0),
+        }
+    }
+
+    /// The torque `T` (N·m) that satisfies `T = law(slip − beta·T)`, `beta` ≥ 0 (rad/s per
+    /// N·m); with `beta = 0`, the law at `slip` (rad/s). Unique, since the law does not fall.
+    #[inline]
+    fn torque(&self, slip: f64, beta: f64) -> f64 {
+        // On the linear part `T = slope·(|slip| − beta·T) + reduce`; clamped to the dead zone
+        // and the cap, where that solution would leave the part (the law is monotonic, so the
+        // clamp lands on the solution).
+        let magnitude = (self.slope * slip.abs() + self.reduce) / (1.0 + self.slope * beta);
+        sign(slip) * magnitude.clamp(0.0, self.cap)
     }
 }
 
