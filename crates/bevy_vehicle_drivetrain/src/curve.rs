@@ -184,6 +184,13 @@ pub(crate) struct CurveTable {
 }
 
 impl CurveTable {
+    /// Asks the processor to load the table into its caches (a hint: see
+    /// [`Program::prefetch`](crate::solver::Program::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::solver::prefetch::slice(&self.points);
+    }
+
     /// Whether the table was built from `curve`'s points as they are now.
     pub fn follows(&self, curve: &TorqueCurve) -> bool {
         self.points.len() == curve.points.len()

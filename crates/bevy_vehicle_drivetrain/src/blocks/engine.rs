@@ -155,7 +155,7 @@ pub struct EngineRuntime {
     /// Peaks of the torque curve (torque, power), derived from the settings.
     pub peaks: (Peak, Peak),
     /// The torque curve the stages interpolate (and the peaks were computed from).
-    curve: CurveTable,
+    pub(crate) curve: CurveTable,
     /// The rev limit the power peak was computed for (rpm).
     peaks_limit: f64,
     /// `1 / (idle_band · idle speed)` (s/rad), derived from the settings.
