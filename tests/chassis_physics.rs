@@ -534,6 +534,10 @@ fn traction_limit(car: &CarBuilder, axle: usize, mu: f64) -> f64 {
 /// throttle: the mean acceleration from 0.3 to 1.0 s (m/s²), the 0–100 km/h time (s; `None`
 /// if not reached within 10 s), the largest slip ratio of a rear tire from 0.5 s on, and the
 /// largest share of the drive the control held back ([`VehicleTelemetry::traction_cut`]).
+///
+/// Checks on the way, at every step, that the motor's sensors report the torque it produced
+/// with its command scaled by what the control left, `Motor::limited_torque(ω, 1 − cut)`
+/// (1e-9 of the available torque).
 fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64, f64) {
     let mut app = create_app(hz);
     spawn_flat_ground(&mut app, 0.9);
@@ -558,6 +562,7 @@ fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64, f64) {
         c.gear = 1;
         c.throttle = 1.0;
     });
+    let motor = block_entity::<Motor>(&mut app, car);
     let dt = fixed_dt(&app);
     let (mut v_03, mut v_10, mut max_slip) = (None, None, 0.0f64);
     let (mut t_100, mut cut) = (None, 0.0f64);
@@ -567,6 +572,15 @@ fn floored_launch(hz: f64, tc: bool) -> (f64, Option<f64>, f64, f64) {
         let telemetry = get::<VehicleTelemetry>(&app, car);
         let v = telemetry.forward_speed;
         cut = cut.max(telemetry.traction_cut);
+        let sensors = get::<MotorSensors>(&app, motor);
+        let produced =
+            get::<Motor>(&app, motor).limited_torque(sensors.speed, 1.0 - telemetry.traction_cut);
+        assert!(
+            (sensors.torque - produced).abs() <= 1e-9 * sensors.available_torque,
+            "{hz} Hz, {t:.3} s: the motor reports {} N·m, produced {produced} N·m (cut {})",
+            sensors.torque,
+            telemetry.traction_cut
+        );
         if t >= 0.3 && v_03.is_none() {
             v_03 = Some((t, v));
         }

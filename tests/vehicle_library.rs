@@ -23,19 +23,6 @@ fn block<'a, T: 'static>(d: &'a VehicleDescription, name: &str) -> &'a T {
         .unwrap_or_else(|| panic!("{}: no block {name} of that type", d.name))
 }
 
-/// The one entity of `vehicle`'s drivetrain that has component `T`.
-fn block_entity<T: Component>(app: &mut App, vehicle: Entity) -> Entity {
-    let world = app.world_mut();
-    let mut q = world.query_filtered::<(Entity, &BlockOf), With<T>>();
-    let found: Vec<Entity> = q
-        .iter(world)
-        .filter(|(_, b)| b.0 == vehicle)
-        .map(|(e, _)| e)
-        .collect();
-    assert_eq!(found.len(), 1, "{}", core::any::type_name::<T>());
-    found[0]
-}
-
 /// Spawns `d` on flat ground of friction `mu`, lets it settle for 3 s, and checks that it rests
 /// at its design ride height (within 1 cm), still (below 1 cm/s), on all its wheels, with the
 /// chassis and the drivetrain ready.

@@ -134,6 +134,19 @@ pub fn wheel(inertia: f64, load: WheelLoad) -> Wheel {
     }
 }
 
+/// The one entity of `vehicle`'s drivetrain that has component `T`.
+pub fn block_entity<T: Component>(app: &mut App, vehicle: Entity) -> Entity {
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<(Entity, &BlockOf), With<T>>();
+    let found: Vec<Entity> = q
+        .iter(world)
+        .filter(|(_, b)| b.0 == vehicle)
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(found.len(), 1, "{}", core::any::type_name::<T>());
+    found[0]
+}
+
 /// Length of one fixed step (s), as the clock really has it (whole nanoseconds).
 pub fn fixed_dt(app: &App) -> f64 {
     app.world()

@@ -530,7 +530,6 @@ pub struct VehicleTelemetry {
     pub grounded_wheels: u32,
     /// Share of the driver's demand the traction control ([`Brakes::traction_control`]) held
     /// back at the last stage of the step (0..1; 0 when it holds nothing back, or there is
-    /// none). The engine's sensors report its torque before this cut; the torque it hands
-    /// its shaft after it.
+    /// none). The engine's and motors' sensors report the torque they produced with this cut.
     pub traction_cut: f64,
 }

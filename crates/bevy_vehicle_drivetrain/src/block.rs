@@ -149,6 +149,10 @@ pub struct Shafts<'a> {
     pub input: Option<&'a Shaft>,
     /// The output shafts in port order: what each sent up, and what this block sent down.
     pub outputs: &'a [Shaft],
+    /// The share of the driver's demand the torque sources acted on at that stage
+    /// ([`StageContext::drive_limit`]; 0..1, 1 when nothing limits it), so that a torque
+    /// source's sensors report the torque it produced, not the torque asked for.
+    pub drive_limit: f64,
 }
 
 /// How a block's discrete mode changed in [`Block::begin_step`] or [`Block::update_modes`].

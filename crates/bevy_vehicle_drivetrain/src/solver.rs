@@ -426,6 +426,9 @@ pub(crate) struct Program {
     /// The block indices of the custom blocks, whose [`Block::begin_substep`] runs at the
     /// start of every substep (the built-in blocks have none).
     custom_blocks: SmallVec<[u16; 2]>,
+    /// The drive limit of the last step's last stage ([`StageContext::drive_limit`]), for the
+    /// sensors.
+    drive_limit: f64,
 }
 
 impl Program {
@@ -463,6 +466,7 @@ impl Program {
             pending_projection: true,
             tire_wheels: SmallVec::new(),
             custom_blocks: SmallVec::new(),
+            drive_limit: 1.0,
         };
         program.tire_wheels = (0..program.blocks.len())
             .filter(|&i| matches!(&program.blocks[i], Cell::Wheel(c) if c.has_tire()))
@@ -532,6 +536,7 @@ impl Program {
             pending_projection,
             tire_wheels,
             custom_blocks,
+            drive_limit,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
@@ -605,6 +610,7 @@ impl Program {
         // Shaft values and modes at the end of the step, for the sensors.
         passes.evaluate(x, k1, &torque);
         passes.settle_modes(x, delta, k1, &torque);
+        *drive_limit = torque.drive_limit;
     }
 
     /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`.
@@ -619,7 +625,7 @@ impl Program {
 
     /// Sensors of `cell`, the block at node `i`.
     pub fn sensors_of<B: Block>(&self, cell: &BlockCell<B>, i: usize) -> B::Sensors {
-        let shafts = shafts_of(&self.nodes, &self.shafts, i);
+        let shafts = shafts_of(&self.nodes, &self.shafts, i, self.drive_limit);
         cell.block
             .sensors(&cell.runtime, &self.x[self.nodes[i].state()], &shafts)
     }
@@ -678,7 +684,7 @@ impl Passes<'_> {
     fn update_modes(&mut self, x: &[f64]) -> ModeChange {
         let mut change = ModeChange::Unchanged;
         for i in 0..self.nodes.len() {
-            let shafts = shafts_of(self.nodes, self.shafts, i);
+            let shafts = shafts_of(self.nodes, self.shafts, i, self.drive_limit);
             change = change.max(self.blocks[i].update_modes(&x[self.nodes[i].state()], &shafts));
         }
         change
@@ -698,7 +704,7 @@ impl Passes<'_> {
             self.evaluate(x, delta, &stage);
             let mut limited = false;
             for i in 0..self.nodes.len() {
-                let shafts = shafts_of(self.nodes, self.shafts, i);
+                let shafts = shafts_of(self.nodes, self.shafts, i, self.drive_limit);
                 limited |= self.blocks[i].limit_impulse(&shafts, substep);
             }
             if !limited {
@@ -801,10 +807,11 @@ impl Passes<'_> {
 
 /// The shafts of node `i` as its block sees them.
 #[inline]
-fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize) -> Shafts<'a> {
+fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize, drive_limit: f64) -> Shafts<'a> {
     Shafts {
         input: nodes[i].input.then(|| &shafts[i]),
         outputs: &shafts[nodes[i].children()],
+        drive_limit,
     }
 }
 

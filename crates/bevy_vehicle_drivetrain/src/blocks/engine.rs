@@ -173,13 +173,14 @@ pub struct EngineSensors {
     pub rpm: f64,
     /// Crank speed (rad/s).
     pub speed: f64,
-    /// Net engine torque at the crank (N·m): combustion minus braking minus friction.
+    /// Net engine torque at the crank (N·m): combustion minus braking minus friction, with a
+    /// traction control's cut ([`StageContext::drive_limit`]) applied.
     pub torque: f64,
     /// Torque delivered into the output shaft (N·m).
     pub shaft_torque: f64,
     /// Net engine power, `torque × speed` (W).
     pub power: f64,
-    /// Effective throttle after lag, idle controller and rev limiter (0..1).
+    /// Effective throttle after lag, traction control, idle controller and rev limiter (0..1).
     pub throttle: f64,
     /// Whether the engine is firing.
     pub running: bool,
@@ -435,14 +436,14 @@ impl Block for Engine {
 
     fn sensors(&self, rt: &EngineRuntime, state: &[f64], shafts: &Shafts) -> EngineSensors {
         let speed = state[0];
-        let torque = self.net_torque(rt, speed);
+        let torque = self.limited_torque(rt, speed, shafts.drive_limit);
         EngineSensors {
             rpm: rad_s_to_rpm(speed),
             speed,
             torque,
             shaft_torque: shafts.outputs[0].down.torque,
             power: torque * speed,
-            throttle: self.effective_throttle(rt, speed),
+            throttle: self.limited_throttle(rt, speed, shafts.drive_limit),
             running: rt.firing,
             cranking: rt.cranking,
             max_torque: rt.peaks.0,

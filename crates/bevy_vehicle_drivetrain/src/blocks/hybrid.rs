@@ -305,6 +305,7 @@ impl Block for AssistMotor {
     fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> MotorSensors {
         // What it delivers into its shaft is the opposite of what the shaft carries into it.
         let carried = shafts.input.map_or(0.0, |s| s.down.torque);
-        self.as_motor().sensors_at(state[0], -carried)
+        self.as_motor()
+            .sensors_at(state[0], -carried, shafts.drive_limit)
     }
 }

@@ -62,7 +62,8 @@ pub struct MotorSensors {
     pub rpm: f64,
     /// Rotor speed (rad/s).
     pub speed: f64,
-    /// Torque the motor produces, friction included (N·m).
+    /// Torque the motor produces, friction included, with a traction control's cut
+    /// ([`StageContext::drive_limit`]) applied (N·m).
     pub torque: f64,
     /// Torque available at this speed, `min(peak_torque, max_power/|ω|)` (N·m).
     pub available_torque: f64,
@@ -91,9 +92,10 @@ impl Motor {
     }
 
     /// The sensors of this motor turning at `speed` (rad/s) and delivering `shaft_torque`
-    /// (N·m) into the shaft it drives.
-    pub fn sensors_at(&self, speed: f64, shaft_torque: f64) -> MotorSensors {
-        let torque = self.net_torque(speed);
+    /// (N·m) into the shaft it drives, with its command scaled by `drive_limit` (0..1,
+    /// [`StageContext::drive_limit`]).
+    pub fn sensors_at(&self, speed: f64, shaft_torque: f64, drive_limit: f64) -> MotorSensors {
+        let torque = self.limited_torque(speed, drive_limit);
         MotorSensors {
             rpm: rad_s_to_rpm(speed),
             speed,
@@ -182,6 +184,6 @@ impl Block for Motor {
     }
 
     fn sensors(&self, _: &(), state: &[f64], shafts: &Shafts) -> MotorSensors {
-        self.sensors_at(state[0], shafts.outputs[0].down.torque)
+        self.sensors_at(state[0], shafts.outputs[0].down.torque, shafts.drive_limit)
     }
 }
