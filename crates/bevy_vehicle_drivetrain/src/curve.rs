@@ -188,7 +188,7 @@ impl CurveTable {
     /// [`Program::prefetch`](crate::solver::Program::prefetch)).
     #[inline]
     pub fn prefetch(&self) {
-        crate::solver::prefetch::slice(&self.points);
+        crate::prefetch::slice(&self.points);
     }
 
     /// Whether the table was built from `curve`'s points as they are now.

@@ -34,6 +34,7 @@ pub mod controls;
 pub mod curve;
 pub mod graph;
 pub mod plugin;
+mod prefetch;
 pub mod relations;
 pub mod shaft;
 mod solver;

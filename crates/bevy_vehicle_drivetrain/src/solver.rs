@@ -489,10 +489,10 @@ impl Program {
         for block in self.blocks.iter() {
             match block {
                 Cell::Engine(c) => {
-                    prefetch::value(&**c);
+                    crate::prefetch::value(&**c);
                     c.runtime.curve.prefetch();
                 }
-                Cell::Wheel(c) => prefetch::value(&**c),
+                Cell::Wheel(c) => crate::prefetch::value(&**c),
                 _ => {}
             }
         }
@@ -878,37 +878,5 @@ impl StageWheels<'_> {
             Cell::Wheel(c) => Some(&mut c.runtime),
             _ => None,
         }
-    }
-}
-
-/// Prefetch hints: requests to bring memory into the processor's caches ahead of its use,
-/// which change no value.
-#[allow(unsafe_code)]
-pub(crate) mod prefetch {
-    /// Asks the processor to load every cache line of `value`.
-    #[inline(always)]
-    pub(crate) fn value<T>(value: &T) {
-        slice(core::slice::from_ref(value));
-    }
-
-    /// Asks the processor to load every cache line of `values`.
-    #[inline(always)]
-    pub(crate) fn slice<T>(values: &[T]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let start = values.as_ptr().cast::<i8>();
-            let mut offset = 0;
-            while offset < core::mem::size_of_val(values) {
-                // SAFETY: `_mm_prefetch` needs only SSE, which every x86-64 processor has and
-                // every `x86_64` Rust target enables. A prefetch reads nothing into the
-                // program and cannot fault, whatever the address; this one lies inside
-                // `values`.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
-                offset += 64;
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = values;
     }
 }
