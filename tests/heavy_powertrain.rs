@@ -102,7 +102,7 @@ fn converter_settles_at_its_laws_slip_behind_a_light_output() {
         get::<TorqueConverterSensors>(&app, tc)
     };
     let (k, slippage) = (converter.capacity_factor(), converter.slippage);
-    for substeps in [4, 16] {
+    let engine_speeds = [4, 16].map(|substeps| {
         let s = run(substeps);
         let (wi, wo) = (s.input_speed, s.output_speed);
         let expected = k * wi * wi / slippage / (c_v / (ratio * ratio) + k * wi / slippage);
@@ -120,8 +120,9 @@ fn converter_settles_at_its_laws_slip_behind_a_light_output() {
             "{s:?}"
         );
         assert!(rel(wi - wo, wi - expected) < 0.005, "{s:?}");
-    }
-    let (coarse, fine) = (run(4).input_speed, run(16).input_speed);
+        wi
+    });
+    let [coarse, fine] = engine_speeds;
     assert!(rel(coarse, fine) < 1e-3, "{coarse} vs {fine} rad/s");
 }
 
