@@ -226,6 +226,15 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
     assert_eq!(
         brakes(|b| {
             b.traction_control = Some(TractionControl {
+                lead: 0.5,
+                ..default()
+            })
+        }),
+        "setting `brakes.traction_control.lead` must lie in [0, 0.1] (s), got 0.5"
+    );
+    assert_eq!(
+        brakes(|b| {
+            b.traction_control = Some(TractionControl {
                 slip: f64::INFINITY,
                 ..default()
             })

@@ -860,6 +860,18 @@ impl StageWheels<'_> {
         }
     }
 
+    /// How fast the longitudinal slip ratio of the tire of the wheel at pass-order position
+    /// `node` moves at this stage (1/s), or `None` if that node is not a wheel with a tire.
+    pub fn slip_rate(&self, node: u32) -> Option<f64> {
+        let i = node as usize;
+        match self.blocks.get(i)? {
+            Cell::Wheel(c) => c
+                .block
+                .slip_rate(&c.runtime, self.state.get(self.nodes[i].state())?),
+            _ => None,
+        }
+    }
+
     /// Sets the share of their driving torque the vehicle's torque sources deliver from this
     /// stage on, until set again within the step (0..1, clamped; not a number counts as 1):
     /// see [`StageContext::drive_limit`]. Each step starts at 1.

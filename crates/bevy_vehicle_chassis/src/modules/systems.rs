@@ -338,14 +338,18 @@ pub(crate) fn step_vehicles(
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
             if let Some(tc) = &traction {
-                // The largest slip of a grounded tire in the direction the gear drives.
+                // The largest slip, looking ahead, of a grounded tire in the direction the gear
+                // drives.
                 let mut slip: f64 = 0.0;
                 for wheel in &inputs.wheels {
                     let grounded = stage
                         .wheel_mut(wheel.node)
                         .is_some_and(|rt| rt.contact.load > 0.0);
-                    if grounded && let Some(s) = stage.slip(wheel.node) {
-                        slip = slip.max(s * direction);
+                    if grounded
+                        && let (Some(s), Some(rate)) =
+                            (stage.slip(wheel.node), stage.slip_rate(wheel.node))
+                    {
+                        slip = slip.max(tc.slip_ahead(s * direction, rate * direction));
                     }
                 }
                 drive_limit = tc.drive_limit(slip);

@@ -375,13 +375,7 @@ impl Wheel {
         let vx = contact.velocity[0] + contact.acceleration[0] * time;
         let vy = contact.velocity[1] + contact.acceleration[1] * time;
         let abs_vx = vx.abs();
-        // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
-        // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
-        let floor = abs_vx * rt.substep;
-        let sigma = [
-            tire.relaxation_length[0].max(floor).max(rt.min_relaxation),
-            tire.relaxation_length[1].max(floor),
-        ];
+        let sigma = Self::relaxation(tire, rt, abs_vx);
         let mut slip_rate = (self.radius * omega - vx - abs_vx * slip) / sigma[0];
         let mut tan_slip_rate = (-vy - abs_vx * tan_slip) / sigma[1];
         if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
@@ -412,6 +406,30 @@ impl Wheel {
             slip_rate,
             tan_slip_rate,
         }
+    }
+
+    /// The relaxation lengths `[σ_κ, σ_α]` (m) of `tire` at longitudinal speed `abs_vx` (m/s).
+    #[inline]
+    fn relaxation(tire: &Tire, rt: &WheelRuntime, abs_vx: f64) -> [f64; 2] {
+        // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
+        // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
+        let floor = abs_vx * rt.substep;
+        [
+            tire.relaxation_length[0].max(floor).max(rt.min_relaxation),
+            tire.relaxation_length[1].max(floor),
+        ]
+    }
+
+    /// How fast the tire's longitudinal slip state moves at `state` (1/s): toward the slip of
+    /// the wheel's spin over the road, within a relaxation length. `None` without a tire.
+    pub(crate) fn slip_rate(&self, rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
+        let WheelLoad::Tire(tire) = &self.load else {
+            return None;
+        };
+        let (omega, slip, time) = (state[1], state[2], state[4]);
+        let vx = rt.contact.velocity[0] + rt.contact.acceleration[0] * time;
+        let sigma = Self::relaxation(tire, rt, vx.abs());
+        Some((self.radius * omega - vx - vx.abs() * slip) / sigma[0])
     }
 
     /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
