@@ -11,6 +11,9 @@
 //!   --csv PATH        where to write the CSV (default headless_drive.csv)
 //!   --hz N            fixed steps per second (default 60)
 //!   --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
+//!   --friction MU     the flat road's friction coefficient (default 0.9), about the tires'
+//!                     peak friction on it; a tire file's `mu_reference` is the road it was
+//!                     measured on (1.21 for the passenger tire: dry asphalt)
 //!   --assets DIR      the asset folder (default this repository's assets/)
 //! ```
 //!
@@ -94,6 +97,8 @@ struct Args {
     csv: PathBuf,
     hz: f64,
     substeps: Option<u32>,
+    /// The road's friction coefficient (dimensionless).
+    friction: f32,
 }
 
 /// Longest a tour may take (s).
@@ -112,6 +117,7 @@ fn parse_args() -> Result<Args, String> {
         csv: "headless_drive.csv".into(),
         hz: 60.0,
         substeps: None,
+        friction: 0.9,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -129,6 +135,13 @@ fn parse_args() -> Result<Args, String> {
                     .ok()
                     .filter(|hz: &f64| hz.is_finite() && *hz > 0.0)
                     .ok_or("--hz needs a positive number")?;
+            }
+            "--friction" => {
+                args.friction = value()?
+                    .parse()
+                    .ok()
+                    .filter(|mu: &f32| mu.is_finite() && *mu > 0.0)
+                    .ok_or("--friction needs a positive number")?;
             }
             "--substeps" => {
                 args.substeps = Some(
@@ -203,7 +216,7 @@ fn main() {
             Name::new("road"),
             RigidBody::Fixed,
             Collider::halfspace(Vec3::Y).expect("unit normal"),
-            Friction::coefficient(0.9),
+            Friction::coefficient(args.friction),
             Transform::default(),
         ));
     }
