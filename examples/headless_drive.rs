@@ -104,6 +104,17 @@ struct Args {
 /// Longest a tour may take (s).
 const TOUR_LIMIT: f64 = 600.0;
 
+/// The positive, finite number `text`, given for `flag`.
+fn positive<T: core::str::FromStr + Into<f64> + Copy>(text: &str, flag: &str) -> Result<T, String> {
+    text.parse()
+        .ok()
+        .filter(|v: &T| {
+            let v: f64 = (*v).into();
+            v.is_finite() && v > 0.0
+        })
+        .ok_or(format!("{flag} needs a positive number"))
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         assets: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/assets")),
@@ -129,20 +140,8 @@ fn parse_args() -> Result<Args, String> {
             "--tour" => args.tour = true,
             "--program" => args.program = value()?.into(),
             "--csv" => args.csv = value()?.into(),
-            "--hz" => {
-                args.hz = value()?
-                    .parse()
-                    .ok()
-                    .filter(|hz: &f64| hz.is_finite() && *hz > 0.0)
-                    .ok_or("--hz needs a positive number")?;
-            }
-            "--friction" => {
-                args.friction = value()?
-                    .parse()
-                    .ok()
-                    .filter(|mu: &f32| mu.is_finite() && *mu > 0.0)
-                    .ok_or("--friction needs a positive number")?;
-            }
+            "--hz" => args.hz = positive(&value()?, "--hz")?,
+            "--friction" => args.friction = positive(&value()?, "--friction")?,
             "--substeps" => {
                 args.substeps = Some(
                     value()?
