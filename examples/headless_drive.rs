@@ -75,7 +75,10 @@ fn default_pause() -> f64 {
     1.0
 }
 
-/// The driver's inputs from `time` (s) on; unset pedals are released.
+/// The driver's inputs from `time` (s) on; unset pedals are released. With `at_speed` (km/h)
+/// the command waits, past its time, until the vehicle's forward speed reaches it (the command
+/// before it holds meanwhile), and every later command's time moves back by the wait: a
+/// braking test from 100 km/h, say.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 struct Command {
@@ -86,6 +89,7 @@ struct Command {
     steering: f64,
     handbrake: f64,
     gear: Option<i32>,
+    at_speed: Option<f64>,
 }
 
 struct Args {
@@ -281,14 +285,25 @@ fn main() {
     // The throttle the driver's foot applies, and the largest slip ratio of the last step.
     let easing = program.ease_above_slip.map(ThrottleEasing::above_slip);
     let (mut throttle, mut slip) = (0.0, 0.0);
+    // How long commands have waited for their speed (s): the program's clock lags by it.
+    let mut waited = 0.0;
     for step in 0..steps {
         ran = step + 1;
         let t = step as f64 * dt;
-        let index = program.commands.iter().rposition(|c| c.time <= t);
-        let (rpm, gear) = {
+        let (rpm, gear, speed) = {
             let tel = app.world().get::<VehicleTelemetry>(car).unwrap();
-            (tel.engine_rpm, tel.gear)
+            (tel.engine_rpm, tel.gear, tel.forward_speed)
         };
+        let mut index = program.commands.iter().rposition(|c| c.time <= t - waited);
+        if let Some(i) = index
+            && i != current
+            && program.commands[i]
+                .at_speed
+                .is_some_and(|kmh| speed * 3.6 < kmh)
+        {
+            index = i.checked_sub(1);
+            waited += dt;
+        }
         if !args.tour {
             let mut controls = app.world_mut().get_mut::<VehicleControls>(car).unwrap();
             let fallback = Command::default();
