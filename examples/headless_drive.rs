@@ -19,9 +19,10 @@
 //!
 //! The program is a RON list of timed throttle, brake, clutch, steering, gear and handbrake
 //! settings (see `assets/programs/`); a command may also wait for a speed (`at_speed`, km/h),
-//! as `stop_from_100.program.ron` does to brake from 100 km/h. Every fixed step goes to the CSV: time, position, speed,
-//! engine rpm, gear, the driver's inputs, and per wheel its load, slip ratio, slip angle,
-//! longitudinal and lateral tire force, suspension travel and whether it touches the ground.
+//! as `stop_from_100.program.ron` does to brake from 100 km/h. Every fixed step goes to the
+//! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
+//! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel and whether
+//! it touches the ground.
 //! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the
 //! distance covered from the pedal going down to standstill (or to the pedal coming up, with
 //! the speed then); it exits with status 1 if the
