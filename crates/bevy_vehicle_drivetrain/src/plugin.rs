@@ -840,18 +840,20 @@ fn step_drivetrains(
     }
     // Each vehicle's boxed cells start loading while the vehicle before it is stepped: with
     // thousands of vehicles they are not in the cache.
+    let mut step = |mut d: Mut<Drivetrain>| {
+        d.step_with(dt, &mut scratch);
+        // While the vehicle's program is still in cache.
+        sensors.write(&mut d);
+    };
     let mut previous: Option<Mut<Drivetrain>> = None;
     for drivetrain in vehicles.iter_mut() {
         drivetrain.prefetch();
-        if let Some(mut d) = previous.replace(drivetrain) {
-            d.step_with(dt, &mut scratch);
-            // While the vehicle's program is still in cache.
-            sensors.write(&mut d);
+        if let Some(d) = previous.replace(drivetrain) {
+            step(d);
         }
     }
-    if let Some(mut d) = previous {
-        d.step_with(dt, &mut scratch);
-        sensors.write(&mut d);
+    if let Some(d) = previous {
+        step(d);
     }
 }
 

@@ -860,16 +860,22 @@ impl StageWheels<'_> {
         }
     }
 
-    /// How fast the longitudinal slip ratio of the tire of the wheel at pass-order position
-    /// `node` moves at this stage (1/s), or `None` if that node is not a wheel with a tire.
-    pub fn slip_rate(&self, node: u32) -> Option<f64> {
+    /// The longitudinal slip ratio (dimensionless) of the tire of the wheel at pass-order
+    /// position `node` at this stage and how fast it moves (1/s), if that wheel has a tire on
+    /// the ground (a positive contact load); `None` otherwise. One lookup for what a traction
+    /// control reads of each wheel at every stage.
+    pub fn grounded_slip(&self, node: u32) -> Option<(f64, f64)> {
         let i = node as usize;
-        match self.blocks.get(i)? {
-            Cell::Wheel(c) => c
-                .block
-                .slip_rate(&c.runtime, self.state.get(self.nodes[i].state())?),
-            _ => None,
+        let Cell::Wheel(c) = self.blocks.get(i)? else {
+            return None;
+        };
+        let grounded = c.runtime.contact.load > 0.0;
+        if !grounded {
+            return None;
         }
+        let state = self.state.get(self.nodes[i].state())?;
+        let rate = c.block.slip_rate(&c.runtime, state)?;
+        Some((Wheel::tire_slips(state)[0], rate))
     }
 
     /// Sets the share of their driving torque the vehicle's torque sources deliver from this

@@ -342,13 +342,7 @@ pub(crate) fn step_vehicles(
                 // drives.
                 let mut slip: f64 = 0.0;
                 for wheel in &inputs.wheels {
-                    let grounded = stage
-                        .wheel_mut(wheel.node)
-                        .is_some_and(|rt| rt.contact.load > 0.0);
-                    if grounded
-                        && let (Some(s), Some(rate)) =
-                            (stage.slip(wheel.node), stage.slip_rate(wheel.node))
-                    {
+                    if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
                         slip = slip.max(tc.slip_ahead(s * direction, rate * direction));
                     }
                 }

@@ -371,12 +371,10 @@ impl Wheel {
         [fx, fy]: [f64; 2],
     ) -> TireStage {
         let (slip, tan_slip, time) = (state[2], state[3], state[4]);
-        let contact = &rt.contact;
-        let vx = contact.velocity[0] + contact.acceleration[0] * time;
-        let vy = contact.velocity[1] + contact.acceleration[1] * time;
+        let [vx, vy] = Self::road_velocity(rt, time);
         let abs_vx = vx.abs();
         let sigma = Self::relaxation(tire, rt, abs_vx);
-        let mut slip_rate = (self.radius * omega - vx - abs_vx * slip) / sigma[0];
+        let mut slip_rate = self.slip_rate_at(omega, vx, slip, sigma[0]);
         let mut tan_slip_rate = (-vy - abs_vx * tan_slip) / sigma[1];
         if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
             slip_rate = 0.0;
@@ -420,16 +418,35 @@ impl Wheel {
         ]
     }
 
-    /// How fast the tire's longitudinal slip state moves at `state` (1/s): toward the slip of
-    /// the wheel's spin over the road, within a relaxation length. `None` without a tire.
+    /// The road's velocity under the tire `[vx, vy]` (m/s, tire frame) `time` (s) into the
+    /// step: the contact's, carried on at its acceleration.
+    #[inline]
+    fn road_velocity(rt: &WheelRuntime, time: f64) -> [f64; 2] {
+        let c = &rt.contact;
+        [
+            c.velocity[0] + c.acceleration[0] * time,
+            c.velocity[1] + c.acceleration[1] * time,
+        ]
+    }
+
+    /// How fast the longitudinal slip state `slip` moves (1/s) at spin `omega` (rad/s) over a
+    /// road at `vx` (m/s) with relaxation length `sigma` (m): toward the slip of the spin over
+    /// the road.
+    #[inline]
+    fn slip_rate_at(&self, omega: f64, vx: f64, slip: f64, sigma: f64) -> f64 {
+        (self.radius * omega - vx - vx.abs() * slip) / sigma
+    }
+
+    /// How fast the tire's longitudinal slip state moves at `state` (1/s), before the tire
+    /// stage's limit on the slip. `None` without a tire.
     pub(crate) fn slip_rate(&self, rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
         let WheelLoad::Tire(tire) = &self.load else {
             return None;
         };
         let (omega, slip, time) = (state[1], state[2], state[4]);
-        let vx = rt.contact.velocity[0] + rt.contact.acceleration[0] * time;
+        let [vx, _] = Self::road_velocity(rt, time);
         let sigma = Self::relaxation(tire, rt, vx.abs());
-        Some((self.radius * omega - vx - vx.abs() * slip) / sigma[0])
+        Some(self.slip_rate_at(omega, vx, slip, sigma[0]))
     }
 
     /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
