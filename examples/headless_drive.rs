@@ -287,6 +287,10 @@ fn main() {
     // The throttle the driver's foot applies, and the largest slip ratio of the last step.
     let easing = program.ease_above_slip.map(ThrottleEasing::above_slip);
     let (mut throttle, mut slip) = (0.0, 0.0);
+    // The program's shift points, below this engine's rev limit.
+    let schedule = program.shift.as_ref().map(|shift| {
+        ShiftSchedule::below_limit(shift.up_rpm, shift.down_rpm, rev_limit, shift.pause)
+    });
     // How long commands have waited for their speed (s): the program's clock lags by it.
     let mut waited = 0.0;
     for step in 0..steps {
@@ -327,13 +331,7 @@ fn main() {
             if start.is_none() && command.throttle > 0.0 {
                 start = Some(t);
             }
-            if let Some(shift) = &program.shift {
-                let schedule = ShiftSchedule::below_limit(
-                    shift.up_rpm,
-                    shift.down_rpm,
-                    rev_limit,
-                    shift.pause,
-                );
+            if let Some(schedule) = &schedule {
                 let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, top);
                 if next != controls.gear {
                     controls.gear = next;
