@@ -961,3 +961,87 @@ fn engaging_a_gear_at_a_speed_mismatch_slips_the_clutch() {
         ww * r
     );
 }
+
+/// How many fixed steps at `hz` a gear change waits in neutral: the lever is moved before a
+/// step, and the count ends with the step after which the block's sensor shows `engaged`.
+fn steps_to_engage<B: Block>(
+    hz: f64,
+    block: B,
+    change: impl Fn(&mut B),
+    engaged: impl Fn(&B::Sensors) -> bool,
+) -> (usize, f64)
+where
+    B::Sensors: Clone,
+{
+    let mut app = create_app(hz);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        constant_torque_motor(10.0, 0.2),
+        None,
+    );
+    let gearbox = spawn_block(&mut app, car, "gearbox", block, Some((motor, Port::OUT)));
+    spawn_block(
+        &mut app,
+        car,
+        "wheel",
+        wheel(1.0, WheelLoad::None),
+        Some((gearbox, Port::OUT)),
+    );
+    tick(&mut app, 3);
+    set::<B>(&mut app, gearbox, change);
+    for steps in 1..=10 * hz as usize {
+        tick(&mut app, 1);
+        if engaged(&get::<B::Sensors>(&app, gearbox)) {
+            return (steps, fixed_dt(&app));
+        }
+    }
+    panic!("{hz} Hz: never engaged");
+}
+
+/// A wait measured in fixed steps lasts its time rounded to the nearest whole step at every
+/// rate. Bevy keeps the fixed step in whole nanoseconds (1/30 s is 33 333 333 ns), so twelve
+/// steps at 30 Hz fall 4 ns short of 0.4 s; counting down to exactly zero then waited a
+/// thirteenth step, 33 ms more than at 60 Hz, in every shift (a 12-speed truck reached 54.4
+/// km/h at 30 Hz and 55.4 at 60 Hz in the same time).
+#[test]
+fn gear_changes_wait_their_time_at_any_fixed_rate() {
+    for hz in [30.0, 50.0, 60.0, 120.0, 144.0] {
+        for wait in [0.25, 0.4, 0.5] {
+            let manual = Gearbox {
+                gear: 1,
+                shift_time: wait,
+                ..gear(3.0)
+            };
+            let (steps, dt) = steps_to_engage(
+                hz,
+                Gearbox {
+                    forward_ratios: vec![3.0, 2.0],
+                    ..manual
+                },
+                |g| g.gear = 2,
+                |s: &GearboxSensors| s.gear == 2,
+            );
+            assert!(
+                (steps as f64 * dt - wait).abs() <= 0.5 * dt + 1e-12,
+                "manual gearbox at {hz} Hz: {steps} steps of {dt} s in neutral, shift time {wait} s"
+            );
+            let automatic = AutomaticTransmission {
+                transition_time: wait,
+                ..default()
+            };
+            let (steps, dt) = steps_to_engage(
+                hz,
+                automatic,
+                |a| a.selection = 1,
+                |s: &AutomaticSensors| s.gear != 0,
+            );
+            assert!(
+                (steps as f64 * dt - wait).abs() <= 0.5 * dt + 1e-12,
+                "automatic at {hz} Hz: {steps} steps of {dt} s from neutral into drive, transition time {wait} s"
+            );
+        }
+    }
+}

@@ -125,6 +125,19 @@ pub struct StepContext {
     pub substeps: u32,
 }
 
+/// Whether a wait with `remaining` seconds left is over, for a timer that counts down in ticks
+/// (fixed steps, or substeps) of `tick` seconds: once less than half a tick is left. A wait
+/// then lasts its duration rounded to the nearest whole tick at every tick length. Counting
+/// down to exactly zero would add a whole tick wherever rounding leaves a hair of time over:
+/// Bevy keeps the fixed step in whole nanoseconds, so twelve steps at 30 Hz are 4 ns short of
+/// 0.4 s, and such a wait took 13 steps at 30 Hz but 24 at 60 Hz.
+///
+/// Per-step logic with a duration (a gearbox's shift time, say) should use it.
+#[inline]
+pub fn wait_over(remaining: f64, tick: f64) -> bool {
+    remaining <= 0.5 * tick
+}
+
 /// What the solver hands to the stage functions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StageContext {

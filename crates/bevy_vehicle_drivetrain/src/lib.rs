@@ -41,6 +41,7 @@ mod solver;
 
 pub use block::{
     Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext, StepContext,
+    wait_over,
 };
 pub use controls::VehicleControls;
 pub use graph::{DrivetrainError, VehicleError};
@@ -57,6 +58,7 @@ pub mod prelude {
     pub use crate::block::{
         Block, Input, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
         StepContext, check_finite, check_non_negative, check_positive, check_range, clamp_input,
+        wait_over,
     };
     pub use crate::blocks::*;
     pub use crate::controls::{ShiftSchedule, ThrottleEasing, VehicleControls};

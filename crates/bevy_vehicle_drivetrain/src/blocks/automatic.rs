@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
-    check_non_negative, check_positive, check_range, clamp_input,
+    check_non_negative, check_positive, check_range, clamp_input, wait_over,
 };
 use crate::blocks::gearbox::PowerFlow;
 use crate::controls::{VehicleControls, set_if_changed};
@@ -454,7 +454,7 @@ impl Block for AutomaticTransmission {
                     rt.engage_from_neutral(wanted, self);
                 }
                 rt.engage_timer -= dt;
-                if rt.engage_timer <= 1e-9 {
+                if wait_over(rt.engage_timer, dt) {
                     rt.gear = wanted;
                     rt.ratio = self.ratio(wanted);
                     rt.pending = 0;
@@ -469,7 +469,7 @@ impl Block for AutomaticTransmission {
                     rt.shifting = true;
                     rt.shift_elapsed = 0.0;
                 }
-            } else if !rt.shifting && rt.since_shift >= self.shift_again_delay - 1e-9 {
+            } else if !rt.shifting && wait_over(self.shift_again_delay - rt.since_shift, dt) {
                 let input_rpm = rad_s_to_rpm(rt.ratio * rt.output_speed);
                 let next = self.automatic_shift(rt.gear, input_rpm, rt.up_rpm, rt.down_rpm);
                 if next != rt.gear {
@@ -506,13 +506,14 @@ impl Block for AutomaticTransmission {
         let before = rt.ratio;
         rt.shift_elapsed += substep;
         let to = self.ratio(rt.gear);
-        let fraction = if self.transition_time > 0.0 {
-            (rt.shift_elapsed / self.transition_time).min(1.0)
-        } else {
+        let done = wait_over(self.transition_time - rt.shift_elapsed, substep);
+        let fraction = if done {
             1.0
+        } else {
+            rt.shift_elapsed / self.transition_time
         };
         rt.ratio = rt.from_ratio + (to - rt.from_ratio) * fraction;
-        if fraction >= 1.0 - 1e-9 {
+        if done {
             rt.ratio = to;
             rt.shifting = false;
             rt.since_shift = 0.0;

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
-    check_positive,
+    check_positive, wait_over,
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Shaft, ShaftDown, ShaftUp};
@@ -59,7 +59,7 @@ impl PowerFlow {
 ///
 /// The lever (`gear`) selects reverse (`< 0`), neutral (`0`) or a forward gear (`> 0`) and is
 /// clamped to the gears that exist. Changing gear spends `shift_time` in neutral (rounded to
-/// whole fixed steps), then engages the new gear; engaging forces the two sides to a common
+/// the nearest whole fixed step), then engages the new gear; engaging forces the two sides to a common
 /// speed while conserving angular momentum, as a synchroniser would. In neutral the input
 /// drives nothing and the output turns freely.
 ///
@@ -266,7 +266,7 @@ impl Block for Gearbox {
         }
         if rt.engaged != rt.target {
             rt.shift_timer -= step.dt;
-            if rt.shift_timer <= 1e-9 || rt.target == 0 {
+            if wait_over(rt.shift_timer, step.dt) || rt.target == 0 {
                 rt.engaged = rt.target;
                 rt.shift_timer = 0.0;
                 change = if rt.engaged == 0 {
