@@ -300,7 +300,11 @@ fn main() {
             let tel = app.world().get::<VehicleTelemetry>(car).unwrap();
             (tel.engine_rpm, tel.gear, tel.forward_speed)
         };
-        let mut index = program.commands.iter().rposition(|c| c.time <= t - waited);
+        // A command starts with the step nearest its time, whatever the rate.
+        let mut index = program
+            .commands
+            .iter()
+            .rposition(|c| wait_over(c.time - (t - waited), dt));
         if let Some(i) = index
             && i != current
             && program.commands[i]
