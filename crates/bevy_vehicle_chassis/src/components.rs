@@ -280,6 +280,14 @@ impl Brakes {
 ///
 /// Assumes each wheel runs near the chassis's forward axis (its braking slip is measured
 /// against the ground speed along that axis at the wheel), as on road vehicles at speed.
+///
+/// Limitation: the release rule runs once per step, on a fixed slip. A tire's peak slip
+/// falls with the road's friction (on ice to about a tenth of its dry-road value), so on a
+/// slippery road a wheel that the cap alone does not hold (braking in a turn) slides further
+/// past its peak before it is released than on a dry one. Measured against each tire's peak
+/// slip (as [`TractionControl`] is), the once-per-step rule answered differently at 30 Hz
+/// (a car braking in a turn changed course 10 % more than at 60–240 Hz), so that waits for a
+/// release rule that acts within the step.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AntiLock {
@@ -287,8 +295,9 @@ pub struct AntiLock {
     /// (0, 1]): 0.9–0.97 for road cars' systems.
     pub peak_share: f64,
     /// Braking slip past which the ABS releases a wheel (dimensionless, > 0; 0 for a wheel
-    /// rolling with the ground, 1 for a locked one): about the tire's peak-force slip, past
-    /// which its force falls and the wheel would lock.
+    /// rolling with the ground, 1 for a locked one): about the tire's peak-force slip on a dry
+    /// road, past which its force falls and the wheel would lock. (A fixed slip, unlike the
+    /// traction control's thresholds: see the limitation above.)
     pub release_slip: f64,
     /// Speed over the ground below which the ABS is off (m/s, ≥ 0).
     pub min_speed: f64,
@@ -326,14 +335,24 @@ impl Default for AntiLock {
 /// spins, so that the tires work near their friction peak instead of past it.
 ///
 /// At every RK4 stage of the drivetrain, the largest slip ratio of the grounded tires in the
-/// direction the selected gear drives sets the share of the driver's demand that the
-/// vehicle's engines (their throttle, never below idle) and motors (their command) act on
+/// direction the selected gear drives, measured in units of each tire's peak-force slip at
+/// its load on the road under it
+/// ([`WheelRuntime::peak_slip`](bevy_vehicle_drivetrain::prelude::WheelRuntime::peak_slip)),
+/// sets the share of the driver's demand that the vehicle's engines (their throttle, never
+/// below idle) and motors (their command) act on
 /// ([`StageContext::drive_limit`](bevy_vehicle_drivetrain::StageContext::drive_limit)): all
 /// of it up to `slip`, falling linearly to `floor` at `slip + band`. It acts within the step,
 /// on the tires' relaxed slips, as an engine controller cutting ignition acts within
 /// milliseconds: a rule applied once per step would let an engine spin its tires far past
 /// their peak before it answered, and answer differently at each step rate. Brakes, the
 /// pedal and an automatic's shift schedule are left alone.
+///
+/// The thresholds are relative because the peak moves with the road: a tire's slip
+/// stiffness does not change with friction, so its force peaks at a slip about proportional
+/// to the friction (0.1 on dry asphalt, 0.01 on ice for a passenger tire). Fixed slip
+/// thresholds that suit dry asphalt let a tire on ice spin to ten times its peak slip, where
+/// it passes barely half its peak force (a hatchback floored on ice reached 9 km/h in 11 s,
+/// against 24 km/h at its front tires' friction limit).
 ///
 /// It looks `lead` seconds ahead: the slip it acts on is `κ + lead·dκ/dt`, the slip's rate
 /// taken from the wheel's spin over the road at the stage. Behind a slipping clutch or torque
@@ -342,13 +361,22 @@ impl Default for AntiLock {
 /// slip alone, the control then overshoots both ways, and a launch judders (a hatchback's
 /// front tires swung between −0.2 and 3.5 kN at 10 Hz for most of a second). The lead
 /// answers a slip while it is still growing.
+///
+/// Limitation: measured in units of a small peak slip, the look-ahead's gain on the wheel's
+/// spin grows as the road gets slippery. Behind a light, strong electric motor on ice it
+/// outruns the drivetrain's 1/240 s substep: the control then swings from stage to stage,
+/// and the car's launch differs by up to 4 % between 30–60 Hz (1/240 s substeps) and
+/// 120–240 Hz (shorter ones). Looking less far ahead on slippery roads removed that, but let
+/// a manual car's automatic clutch and the control pump each other at 2 Hz on ice (a
+/// hatchback reached 7 km/h in 11 s instead of 22).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TractionControl {
-    /// Slip ratio from which the drive is held back (dimensionless, > 0): about the tires'
-    /// peak-force slip.
+    /// Slip from which the drive is held back, in units of the tire's peak-force slip
+    /// (dimensionless, > 0; 1 = at the peak).
     pub slip: f64,
-    /// Slip ratio above `slip` at which the drive is down to `floor` (dimensionless, > 0).
+    /// How far above `slip` the drive is down to `floor`, in units of the tire's peak-force
+    /// slip (dimensionless, > 0).
     pub band: f64,
     /// Least share of the drive left (dimensionless, 0..1).
     pub floor: f64,
@@ -365,14 +393,24 @@ impl TractionControl {
         in_range("brakes.traction_control.lead", self.lead, 0.0, 0.1, "s")
     }
 
-    /// The slip ratio the control acts on (dimensionless) for a tire at slip ratio `slip`
-    /// whose slip moves at `rate` (1/s), both in the direction of drive: `slip + lead·rate`.
-    pub fn slip_ahead(&self, slip: f64, rate: f64) -> f64 {
-        slip + self.lead * rate
+    /// The slip the control acts on, in units of the tire's peak-force slip (dimensionless):
+    /// `(slip + lead·rate) / peak` for a tire at slip ratio `slip` whose slip moves at `rate`
+    /// (1/s), both in the direction of drive, and whose force peaks at slip ratio `peak`. A
+    /// tire with no peak (`peak` 0: a frictionless road) counts as past any threshold while it
+    /// spins forward; one that never slides (`peak` infinite) as at none.
+    pub fn relative_slip(&self, slip: f64, rate: f64, peak: f64) -> f64 {
+        let ahead = slip + self.lead * rate;
+        if peak > 0.0 {
+            ahead / peak
+        } else if ahead > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
     }
 
     /// The share of the driver's demand the engines and motors act on (0..1) when the largest
-    /// slip ratio of the driven tires, in the direction of drive, is `slip`: the
+    /// relative slip of the driven tires ([`TractionControl::relative_slip`]) is `slip`: the
     /// [`ThrottleEasing`] rule's target for a full demand, applied without its lag.
     pub fn drive_limit(&self, slip: f64) -> f64 {
         ThrottleEasing {
@@ -386,12 +424,13 @@ impl TractionControl {
 }
 
 impl Default for TractionControl {
-    /// A road car's: holding back from a slip of 0.1, down to nothing at 0.2, looking 0.02 s
+    /// A road car's: holding back from 0.8 of the tires' peak slip, down to nothing at 1.6 of
+    /// it (where a passenger tire still passes over 90 % of its peak force), looking 0.02 s
     /// ahead.
     fn default() -> Self {
         TractionControl {
-            slip: 0.1,
-            band: 0.1,
+            slip: 0.8,
+            band: 0.8,
             floor: 0.0,
             lead: 0.02,
         }

@@ -91,6 +91,12 @@ pub struct ModuleContext<'a> {
     /// 0 in the air or without a tire model), in wheel order: in `begin_step` the last
     /// step's, in the stage functions this step's.
     pub peak_force: &'a [f64],
+    /// Each wheel's tire slip ratio at its peak longitudinal force, at its load on the surface
+    /// under it (dimensionless, ≥ 0; 0 in the air or without a tire model), in wheel order, at
+    /// the same times as `peak_force`. It falls with the road's friction (about 0.1 on dry
+    /// asphalt, a tenth of that on ice): a slip threshold for an anti-lock or traction rule
+    /// should be measured against it.
+    pub peak_slip: &'a [f64],
     /// The wheels, in wheel order: by axle from the front, left before right (FL, FR, RL, RR
     /// on a car). Every per-wheel slice uses this order.
     pub wheels: &'a [ModuleWheel],

@@ -44,6 +44,9 @@ pub(crate) struct ModuleInputs {
     /// Each wheel's tire peak longitudinal force (N): the last step's until the first stage of
     /// this one.
     pub peak_force: PerWheel,
+    /// Each wheel's tire peak-force slip ratio (dimensionless), at the same times as
+    /// `peak_force`.
+    pub peak_slip: PerWheel,
     /// Each wheel's steering angle when the step began (rad): the angle the ground probe uses.
     pub probe_angle: PerWheel,
     pub position: Vec3,
@@ -75,6 +78,7 @@ impl ModuleInputs {
             time,
             load: &self.load,
             peak_force: &self.peak_force,
+            peak_slip: &self.peak_slip,
             wheels: &self.wheels,
             brakes: &self.brakes,
             steering: &self.steering,
@@ -232,6 +236,7 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
         &mut inputs.travel,
         &mut inputs.load,
         &mut inputs.peak_force,
+        &mut inputs.peak_slip,
         &mut inputs.probe_angle,
     ] {
         values.clear();
@@ -337,30 +342,35 @@ pub(crate) fn step_vehicles(
         let mut drive_limit = 1.0;
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
+            let first = first_stage;
+            first_stage = false;
+            if first {
+                // The wheels have set up their tires for this step's load and surface.
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    if let Some(rt) = stage.wheel_mut(wheel.node) {
+                        inputs.peak_force[i] = rt.peak_force[0];
+                        inputs.peak_slip[i] = rt.peak_slip[0];
+                    }
+                }
+            }
             if let Some(tc) = &traction {
-                // The largest slip, looking ahead, of a grounded tire in the direction the gear
-                // drives.
+                // The largest slip, looking ahead and measured against the tire's peak slip,
+                // of a grounded tire in the direction the gear drives.
                 let mut slip: f64 = 0.0;
-                for wheel in &inputs.wheels {
+                for (wheel, &peak) in inputs.wheels.iter().zip(&inputs.peak_slip) {
                     if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
-                        slip = slip.max(tc.slip_ahead(s * direction, rate * direction));
+                        slip = slip.max(tc.relative_slip(s * direction, rate * direction, peak));
                     }
                 }
                 drive_limit = tc.drive_limit(slip);
                 stage.set_drive_limit(drive_limit);
             }
-            let first = first_stage;
             if !(every_stage || first) {
                 return;
             }
-            first_stage = false;
             for (i, wheel) in inputs.wheels.iter().enumerate() {
                 if let Some(s) = stage.spin(wheel.node) {
                     inputs.spin[i] = s;
-                }
-                // The wheels have set up their tires for this step's load and surface.
-                if first && let Some(rt) = stage.wheel_mut(wheel.node) {
-                    inputs.peak_force[i] = rt.peak_force[0];
                 }
             }
             let ctx = inputs.context(stage.time());

@@ -218,6 +218,12 @@ pub struct WheelRuntime {
     /// (N, ≥ 0): the contact-patch damping may add to the tire's force only up to these (or
     /// up to the force without damping, where that is larger).
     pub peak_force: [f64; 2],
+    /// Slips `[κ, tan α]` at which the tire's pure-slip forces peak at this step's load and
+    /// friction (dimensionless, ≥ 0; see [`LoadedTire::peak_slip`]). Past them the force falls:
+    /// what an anti-lock or traction control measures a tire's slip against. The peak slip
+    /// shrinks with the road's friction (a tire's slip stiffness does not change with it): on
+    /// ice a tire peaks at about a tenth of its dry-road slip.
+    pub peak_slip: [f64; 2],
     /// Shortest longitudinal relaxation length this step (m), `r²·C·h²/(I·L²)` with
     /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
@@ -722,6 +728,7 @@ impl Block for Wheel {
                 .model
                 .at_load_near(rt.contact.load, rt.contact.friction, &rt.tire);
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
+            rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
             // The clock the contact velocity is extrapolated with.
             state[4] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
