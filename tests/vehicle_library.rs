@@ -213,28 +213,32 @@ fn automatic_sedan_accelerates_alike_at_any_step_rate() {
 
 // ---- Traction control behind a clutch or converter ---------------------------------------------
 
-/// Floors vehicle file `path` from rest in first gear (engaged 0.5 s before) at `hz` on μ 0.9
-/// and returns, from 0.2 to 1.0 s after the throttle went down, the front axle's total
-/// longitudinal tire force at each step (N) and the front axle's mean load times μ (N).
-fn front_drive_at_launch(path: &str, hz: f64) -> (Vec<f64>, f64) {
+/// Floors vehicle file `path` from rest in first gear (engaged 0.5 s before) at `hz` on
+/// friction `mu` and returns, over `window` (s after the throttle went down), the total
+/// longitudinal tire force of the wheels on `axle` (0 the front) at each step (N) and their
+/// mean load times μ (N).
+fn drive_at_launch(path: &str, hz: f64, mu: f32, axle: u8, window: [f64; 2]) -> (Vec<f64>, f64) {
     let d = load_vehicle(path);
-    let (mut app, car) = settle_on_flat_ground_at(&d, 0.9, hz);
-    let front: Vec<Entity> = wheels(&mut app, car).into_iter().take(2).collect();
+    let (mut app, car) = settle_on_flat_ground_at(&d, mu, hz);
+    let driven: Vec<Entity> = wheels(&mut app, car)
+        .into_iter()
+        .filter(|&w| get::<WheelMount>(&app, w).axle == axle)
+        .collect();
     controls(&mut app, car, |c| c.gear = 1);
     tick(&mut app, (0.5 * hz) as usize);
     controls(&mut app, car, |c| c.throttle = 1.0);
     let (mut forces, mut grip) = (Vec::new(), 0.0);
-    for step in 1..=(1.0 * hz) as usize {
+    for step in 1..=(window[1] * hz) as usize {
         tick(&mut app, 1);
-        if step as f64 / hz < 0.2 {
+        if (step as f64) < window[0] * hz {
             continue;
         }
-        let states = front.iter().map(|&w| get::<WheelState>(&app, w));
+        let states = driven.iter().map(|&w| get::<WheelState>(&app, w));
         let (fx, load) = states.fold((0.0, 0.0), |(fx, load), s| {
             (fx + f64::from(s.force.dot(s.heading)), load + s.load)
         });
         forces.push(fx);
-        grip += 0.9 * load;
+        grip += f64::from(mu) * load;
     }
     let grip = grip / forces.len() as f64;
     (forces, grip)
@@ -251,7 +255,7 @@ fn front_drive_at_launch(path: &str, hz: f64) -> (Vec<f64>, f64) {
 fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
     for path in ["vehicles/hatchback.vehicle.ron", SEDAN] {
         for hz in [30.0, 60.0, 120.0] {
-            let (forces, grip) = front_drive_at_launch(path, hz);
+            let (forces, grip) = drive_at_launch(path, hz, 0.9, 0, [0.2, 1.0]);
             let mean = forces.iter().sum::<f64>() / forces.len() as f64;
             let least = forces.iter().copied().fold(f64::INFINITY, f64::min);
             println!(
@@ -264,6 +268,44 @@ fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
             assert!(
                 mean >= 0.8 * grip,
                 "{path} at {hz} Hz: {mean} N vs {grip} N"
+            );
+        }
+    }
+}
+
+/// The traction control on ice (μ 0.1) behind a torque converter, whose creep at idle alone
+/// drives the tires far past their peak there (cutting the throttle cannot go below idle):
+/// the control brakes a tire that spins on past its cut. The automatic sedan (front-driven)
+/// and the BMW (rear-driven, 8-speed automatic) floored from rest at 30, 60 and 120 Hz: from
+/// 1 to 4 s after the throttle the driven tires' mean force is at least 80 % of μ times their
+/// load (measured: 0.93 and 0.87), and alike within 5 % across the rates. Without the brake
+/// the BMW's rear tires spun at three times the car's speed, and the sedan's front tires
+/// passed 0.33 of μ·load.
+#[test]
+fn traction_control_drives_on_ice_behind_an_idling_converter() {
+    for (path, axle) in [(SEDAN, 0), ("vehicles/rwd_sports_sedan.vehicle.ron", 1)] {
+        let means: Vec<(f64, f64)> = [30.0, 60.0, 120.0]
+            .into_iter()
+            .map(|hz| {
+                let (forces, grip) = drive_at_launch(path, hz, 0.1, axle, [1.0, 4.0]);
+                let mean = forces.iter().sum::<f64>() / forces.len() as f64;
+                println!(
+                    "{path} on ice at {hz} Hz: driven tires' force mean {mean:.0} N, μ·load \
+                     {grip:.0} N ({:.2})",
+                    mean / grip
+                );
+                assert!(
+                    mean >= 0.8 * grip,
+                    "{path} at {hz} Hz: {mean} N vs μ·load {grip} N"
+                );
+                (hz, mean)
+            })
+            .collect();
+        let reference = means[2].1;
+        for &(hz, mean) in &means {
+            assert!(
+                rel(mean, reference) < 0.05,
+                "{path} at {hz} Hz: {mean} N vs {reference} N at 120 Hz"
             );
         }
     }

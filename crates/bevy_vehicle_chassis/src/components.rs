@@ -362,13 +362,21 @@ impl Default for AntiLock {
 /// front tires swung between −0.2 and 3.5 kN at 10 Hz for most of a second). The lead
 /// answers a slip while it is still growing.
 ///
-/// Limitation: measured in units of a small peak slip, the look-ahead's gain on the wheel's
-/// spin grows as the road gets slippery. Behind a light, strong electric motor on ice it
-/// outruns the drivetrain's 1/240 s substep: the control then swings from stage to stage,
-/// and the car's launch differs by up to 4 % between 30–60 Hz (1/240 s substeps) and
-/// 120–240 Hz (shorter ones). Looking less far ahead on slippery roads removed that, but let
-/// a manual car's automatic clutch and the control pump each other at 2 Hz on ice (a
-/// hatchback reached 7 km/h in 11 s instead of 22).
+/// On a slippery road the look-ahead is shortened: measured in units of a small peak slip,
+/// its gain on the wheel's spin grows as the road gets slippery, and behind a light, strong
+/// electric motor on ice it outran the drivetrain's 1/240 s substep (the control swung from
+/// stage to stage, and the launch differed by 11 % between 30 and 120 Hz). Shortened in
+/// proportion to the peak slip (0.4 % apart), it let an automatic clutch and the control pump
+/// each other on ice instead (the runner's hatchback reached 20.5 km/h in 11 s, its tractor
+/// unit 1.4, where their driven tires allow about 23 and 12). Below a peak slip of
+/// [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square root of the ratio, a
+/// measured compromise: the electric car's launch on ice within 4.1 % across 30–240 Hz, the
+/// hatchback at 22.5 km/h. The tractor unit still pumps (2.4–3.1 km/h): open.
+///
+/// A tire that spins on past `slip + band`, where the drive is gone, is braked
+/// ([`TractionControl::brake_torque`]): on ice an engine's idle torque behind a torque
+/// converter, or a low gear, is enough to spin the tires, and cutting the throttle cannot go
+/// below idle.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TractionControl {
@@ -393,17 +401,47 @@ impl TractionControl {
         in_range("brakes.traction_control.lead", self.lead, 0.0, 0.1, "s")
     }
 
+    /// The peak slip ratio (dimensionless) down to which the control looks the whole `lead`
+    /// ahead: about a passenger tire's on a dry road. See [`TractionControl::relative_slip`].
+    pub const LEAD_PEAK_SLIP: f64 = 0.1;
+
     /// The slip the control acts on, in units of the tire's peak-force slip (dimensionless):
-    /// `(slip + lead·rate) / peak` for a tire at slip ratio `slip` whose slip moves at `rate`
-    /// (1/s), both in the direction of drive, and whose force peaks at slip ratio `peak`. A
-    /// tire with no peak (`peak` 0: a frictionless road) counts as past any threshold while it
-    /// spins forward; one that never slides (`peak` infinite) as at none.
+    /// `(slip + lead'·rate) / peak` for a tire at slip ratio `slip` whose slip moves at `rate`
+    /// (1/s), both in the direction of drive, and whose force peaks at slip ratio `peak`, where
+    /// `lead' = lead·√min(1, peak / LEAD_PEAK_SLIP)` (see the type's docs). A tire with no peak
+    /// (`peak` 0: a frictionless road) counts as past any threshold while it spins forward;
+    /// one that never slides (`peak` infinite) as at none.
     pub fn relative_slip(&self, slip: f64, rate: f64, peak: f64) -> f64 {
-        let ahead = slip + self.lead * rate;
+        let lead = self.lead * (peak / TractionControl::LEAD_PEAK_SLIP).min(1.0).sqrt();
+        let ahead = slip + lead * rate;
         if peak > 0.0 {
             ahead / peak
         } else if ahead > 0.0 {
             f64::INFINITY
+        } else {
+            0.0
+        }
+    }
+
+    /// The brake torque (N·m, ≥ 0) the control puts on a wheel of radius `radius` (m) whose
+    /// tire, with peak longitudinal force `peak_force` (N), spins at relative slip `relative`
+    /// ([`TractionControl::relative_slip`]): none up to `slip + band`, where the drive is
+    /// already cut to `floor`, then the tire's peak force times the radius for every further
+    /// `band`, up to `max_torque` (N·m, the wheel's brake). It catches what cutting the drive
+    /// cannot: an engine's idle torque behind a torque converter or a low gear spinning the
+    /// tires on ice, or one tire spinning on a slippery patch while the other, on grip, holds
+    /// the car (an open differential sends both the same torque, so braking the spinning one
+    /// drives the other).
+    pub fn brake_torque(
+        &self,
+        relative: f64,
+        peak_force: f64,
+        radius: f64,
+        max_torque: f64,
+    ) -> f64 {
+        let over = (relative - self.slip - self.band) / self.band;
+        if over > 0.0 {
+            (over * peak_force.max(0.0) * radius.max(0.0)).min(max_torque.max(0.0))
         } else {
             0.0
         }

@@ -96,6 +96,10 @@ pub(crate) struct ModuleScratch {
     brakes: PerWheel,
     angles: PerWheel,
     drives: PerWheel,
+    /// Brake torque magnitude (N·m) each wheel gets from the brake module at the last stage it
+    /// ran, and from the traction control's brake at this stage.
+    module_brakes: PerWheel,
+    traction_brakes: PerWheel,
     /// Rack travel at the last stage (m).
     rack: f64,
     /// Whether `inputs.wheels` lists the vehicle's wheels as they are: cleared by
@@ -293,6 +297,8 @@ pub(crate) fn step_vehicles(
             brakes,
             angles,
             drives,
+            module_brakes,
+            traction_brakes,
             rack,
             ..
         } = &mut *scratch;
@@ -327,7 +333,13 @@ pub(crate) fn step_vehicles(
             }
         }
         let count = inputs.wheels.len();
-        for buffer in [&mut *brakes, &mut *angles, &mut *drives] {
+        for buffer in [
+            &mut *brakes,
+            &mut *angles,
+            &mut *drives,
+            &mut *module_brakes,
+            &mut *traction_brakes,
+        ] {
             buffer.resize(count, 0.0);
         }
         let corrections_before = report.brake_corrections;
@@ -355,17 +367,34 @@ pub(crate) fn step_vehicles(
             }
             if let Some(tc) = &traction {
                 // The largest slip, looking ahead and measured against the tire's peak slip,
-                // of a grounded tire in the direction the gear drives.
+                // of a grounded tire in the direction the gear drives; and the brake on each
+                // tire that spins on past the cut.
                 let mut slip: f64 = 0.0;
-                for (wheel, &peak) in inputs.wheels.iter().zip(&inputs.peak_slip) {
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    traction_brakes[i] = 0.0;
                     if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
-                        slip = slip.max(tc.relative_slip(s * direction, rate * direction, peak));
+                        let relative =
+                            tc.relative_slip(s * direction, rate * direction, inputs.peak_slip[i]);
+                        slip = slip.max(relative);
+                        traction_brakes[i] = tc.brake_torque(
+                            relative,
+                            inputs.peak_force[i],
+                            wheel.radius,
+                            inputs.brakes.max_torque,
+                        );
                     }
                 }
                 drive_limit = tc.drive_limit(slip);
                 stage.set_drive_limit(drive_limit);
             }
             if !(every_stage || first) {
+                if traction.is_some() {
+                    for (i, wheel) in inputs.wheels.iter().enumerate() {
+                        if let Some(rt) = stage.wheel_mut(wheel.node) {
+                            rt.brake = module_brakes[i] + traction_brakes[i];
+                        }
+                    }
+                }
                 return;
             }
             for (i, wheel) in inputs.wheels.iter().enumerate() {
@@ -391,7 +420,8 @@ pub(crate) fn step_vehicles(
                 if torque * inputs.spin[i] > 0.0 {
                     report.brake_corrections += 1;
                 }
-                rt.brake = torque.abs();
+                module_brakes[i] = torque.abs();
+                rt.brake = module_brakes[i] + traction_brakes[i];
                 let probe = inputs.probe_angle[i];
                 rt.set_steer(finite_or(angles[i], probe, report) - probe);
                 if drive.is_some() {
