@@ -221,7 +221,8 @@ pub struct WheelState {
 /// `anti_lock` set, an ABS limits what the pedal applies at each wheel ([`AntiLock`]); the
 /// handbrake and the parking lock act in full. With `traction_control` set, the brake
 /// system's control unit also runs a traction control ([`TractionControl`]), as road
-/// vehicles' ABS units do: it holds back the engines' and motors' torque while a tire spins.
+/// vehicles' ABS units do: it holds back the engines' and motors' torque while a tire spins,
+/// and brakes a tire that spins on regardless.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Brakes {
