@@ -367,8 +367,8 @@ impl Default for AntiLock {
 /// its gain on the wheel's spin grows as the road gets slippery, and behind a light, strong
 /// electric motor on ice it outran the drivetrain's 1/240 s substep (the control swung from
 /// stage to stage, and the launch differed by 11 % between 30 and 120 Hz). Shortened in
-/// proportion to the peak slip (0.4 % apart), it let an automatic clutch and the control pump
-/// each other on ice instead (the runner's hatchback reached 20.5 km/h in 11 s, its tractor
+/// proportion to the peak slip, it answered alike at every rate (0.4 % apart) but let an
+/// automatic clutch and the control pump each other on ice instead (the runner's hatchback reached 20.5 km/h in 11 s, its tractor
 /// unit 1.4, where their driven tires allow about 23 and 12). Below a peak slip of
 /// [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square root of the ratio, a
 /// measured compromise: the electric car's launch on ice within 4.1 % across 30–240 Hz, the

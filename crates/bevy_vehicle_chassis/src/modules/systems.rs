@@ -96,9 +96,10 @@ pub(crate) struct ModuleScratch {
     brakes: PerWheel,
     angles: PerWheel,
     drives: PerWheel,
-    /// Brake torque magnitude (N·m) each wheel gets from the brake module at the last stage it
-    /// ran, and from the traction control's brake at this stage.
+    /// Brake torque magnitude (N·m) each wheel gets from the brake module, as of the last
+    /// stage the module ran.
     module_brakes: PerWheel,
+    /// Brake torque (N·m) the traction control puts on each wheel at this stage.
     traction_brakes: PerWheel,
     /// Rack travel at the last stage (m).
     rack: f64,

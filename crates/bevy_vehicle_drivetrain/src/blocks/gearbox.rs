@@ -59,9 +59,9 @@ impl PowerFlow {
 ///
 /// The lever (`gear`) selects reverse (`< 0`), neutral (`0`) or a forward gear (`> 0`) and is
 /// clamped to the gears that exist. Changing gear spends `shift_time` in neutral (rounded to
-/// the nearest whole fixed step), then engages the new gear; engaging forces the two sides to a common
-/// speed while conserving angular momentum, as a synchroniser would. In neutral the input
-/// drives nothing and the output turns freely.
+/// the nearest whole fixed step, [`wait_over`]), then engages the new gear; engaging forces
+/// the two sides to a common speed while conserving angular momentum, as a synchroniser
+/// would. In neutral the input drives nothing and the output turns freely.
 ///
 /// No state; no inertia. Ports: `out`.
 #[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
