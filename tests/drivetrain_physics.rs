@@ -1010,37 +1010,34 @@ where
 fn gear_changes_wait_their_time_at_any_fixed_rate() {
     for hz in [30.0, 50.0, 60.0, 120.0, 144.0] {
         for wait in [0.25, 0.4, 0.5] {
+            let check = |what: &str, (steps, dt): (usize, f64)| {
+                assert!(
+                    (steps as f64 * dt - wait).abs() <= 0.5 * dt + 1e-12,
+                    "{what} at {hz} Hz: {steps} steps of {dt} s, wait {wait} s"
+                );
+            };
             let manual = Gearbox {
                 gear: 1,
+                forward_ratios: vec![3.0, 2.0],
                 shift_time: wait,
                 ..gear(3.0)
             };
-            let (steps, dt) = steps_to_engage(
-                hz,
-                Gearbox {
-                    forward_ratios: vec![3.0, 2.0],
-                    ..manual
-                },
-                |g| g.gear = 2,
-                |s: &GearboxSensors| s.gear == 2,
-            );
-            assert!(
-                (steps as f64 * dt - wait).abs() <= 0.5 * dt + 1e-12,
-                "manual gearbox at {hz} Hz: {steps} steps of {dt} s in neutral, shift time {wait} s"
+            check(
+                "manual gearbox, in neutral",
+                steps_to_engage(hz, manual, |g| g.gear = 2, |s: &GearboxSensors| s.gear == 2),
             );
             let automatic = AutomaticTransmission {
                 transition_time: wait,
                 ..default()
             };
-            let (steps, dt) = steps_to_engage(
-                hz,
-                automatic,
-                |a| a.selection = 1,
-                |s: &AutomaticSensors| s.gear != 0,
-            );
-            assert!(
-                (steps as f64 * dt - wait).abs() <= 0.5 * dt + 1e-12,
-                "automatic at {hz} Hz: {steps} steps of {dt} s from neutral into drive, transition time {wait} s"
+            check(
+                "automatic, from neutral into drive",
+                steps_to_engage(
+                    hz,
+                    automatic,
+                    |a| a.selection = 1,
+                    |s: &AutomaticSensors| s.gear != 0,
+                ),
             );
         }
     }
