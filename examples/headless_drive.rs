@@ -336,7 +336,7 @@ fn main() {
                 start = Some(t);
             }
             if let Some(schedule) = &schedule {
-                let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, top);
+                let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, dt, top);
                 if next != controls.gear {
                     controls.gear = next;
                     last_shift = t;

@@ -154,6 +154,7 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
             telemetry.gear,
             telemetry.engine_rpm,
             t - last_shift,
+            1.0 / hz,
             gears,
         );
         if next != lever {

@@ -405,6 +405,7 @@ pub(crate) fn follow_paths(
                 telemetry.gear,
                 telemetry.engine_rpm,
                 since_shift,
+                dt,
                 top,
             );
             if next != lever {

@@ -3,7 +3,7 @@
 
 use bevy::prelude::*;
 
-use crate::block::clamp_input;
+use crate::block::{clamp_input, wait_over};
 
 /// What the driver asks of a vehicle, on the vehicle entity. Set it from a game, an AI or an
 /// input device before [`DrivetrainSystems::Controls`](crate::DrivetrainSystems::Controls).
@@ -248,10 +248,20 @@ impl ShiftSchedule {
 
     /// The lever position after this step, from the lever (`lever`, the selected gear), the
     /// gear engaged (`engaged`, 0 while shifting), the engine speed (`rpm`), the time since
-    /// the lever last moved (`since_shift`, s) and the highest forward gear (`top`). Only
-    /// forward gears shift; pulling away from neutral is the caller's choice.
-    pub fn next_gear(&self, lever: i32, engaged: i32, rpm: f64, since_shift: f64, top: i32) -> i32 {
-        let settled = engaged == lever && since_shift > self.hold;
+    /// the lever last moved (`since_shift`, s), the length of the caller's step (`dt`, s) and
+    /// the highest forward gear (`top`). Only forward gears shift; pulling away from neutral
+    /// is the caller's choice. The hold ends at the step nearest to it ([`wait_over`]), so a
+    /// driver shifts at the same time at every step rate.
+    pub fn next_gear(
+        &self,
+        lever: i32,
+        engaged: i32,
+        rpm: f64,
+        since_shift: f64,
+        dt: f64,
+        top: i32,
+    ) -> i32 {
+        let settled = engaged == lever && wait_over(self.hold - since_shift, dt);
         if settled && lever >= 1 && lever < top && rpm > self.up_rpm {
             lever + 1
         } else if settled && lever > 1 && rpm < self.down_rpm {
@@ -272,6 +282,7 @@ mod tests {
         start_gear: 3,
         hold: 1.0,
     };
+    const DT: f64 = 1.0 / 60.0;
 
     #[test]
     fn shift_points_stay_below_the_rev_limit() {
@@ -290,17 +301,34 @@ mod tests {
     #[test]
     fn shifts_by_engine_speed_once_settled() {
         // Up above the up point, down below the down point, else stay.
-        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 2.0, 12), 5);
-        assert_eq!(SCHEDULE.next_gear(4, 4, 900.0, 2.0, 12), 3);
-        assert_eq!(SCHEDULE.next_gear(4, 4, 1200.0, 2.0, 12), 4);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 2.0, DT, 12), 5);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 900.0, 2.0, DT, 12), 3);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1200.0, 2.0, DT, 12), 4);
         // Not before the hold time, nor while the last shift is still engaging.
-        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 0.5, 12), 4);
-        assert_eq!(SCHEDULE.next_gear(5, 0, 1600.0, 2.0, 12), 5);
+        assert_eq!(SCHEDULE.next_gear(4, 4, 1600.0, 0.5, DT, 12), 4);
+        assert_eq!(SCHEDULE.next_gear(5, 0, 1600.0, 2.0, DT, 12), 5);
         // Not past the top gear, not below first, not out of neutral or reverse.
-        assert_eq!(SCHEDULE.next_gear(12, 12, 2000.0, 2.0, 12), 12);
-        assert_eq!(SCHEDULE.next_gear(1, 1, 500.0, 2.0, 12), 1);
-        assert_eq!(SCHEDULE.next_gear(0, 0, 2000.0, 2.0, 12), 0);
-        assert_eq!(SCHEDULE.next_gear(-1, -1, 2000.0, 2.0, 12), -1);
+        assert_eq!(SCHEDULE.next_gear(12, 12, 2000.0, 2.0, DT, 12), 12);
+        assert_eq!(SCHEDULE.next_gear(1, 1, 500.0, 2.0, DT, 12), 1);
+        assert_eq!(SCHEDULE.next_gear(0, 0, 2000.0, 2.0, DT, 12), 0);
+        assert_eq!(SCHEDULE.next_gear(-1, -1, 2000.0, 2.0, DT, 12), -1);
+    }
+
+    #[test]
+    fn holds_for_the_same_time_at_every_step_rate() {
+        // Bevy keeps the fixed step in whole nanoseconds: thirty steps at 30 Hz add up to a
+        // hair under 1 s, sixty at 60 Hz to a hair over. Either way the hold of 1 s is over
+        // after exactly 1 s, not one step later at one rate than at another.
+        for hz in [30u64, 60, 120] {
+            let dt = (1_000_000_000 / hz) as f64 * 1e-9;
+            let mut since_shift = 0.0;
+            let mut steps = 0;
+            while SCHEDULE.next_gear(4, 4, 1600.0, since_shift, dt, 12) == 4 {
+                since_shift += dt;
+                steps += 1;
+            }
+            assert_eq!(steps, hz, "{hz} Hz: shifted after {steps} steps");
+        }
     }
 
     #[test]

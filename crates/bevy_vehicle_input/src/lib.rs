@@ -277,7 +277,7 @@ fn drive_from_input(
             if lever == 0 && throttle > 0.05 && brake < 0.05 {
                 next = schedule.start_gear; // pull away
             } else {
-                next = schedule.next_gear(lever, gear, rpm, driver.since_shift, top);
+                next = schedule.next_gear(lever, gear, rpm, driver.since_shift, dt, top);
             }
         }
         if next != lever {
