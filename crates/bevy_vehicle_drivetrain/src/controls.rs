@@ -316,11 +316,12 @@ mod tests {
 
     #[test]
     fn holds_for_the_same_time_at_every_step_rate() {
-        // Bevy keeps the fixed step in whole nanoseconds: thirty steps at 30 Hz add up to a
-        // hair under 1 s, sixty at 60 Hz to a hair over. Either way the hold of 1 s is over
-        // after exactly 1 s, not one step later at one rate than at another.
-        for hz in [30u64, 60, 120] {
-            let dt = (1_000_000_000 / hz) as f64 * 1e-9;
+        // Bevy keeps the fixed step in whole nanoseconds (16 666 667 ns at 60 Hz): thirty
+        // steps at 30 Hz add up to a hair under 1 s, sixty at 60 Hz to a hair over. Either way
+        // the hold of 1 s is over after exactly 1 s, not one step later at one rate than at
+        // another.
+        for hz in [30u32, 60, 120] {
+            let dt = (1e9 / f64::from(hz)).round() * 1e-9;
             let mut since_shift = 0.0;
             let mut steps = 0;
             while SCHEDULE.next_gear(4, 4, 1600.0, since_shift, dt, 12) == 4 {
