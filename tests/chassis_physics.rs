@@ -657,8 +657,8 @@ fn traction_control_launches_near_the_traction_limit_at_any_step_rate() {
 /// rest on μ = 0.3 (snow) and 0.1 (ice) accelerates within 10 % of its traction limit (the
 /// rear tires at their peak, less the front tires' rolling resistance, a quarter of the limit
 /// on ice), no rear tire slips so far that it passes less than 90 % of its peak force, and
-/// the acceleration agrees within 5 % at 30, 60, 120 and 240 Hz (measured: within 0.3 % on
-/// snow, 4.1 % on ice; see [`TractionControl`]'s docs on the look-ahead). A tire's force peaks at a slip about proportional to the friction, so
+/// the acceleration agrees at 30, 60, 120 and 240 Hz within 1 % on snow and 5 % on ice
+/// (measured: 0.2 % and 4.3 %; see [`TractionControl`]'s docs on the look-ahead). A tire's force peaks at a slip about proportional to the friction, so
 /// the control measures slip against each tire's peak: with fixed thresholds suited to dry
 /// asphalt (0.1 to 0.2) a tire on ice spun to ten times its peak slip, where it passes half
 /// its peak force.
@@ -687,6 +687,7 @@ fn traction_control_holds_the_traction_limit_on_slippery_roads() {
             })
             .collect();
         let reference = runs[3].1;
+        let agreement = if mu > 0.2 { 0.01 } else { 0.05 };
         for &(hz, a, slip) in &runs {
             assert!(
                 rel(a, limit) < 0.10,
@@ -698,7 +699,7 @@ fn traction_control_holds_the_traction_limit_on_slippery_roads() {
                 "μ {mu}, {hz} Hz: at slip {slip} the tire passes {share} of its peak force"
             );
             assert!(
-                rel(a, reference) < 0.05,
+                rel(a, reference) < agreement,
                 "μ {mu}, {hz} Hz: {a} m/s² vs {reference} m/s² at 240 Hz"
             );
         }

@@ -277,8 +277,8 @@ fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
 /// drives the tires far past their peak there (cutting the throttle cannot go below idle):
 /// the control brakes a tire that spins on past its cut. The automatic sedan (front-driven)
 /// and the BMW (rear-driven, 8-speed automatic) floored from rest at 30, 60 and 120 Hz: from
-/// 1 to 4 s after the throttle the driven tires' mean force is at least 80 % of μ times their
-/// load (measured: 0.93 and 0.87), and alike within 5 % across the rates. Without the brake
+/// 1 to 4 s after the throttle the driven tires' mean force is at least 85 % of μ times their
+/// load (measured: 0.93 and 0.87), and alike within 1 % across the rates (measured: 0.2 %). Without the brake
 /// the BMW's rear tires spun at three times the car's speed, and the sedan's front tires
 /// passed 0.33 of μ·load.
 #[test]
@@ -295,7 +295,7 @@ fn traction_control_drives_on_ice_behind_an_idling_converter() {
                     mean / grip
                 );
                 assert!(
-                    mean >= 0.8 * grip,
+                    mean >= 0.85 * grip,
                     "{path} at {hz} Hz: {mean} N vs μ·load {grip} N"
                 );
                 (hz, mean)
@@ -304,7 +304,7 @@ fn traction_control_drives_on_ice_behind_an_idling_converter() {
         let reference = means[2].1;
         for &(hz, mean) in &means {
             assert!(
-                rel(mean, reference) < 0.05,
+                rel(mean, reference) < 0.01,
                 "{path} at {hz} Hz: {mean} N vs {reference} N at 120 Hz"
             );
         }

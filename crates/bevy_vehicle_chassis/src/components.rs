@@ -371,7 +371,7 @@ impl Default for AntiLock {
 /// automatic clutch and the control pump each other on ice instead (the runner's hatchback reached 20.5 km/h in 11 s, its tractor
 /// unit 1.4, where their driven tires allow about 23 and 12). Below a peak slip of
 /// [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square root of the ratio, a
-/// measured compromise: the electric car's launch on ice within 4.1 % across 30–240 Hz, the
+/// measured compromise: the electric car's launch on ice within 4.3 % across 30–240 Hz, the
 /// hatchback at 22.5 km/h. The tractor unit still pumps (2.4–3.1 km/h): open.
 ///
 /// A tire that spins on past `slip + band`, where the drive is gone, is braked
