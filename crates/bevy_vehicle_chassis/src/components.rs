@@ -363,16 +363,24 @@ impl Default for AntiLock {
 /// front tires swung between −0.2 and 3.5 kN at 10 Hz for most of a second). The lead
 /// answers a slip while it is still growing.
 ///
-/// On a slippery road the look-ahead is shortened: measured in units of a small peak slip,
-/// its gain on the wheel's spin grows as the road gets slippery, and behind a light, strong
+/// On a slippery road the look-ahead is shortened: measured in units of a small peak slip, its
+/// gain on the wheel's spin grows as the road gets slippery, and behind a light, strong
 /// electric motor on ice it outran the drivetrain's 1/240 s substep (the control swung from
 /// stage to stage, and the launch differed by 11 % between 30 and 120 Hz). Shortened in
 /// proportion to the peak slip, it answered alike at every rate (0.4 % apart) but let an
-/// automatic clutch and the control pump each other on ice instead (the runner's hatchback reached 20.5 km/h in 11 s, its tractor
-/// unit 1.4, where their driven tires allow about 23 and 12). Below a peak slip of
-/// [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square root of the ratio, a
-/// measured compromise: the electric car's launch on ice within 4.3 % across 30–240 Hz, the
-/// hatchback at 22.5 km/h. The tractor unit still pumps (2.4–3.1 km/h): open.
+/// automatic clutch and the control pump each other on ice instead (the runner's hatchback
+/// reached 20.5 km/h in 11 s, its tractor unit 1.4, where their driven tires allow about 23 and
+/// 12). Below a peak slip of [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square
+/// root of the ratio, a measured compromise: the electric car's launch on ice within 4.3 %
+/// across 30–240 Hz, the hatchback at 22.5 km/h.
+///
+/// Open: the tractor unit floored on ice in first gear creeps to 2.2–3.1 km/h in 11 s, where
+/// its tires could take it to first gear's limit (7.9 km/h) in less. At 0.3 m/s its twin tires'
+/// relaxed slip lags the wheels by 1.5 s, and the control goes on cutting the drive and braking
+/// wheels that already turn slower than the road. Acting on the wheels' spin over the road
+/// instead fixes the truck but makes the control chatter between RK4 stages behind a light
+/// electric drive; what it needs is actuator lag (an engine's torque cut and a brake's pressure
+/// take tens of milliseconds) or a tire that stores no slip past its peak.
 ///
 /// A tire that spins on past `slip + band`, where the drive is gone, is braked
 /// ([`TractionControl::brake_torque`]): on ice an engine's idle torque behind a torque
