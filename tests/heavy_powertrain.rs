@@ -73,15 +73,15 @@ fn converter_stall_speed_and_torque_multiplication() {
 
 /// Engine → converter → 14:1 gear → a 1 kg·m² wheel against viscous drag `c_v`: 5.1e-3 kg·m²
 /// reflected to the turbine, where the coupling near speed ratio 1 (slope `K·ω_i/slippage`,
-/// about 6.7 N·m·s/rad) is 5.5 times too stiff for an explicit 1/240 s substep. At
-/// steady state the turbine must still run where the converter's own law carries the load,
+/// about 6.7 N·m·s/rad) is 5.5 times too stiff for an explicit 1/240 s substep. At steady state
+/// the turbine must still run where the converter's own law carries the load,
 /// `K·ω_i·(ω_i − ω_o)/slippage = (c_v/g²)·ω_o`: with the measured engine speed that gives
 /// `ω_o = (K·ω_i²/slippage) / (c_v/g² + K·ω_i/slippage)`, and the measured slip `ω_i − ω_o`
 /// lies within 1e-4 of it, relative (measured 5.0e-6 at 4 substeps, 1.3e-6 at 16). With 4 and
 /// with 16 substeps per step the engine settles at the same speed (1e-5 relative; measured
-/// 2e-6). (A converter made stable by raising its
-/// slippage until the coupling was no stiffer than the substep allows slipped about
-/// `T·h/I_o` instead: 49.9 rad/s against the law's 8.3 at 4 substeps.)
+/// 2e-6). (A converter made stable by raising its slippage until the coupling was no stiffer
+/// than the substep allows slipped about `T·h/I_o` instead: 49.9 rad/s against the law's 8.3 at
+/// 4 substeps.)
 #[test]
 fn converter_settles_at_its_laws_slip_behind_a_light_output() {
     let converter = TorqueConverter {
