@@ -718,6 +718,18 @@ fn cases() -> Vec<Case> {
             "got -0.5",
         ),
         case(
+            "a negative speed term of the rolling resistance in a tire file",
+            vec![Replace(
+                TIRE,
+                "rolling_resistance: 0.012,",
+                "rolling_resistance: 0.012,\n    rolling_resistance_quadratic: -5.6e-6,",
+            )],
+            TIRE,
+            ("-5.6e-6", "-5.6e-6"),
+            "rolling_resistance_quadratic",
+            "must not be negative, got -0.0000056",
+        ),
+        case(
             "an error in an inline tire",
             vec![Replace(
                 VEHICLE,

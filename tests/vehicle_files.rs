@@ -170,11 +170,14 @@ fn drive_program(app: &mut App, car: Entity, d: &VehicleDescription) -> Option<f
 /// slows down as rolling resistance and drag alone predict.
 ///
 /// With the chassis mass `m`, the wheels' inertias `I` and radii `r`, rolling-resistance
-/// coefficients `c_rr` and drag area `CdA`, the equation of motion on flat ground is
-/// `(m + ΣI/r²)·dv/dt = −Σ c_rr·F_z − ½·ρ·CdA·v²`, with `Σ c_rr·F_z = c_rr·m·g` when every tire
-/// has the same `c_rr`. Writing `a = c_rr·m·g/m_eff` and `b = ½·ρ·CdA/m_eff`, it integrates to
+/// coefficients `c_rr + c_q·v²` (the tread's speed is the car's while it rolls) and drag area
+/// `CdA`, the equation of motion on flat ground is
+/// `(m + ΣI/r²)·dv/dt = −Σ (c_rr + c_q·v²)·F_z − ½·ρ·CdA·v²`, with `Σ F_z = m·g` when every tire
+/// has the same coefficients. Writing `a = c_rr·m·g/m_eff` and
+/// `b = (½·ρ·CdA + c_q·m·g)/m_eff`, it integrates to
 /// `v(t) = √(a/b)·tan(atan(v₀·√(b/a)) − √(a·b)·t)`. The tires' slip and patch damping may only
-/// add a little; the measured loss of speed must lie within 10 % of that prediction.
+/// add a little; the measured loss of speed must lie within 2 % of that prediction (the
+/// trailer from 80 km/h and the hatchback from 150 km/h measured 0.4 % and 0.1 %).
 fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
     let hz = fixed_dt(app).recip();
     let forward = get::<Transform>(app, car).rotation * Vec3::NEG_Z;
@@ -215,16 +218,21 @@ fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
         .map(|a| 2.0 * a.wheel.inertia / (a.wheel.radius * a.wheel.radius))
         .sum();
     let m_eff = mass + rotating;
-    let c_rr = d.axles[0].wheel.tire.rolling_resistance;
+    let tire = &d.axles[0].wheel.tire;
+    let (c_rr, c_q) = (tire.rolling_resistance, tire.rolling_resistance_quadratic);
     for a in &d.axles {
         assert_eq!(
-            a.wheel.tire.rolling_resistance, c_rr,
-            "{}: the closed form assumes one rolling-resistance coefficient",
+            (
+                a.wheel.tire.rolling_resistance,
+                a.wheel.tire.rolling_resistance_quadratic
+            ),
+            (c_rr, c_q),
+            "{}: the closed form assumes one rolling-resistance law",
             d.name
         );
     }
     let a = c_rr * mass * G / m_eff;
-    let b = 0.5 * d.aerodynamics.air_density * d.aerodynamics.drag_area / m_eff;
+    let b = (0.5 * d.aerodynamics.air_density * d.aerodynamics.drag_area + c_q * mass * G) / m_eff;
     let k = (a / b).sqrt();
     let predicted = k * ((v0 / k).atan() - (a * b).sqrt() * duration).tan();
     let (loss, predicted_loss) = (v0 - v_end, v0 - predicted);
@@ -237,7 +245,7 @@ fn coast(app: &mut App, car: Entity, d: &VehicleDescription, speed: f32) {
         predicted * 3.6
     );
     assert!(
-        (loss - predicted_loss).abs() <= 0.1 * predicted_loss,
+        (loss - predicted_loss).abs() <= 0.02 * predicted_loss,
         "{}: lost {loss:.3} m/s coasting for {duration} s; rolling resistance and drag alone \
          lose {predicted_loss:.3} m/s",
         d.name
@@ -307,6 +315,20 @@ fn shipped_vehicles_load_settle_and_accelerate_like_their_class() {
             Check::Coast { speed } => coast(&mut app, car, &d, (speed / 3.6) as f32),
         }
     }
+}
+
+/// A car's tires lose more to rolling the faster they turn: the hatchback, whose passenger
+/// tires carry a speed-dependent rolling resistance, coasts down from 150 km/h as that law and
+/// drag predict (see [`coast`]): 150 to 113.7 km/h in 20 s. A constant coefficient (0.012,
+/// the law's value at 80 km/h) predicts 116.9 km/h, a loss 9 % smaller than measured.
+#[test]
+fn a_car_coasts_down_as_its_speed_dependent_rolling_resistance_and_drag_predict() {
+    let d = load_vehicle("vehicles/hatchback.vehicle.ron");
+    assert!(d.axles[0].wheel.tire.rolling_resistance_quadratic > 0.0);
+    let mut app = create_app(60.0);
+    let car = spawn_on_flat_ground(&mut app, &d, 1.0, 0.05);
+    tick(&mut app, 180);
+    coast(&mut app, car, &d, (150.0 / 3.6) as f32);
 }
 
 #[test]

@@ -49,9 +49,15 @@ pub struct Tire {
     /// Contact-patch damping per unit load `[longitudinal, lateral]` (s/m, ≥ 0): the damping
     /// force is this × load × deflection rate.
     pub damping: [f64; 2],
-    /// Rolling-resistance coefficient: resisting torque = coefficient × load × radius
-    /// (dimensionless, ≥ 0).
+    /// Rolling-resistance coefficient at low speed: resisting torque = coefficient × load ×
+    /// radius (dimensionless, ≥ 0).
     pub rolling_resistance: f64,
+    /// Growth of the rolling-resistance coefficient with the square of the tread's rolling
+    /// speed `v = R·ω` (s²/m², ≥ 0): the coefficient is `rolling_resistance +
+    /// rolling_resistance_quadratic · v²`. A tire's hysteresis losses rise with how fast it
+    /// turns: a passenger tire's coefficient roughly doubles from walking pace to 200 km/h,
+    /// which is much of what sets a car's top speed. 0 (the default) keeps it constant.
+    pub rolling_resistance_quadratic: f64,
 }
 
 impl Default for Tire {
@@ -67,6 +73,7 @@ impl Default for Tire {
             relaxation_length: [0.15, 0.5],
             damping: [0.35, 0.2],
             rolling_resistance: 0.012,
+            rolling_resistance_quadratic: 0.0,
         }
     }
 }
@@ -465,7 +472,8 @@ impl Wheel {
     /// Rolling-resistance torque of a tire at spin `omega` (N·m).
     #[inline]
     fn rolling_torque(&self, tire: &Tire, load: f64, omega: f64) -> f64 {
-        -tire.rolling_resistance
+        let v = self.radius * omega;
+        -(tire.rolling_resistance + tire.rolling_resistance_quadratic * v * v)
             * load
             * self.radius
             * (omega * (1.0 / TIRE_ROLLING_BLEND_SPIN)).clamp(-1.0, 1.0)
@@ -698,6 +706,10 @@ impl Block for Wheel {
                 check_non_negative("load.Tire.damping[0]", tire.damping[0])?;
                 check_non_negative("load.Tire.damping[1]", tire.damping[1])?;
                 check_non_negative("load.Tire.rolling_resistance", tire.rolling_resistance)?;
+                check_non_negative(
+                    "load.Tire.rolling_resistance_quadratic",
+                    tire.rolling_resistance_quadratic,
+                )?;
             }
         }
         Ok(())
