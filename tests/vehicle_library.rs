@@ -215,14 +215,20 @@ fn automatic_sedan_accelerates_alike_at_any_step_rate() {
 
 /// Floors vehicle file `path` from rest in first gear (engaged 0.5 s before) at `hz` on
 /// friction `mu` and returns, over `window` (s after the throttle went down), the total
-/// longitudinal tire force of the wheels on `axle` (0 the front) at each step (N) and their
+/// longitudinal tire force of the wheels on `axles` (0 the front) at each step (N) and their
 /// mean load times μ (N).
-fn drive_at_launch(path: &str, hz: f64, mu: f32, axle: u8, window: [f64; 2]) -> (Vec<f64>, f64) {
+fn drive_at_launch(
+    path: &str,
+    hz: f64,
+    mu: f32,
+    axles: &[u8],
+    window: [f64; 2],
+) -> (Vec<f64>, f64) {
     let d = load_vehicle(path);
     let (mut app, car) = settle_on_flat_ground_at(&d, mu, hz);
     let driven: Vec<Entity> = wheels(&mut app, car)
         .into_iter()
-        .filter(|&w| get::<WheelMount>(&app, w).axle == axle)
+        .filter(|&w| axles.contains(&get::<WheelMount>(&app, w).axle))
         .collect();
     controls(&mut app, car, |c| c.gear = 1);
     tick(&mut app, (0.5 * hz) as usize);
@@ -244,6 +250,18 @@ fn drive_at_launch(path: &str, hz: f64, mu: f32, axle: u8, window: [f64; 2]) -> 
     (forces, grip)
 }
 
+/// Asserts that each `(rate in Hz, mean force in N)` of `means` lies within `tolerance`
+/// (relative) of the last one's (the finest rate's).
+fn assert_alike_across_rates(path: &str, means: &[(f64, f64)], tolerance: f64) {
+    let (finest, reference) = means[means.len() - 1];
+    for &(hz, mean) in means {
+        assert!(
+            rel(mean, reference) < tolerance,
+            "{path} at {hz} Hz: {mean} N vs {reference} N at {finest} Hz"
+        );
+    }
+}
+
 /// The traction control holds a front-driven launch near the friction limit without juddering,
 /// behind the hatchback's automatic clutch (its capacity follows engine speed) and behind the
 /// automatic sedan's torque converter (`K·ω²`), at 30, 60 and 120 Hz: from 0.2 to 1.0 s after
@@ -255,7 +273,7 @@ fn drive_at_launch(path: &str, hz: f64, mu: f32, axle: u8, window: [f64; 2]) -> 
 fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
     for path in ["vehicles/hatchback.vehicle.ron", SEDAN] {
         for hz in [30.0, 60.0, 120.0] {
-            let (forces, grip) = drive_at_launch(path, hz, 0.9, 0, [0.2, 1.0]);
+            let (forces, grip) = drive_at_launch(path, hz, 0.9, &[0], [0.2, 1.0]);
             let mean = forces.iter().sum::<f64>() / forces.len() as f64;
             let least = forces.iter().copied().fold(f64::INFINITY, f64::min);
             println!(
@@ -283,11 +301,11 @@ fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
 /// tires passed 0.33 of μ·load.
 #[test]
 fn traction_control_drives_on_ice_behind_an_idling_converter() {
-    for (path, axle) in [(SEDAN, 0), ("vehicles/rwd_sports_sedan.vehicle.ron", 1)] {
+    for (path, axle) in [(SEDAN, [0]), ("vehicles/rwd_sports_sedan.vehicle.ron", [1])] {
         let means: Vec<(f64, f64)> = [30.0, 60.0, 120.0]
             .into_iter()
             .map(|hz| {
-                let (forces, grip) = drive_at_launch(path, hz, 0.1, axle, [1.0, 4.0]);
+                let (forces, grip) = drive_at_launch(path, hz, 0.1, &axle, [1.0, 4.0]);
                 let mean = forces.iter().sum::<f64>() / forces.len() as f64;
                 println!(
                     "{path} on ice at {hz} Hz: driven tires' force mean {mean:.0} N, μ·load \
@@ -301,14 +319,49 @@ fn traction_control_drives_on_ice_behind_an_idling_converter() {
                 (hz, mean)
             })
             .collect();
-        let reference = means[2].1;
-        for &(hz, mean) in &means {
-            assert!(
-                rel(mean, reference) < 0.01,
-                "{path} at {hz} Hz: {mean} N vs {reference} N at 120 Hz"
-            );
-        }
+        assert_alike_across_rates(path, &means, 0.01);
     }
+}
+
+/// A truck's twin tires on ice: the 6×4 tractor unit floored from rest in first gear on μ 0.1
+/// with its traction control, at 30, 60 and 120 Hz. From 1 to 6 s after the throttle the
+/// driven tandem's mean force is at least 80 % of its four tires' peak force at their load
+/// (measured: 0.87–0.88; 0.72–0.73 of μ·load, the heavily loaded twins peaking below it), it
+/// never pulls the truck back (least measured: 460–730 N), and the rates agree within 3 %
+/// (measured: 1.8 %). A tire that had spun past its peak at a crawl used to keep its excess
+/// slip for seconds (see the wheel's relaxation past the peak): the control kept cutting the
+/// drive, the tandem's mean force was 0.23 of the tires' peak and at times −2.1 kN, and the
+/// truck crept to 2.2 km/h in 11 s.
+#[test]
+fn traction_control_launches_a_truck_on_ice() {
+    let path = "vehicles/semi_truck.vehicle.ron";
+    let tire = load_vehicle(path).axles[1].wheel.tire.clone();
+    let means: Vec<(f64, f64)> = [30.0, 60.0, 120.0]
+        .into_iter()
+        .map(|hz| {
+            let (forces, grip) = drive_at_launch(path, hz, 0.1, &[1, 2], [1.0, 6.0]);
+            let mean = forces.iter().sum::<f64>() / forces.len() as f64;
+            let least = forces.iter().copied().fold(f64::INFINITY, f64::min);
+            // The four twin tires' peak force at their mean load.
+            let peak = 4.0 * tire.model.at_load(grip / 0.1 / 4.0, 0.1).peak_force()[0];
+            println!(
+                "tractor on ice at {hz} Hz: tandem force mean {mean:.0} N, least {least:.0} N, \
+                 μ·load {grip:.0} N ({:.3}), tires' peak {peak:.0} N ({:.3})",
+                mean / grip,
+                mean / peak
+            );
+            assert!(
+                mean >= 0.8 * peak,
+                "at {hz} Hz: {mean} N vs the tires' peak {peak} N"
+            );
+            assert!(
+                least >= 0.0,
+                "at {hz} Hz: the tandem pulled back with {least} N"
+            );
+            (hz, mean)
+        })
+        .collect();
+    assert_alike_across_rates(path, &means, 0.03);
 }
 
 // ---- 4×4 with low range -------------------------------------------------------------------------

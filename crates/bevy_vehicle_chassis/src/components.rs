@@ -371,16 +371,16 @@ impl Default for AntiLock {
 /// automatic clutch and the control pump each other on ice instead (the runner's hatchback
 /// reached 20.5 km/h in 11 s, its tractor unit 1.4, where their driven tires allow about 23 and
 /// 12). Below a peak slip of [`TractionControl::LEAD_PEAK_SLIP`] it is shortened by the square
-/// root of the ratio, a measured compromise: the electric car's launch on ice within 4.3 %
+/// root of the ratio, a measured compromise: the electric car's launch on ice within 5.0 %
 /// across 30–240 Hz, the hatchback at 22.5 km/h.
 ///
-/// Open: the tractor unit floored on ice in first gear creeps to 2.2–3.1 km/h in 11 s, where
-/// its tires could take it to first gear's limit (7.9 km/h) in less. At 0.3 m/s its twin tires'
-/// relaxed slip lags the wheels by 1.5 s, and the control goes on cutting the drive and braking
-/// wheels that already turn slower than the road. Acting on the wheels' spin over the road
-/// instead fixes the truck but makes the control chatter between RK4 stages behind a light
-/// electric drive; what it needs is actuator lag (an engine's torque cut and a brake's pressure
-/// take tens of milliseconds) or a tire that stores no slip past its peak.
+/// The control reads the tire's relaxed slip, which at a crawl lags the wheel. A tire that had
+/// spun far past its peak used to keep that excess for seconds, and the control went on
+/// cutting the drive of wheels that already turned no faster than the road: the tractor unit
+/// floored on ice crept to 2.2–3.1 km/h in 11 s. Since the slip past a tire's peak unwinds
+/// over a relaxation length shortened in proportion to `(peak / slip)²` (the patch slides
+/// there and stores little more than its peak deflection), it reaches first gear's 7.9 km/h at
+/// 30, 60 and 120 Hz, its tandem at 0.87–0.88 of its tires' peak force.
 ///
 /// A tire that spins on past `slip + band`, where the drive is gone, is braked
 /// ([`TractionControl::brake_torque`]): on ice an engine's idle torque behind a torque
