@@ -378,24 +378,82 @@ fn abs_stops_near_the_friction_limit_at_any_step_rate() {
 /// brakes strong enough to lock every wheel, with or without the built-in ABS; returns how far
 /// the direction of its velocity turned left (rad) from the pedal until it slows below 3 m/s.
 fn course_change_braking_in_a_turn(hz: f64, v0: f32, abs: bool) -> f64 {
-    let (mut app, car) = rolling_car_with_strong_brakes(hz, 0.9, abs, v0);
+    braking_in_a_turn(hz, v0, abs, 0.9).0
+}
+
+/// [`course_change_braking_in_a_turn`] on a road of friction `mu`; also returns the largest
+/// slip ratio magnitude of any wheel from 0.2 s after the pedal on.
+fn braking_in_a_turn(hz: f64, v0: f32, abs: bool, mu: f32) -> (f64, f64) {
+    let (mut app, car) = rolling_car_with_strong_brakes(hz, mu, abs, v0);
     controls(&mut app, car, |c| c.steering = -0.07);
     tick(&mut app, (1.5 * hz) as usize);
     controls(&mut app, car, |c| c.brake = 1.0);
+    let wheels = wheels(&mut app, car);
     let course = |app: &App| {
         let v = velocity(app, car);
         f64::from((-v.x).atan2(-v.z))
     };
     let start = course(&app);
     let mut end = start;
-    for _ in 0..(4.0 * hz) as usize {
+    let mut max_slip: f64 = 0.0;
+    for step in 0..(4.0 * hz) as usize {
         tick(&mut app, 1);
         if velocity(&app, car).length() < 3.0 {
             break;
         }
         end = course(&app);
+        if step as f64 >= 0.2 * hz {
+            for &w in &wheels {
+                max_slip = max_slip.max(get::<WheelState>(&app, w).slip_ratio.abs());
+            }
+        }
     }
-    end - start
+    (end - start, max_slip)
+}
+
+/// The built-in ABS on snow (μ = 0.3, from 40 km/h) and ice (μ = 0.1, from 25 km/h), braking
+/// at full pedal in the left turn of [`abs_keeps_the_car_steering_under_full_braking`], at
+/// 30, 60, 120 and 240 Hz: no wheel slides past three times its tire's peak slip (where the
+/// release rule leaves no brake; measured 1.8 and 2.3 times), the course turns at least five
+/// times as far as with locked wheels (measured 19–21 and 7 times), and alike within 5 %
+/// across the rates (measured 2.5 % and 3.4 %). With a release slip fixed at the dry road's
+/// 0.15 ([`AntiLock::release_slip_at`]) the wheels slid to 5.3 and 19 times their peak slip,
+/// the course on ice turned 3.3 times as far as locked, and on snow the rates differed by
+/// 11.5 %.
+#[test]
+fn abs_keeps_the_car_steering_on_snow_and_ice() {
+    let car = CarBuilder::default();
+    for (mu, kmh) in [(0.3f32, 40.0f32), (0.1, 25.0)] {
+        let peak_slip = axle_tire(&car, 0, car.static_wheel_load(0), f64::from(mu)).peak_slip()[0];
+        let runs: Vec<(f64, f64)> = [30.0, 60.0, 120.0, 240.0]
+            .into_iter()
+            .map(|hz| {
+                let (with, slip) = braking_in_a_turn(hz, kmh / 3.6, true, mu);
+                let (without, _) = braking_in_a_turn(hz, kmh / 3.6, false, mu);
+                println!(
+                    "μ {mu}, {hz} Hz: course change with ABS {with:.3} rad, locked {without:.3} \
+                     rad; largest slip {slip:.4} ({:.2} of the peak slip {peak_slip:.4})",
+                    slip / peak_slip
+                );
+                assert!(
+                    slip < 3.0 * peak_slip,
+                    "μ {mu}, {hz} Hz: a wheel slid to slip {slip} (peak {peak_slip})"
+                );
+                assert!(
+                    with > 5.0 * without.max(0.0),
+                    "μ {mu}, {hz} Hz: course {with} rad with ABS, {without} rad locked"
+                );
+                (hz, with)
+            })
+            .collect();
+        let reference = runs[3].1;
+        for &(hz, with) in &runs {
+            assert!(
+                rel(with, reference) < 0.05,
+                "μ {mu}, {hz} Hz: {with} rad vs {reference} rad at 240 Hz"
+            );
+        }
+    }
 }
 
 /// The built-in ABS keeps a car steering under full braking: in a left turn at 70 km/h on

@@ -111,7 +111,8 @@ impl BuiltinBrakes {
         // The grant falls from 1 at `release_slip` to 0 at twice that, continuously, so that the
         // ABS and the wheel settle where the tire holds (no on-off cycle following the step),
         // and follows that target with a lag.
-        let target = (2.0 - braking_slip / abs.release_slip).clamp(0.0, 1.0);
+        let release = abs.release_slip_at(ctx.peak_slip.get(i).copied().unwrap_or(f64::NAN));
+        let target = (2.0 - braking_slip / release).clamp(0.0, 1.0);
         let lag = if target < self.grant[i] {
             ANTI_LOCK_RELEASE
         } else {
