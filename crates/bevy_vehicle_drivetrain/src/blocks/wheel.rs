@@ -492,11 +492,7 @@ impl Wheel {
     }
 
     /// How fast the tire's longitudinal slip state moves at `state` (1/s), before the tire
-    /// stage's limit on the slip, at the tire's whole relaxation length: what a traction
-    /// control looks ahead with. It leaves out the faster unwinding of slip past the peak
-    /// ([`Wheel::longitudinal_relaxation`]), which would have the look-ahead read a tire
-    /// sliding back toward its peak as one already below it (the electric car's launch on snow
-    /// then differed by 3.4 % between 30 and 240 Hz, against 0.2 %). `None` without a tire.
+    /// stage's limit on the slip. `None` without a tire.
     pub(crate) fn slip_rate(&self, rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
         let WheelLoad::Tire(tire) = &self.load else {
             return None;
@@ -504,7 +500,8 @@ impl Wheel {
         let (omega, slip, time) = (state[1], state[2], state[4]);
         let [vx, _] = Self::road_velocity(rt, time);
         let sigma = Self::relaxation(tire, rt, vx.abs());
-        Some(self.slip_rate_at(omega, vx, slip, sigma[0]))
+        let sigma_x = self.longitudinal_relaxation(sigma[0], rt, vx.abs(), omega, vx, slip);
+        Some(self.slip_rate_at(omega, vx, slip, sigma_x))
     }
 
     /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
