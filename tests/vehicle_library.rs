@@ -296,7 +296,7 @@ fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
 /// control brakes a tire that spins on past its cut. The automatic sedan (front-driven) and the
 /// BMW (rear-driven, 8-speed automatic) floored from rest at 30, 60 and 120 Hz: from 1 to 4 s
 /// after the throttle the driven tires' mean force is at least 85 % of μ times their load
-/// (measured: 0.93 and 0.87), and alike within 1 % across the rates (measured: 0.2 %). Without
+/// (measured: 0.94 and 0.88), and alike within 1 % across the rates (measured: 0.2 %). Without
 /// the brake the BMW's rear tires spun at three times the car's speed, and the sedan's front
 /// tires passed 0.33 of μ·load.
 #[test]
