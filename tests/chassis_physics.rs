@@ -1080,3 +1080,74 @@ fn extreme_conditions_stay_finite() {
     assert!(position(&app, car).z < -20.0, "drove off the ledge");
     assert!(position(&app, car).y < 1.5, "landed below the ledge");
 }
+
+/// A car pushed sideways slides to a stop and stays there. The default car launched sideways at
+/// 3 m/s on μ = 0.9, 0.3 and 0.1, at 30, 60 and 120 Hz: it slides at least as far as friction
+/// allows, `v²/(2·μ·g)` (measured 1.16–1.21 times that), is at rest after 10 s (below
+/// 1 mm/s), and its tires' contact patches spring back by no more than twice the lateral
+/// deflection a tire holds at its peak, `2·σ_α·tan α_peak` (0.196, 0.065 and 0.022 m; measured
+/// 0.17, 0.058 and 0.019 m). A tire that stored its whole slide as patch deflection gave it
+/// back: the car sprang back by 0.62, 1.75 and 2.2 m, and on ice still moved at 0.4 m/s after
+/// 10 s (see the wheel's relaxation past the peak).
+#[test]
+fn a_car_slid_sideways_stops_without_springing_back() {
+    let builder = CarBuilder::default();
+    let v0 = 3.0;
+    for mu in [0.9f32, 0.3, 0.1] {
+        let peak = [0, 1]
+            .map(|axle| {
+                axle_tire(
+                    &builder,
+                    axle,
+                    builder.static_wheel_load(axle),
+                    f64::from(mu),
+                )
+                .peak_slip()[1]
+            })
+            .into_iter()
+            .fold(0.0, f64::max);
+        let bound = 2.0 * builder.wheel.tire.relaxation_length[1] * peak;
+        let friction = f64::from(v0 * v0) / (2.0 * f64::from(mu) * G);
+        for hz in [30.0, 60.0, 120.0] {
+            let mut app = create_app(hz);
+            spawn_flat_ground(&mut app, mu);
+            let car = spawn_car(
+                &mut app,
+                &builder,
+                Transform::from_xyz(0.0, ride_height(&builder), 0.0),
+            );
+            tick(&mut app, (hz / 2.0) as usize);
+            let right = get::<Transform>(&app, car).rotation * Vec3::X;
+            set::<bevy_rapier3d::prelude::Velocity>(&mut app, car, |v| v.linear = right * v0);
+            let patches = wheels(&mut app, car);
+            let across = |app: &App| {
+                let sum: Vec3 = patches
+                    .iter()
+                    .map(|&w| get::<WheelState>(app, w).contact_point)
+                    .sum();
+                f64::from((sum / patches.len() as f32).dot(right))
+            };
+            let start = across(&app);
+            let (mut furthest, mut at): (f64, f64) = (0.0, 0.0);
+            for _ in 0..(10.0 * hz) as usize {
+                tick(&mut app, 1);
+                at = across(&app) - start;
+                furthest = furthest.max(at);
+            }
+            let speed = velocity(&app, car).length();
+            println!(
+                "μ {mu}, {hz} Hz: slid {furthest:.3} m ({:.2} of v²/(2μg)), sprang back {:.3} m \
+                 (bound {bound:.3} m), speed {speed:.5} m/s",
+                furthest / friction,
+                furthest - at
+            );
+            assert!(furthest >= friction, "μ {mu}, {hz} Hz: slid {furthest} m");
+            assert!(
+                furthest - at <= bound,
+                "μ {mu}, {hz} Hz: sprang back {} m (bound {bound} m)",
+                furthest - at
+            );
+            assert!(speed < 1e-3, "μ {mu}, {hz} Hz: still moving at {speed} m/s");
+        }
+    }
+}

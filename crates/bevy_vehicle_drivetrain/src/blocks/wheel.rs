@@ -383,13 +383,8 @@ impl Wheel {
         omega: f64,
         [fx, fy]: [f64; 2],
     ) -> TireStage {
-        let (slip, tan_slip, time) = (state[2], state[3], state[4]);
-        let [vx, vy] = Self::road_velocity(rt, time);
-        let abs_vx = vx.abs();
-        let sigma = Self::relaxation(tire, rt, abs_vx);
-        let sigma_x = self.longitudinal_relaxation(sigma[0], rt, abs_vx, omega, vx, slip);
-        let mut slip_rate = self.slip_rate_at(omega, vx, slip, sigma_x);
-        let mut tan_slip_rate = (-vy - abs_vx * tan_slip) / sigma[1];
+        let (slip, tan_slip) = (state[2], state[3]);
+        let ([mut slip_rate, mut tan_slip_rate], sigma) = self.slip_rates(tire, rt, state, omega);
         if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
             slip_rate = 0.0;
         }
@@ -409,7 +404,7 @@ impl Wheel {
             rt.peak_force[1].max(fy.abs()),
         ];
         let damped = [
-            fx + rt.damping[0] * load * sigma_x * slip_rate,
+            fx + rt.damping[0] * load * sigma[0] * slip_rate,
             fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
         ];
         TireStage {
@@ -432,44 +427,39 @@ impl Wheel {
         ]
     }
 
-    /// The longitudinal relaxation length (m) at slip state `slip`, spin `omega` (rad/s) and road
-    /// speed `vx` (m/s), given the length `sigma` (m) of [`Wheel::relaxation`].
-    ///
-    /// The slip state stands for the contact patch's deflection, `u = σ·κ`. Past the tire's
-    /// peak-force slip `κp` ([`WheelRuntime::peak_slip`]) the patch slides: it holds little
-    /// more deflection than at its peak, and the slip beyond is mostly the tread sliding over
-    /// the road, which follows the wheel at once rather than relaxing as it rolls. So while the
-    /// state lies past the peak and the wheel's spin over the road takes it back
-    /// (`(R·ω − vx − |vx|·κ)·κ < 0`), it relaxes over `σ·(κp/κ)²` instead of `σ`: the whole
-    /// length at the peak, so a tire worked at its peak (braking, a traction control) relaxes
-    /// as before, and ever shorter beyond it, down to the floors of [`Wheel::relaxation`]
-    /// (`|vx|·h`, `min_relaxation`). Winding up past the peak keeps `σ`, so spinning up and
-    /// locking take as long as before.
-    ///
-    /// Without this a tire that had spun far past its peak at a crawl unwound its excess slip
-    /// over `σ/|vx|` seconds (1.5 s for a truck tire at 0.3 m/s): long after its wheel had
-    /// slowed to the road's speed it still pushed with its sliding force, a traction control
-    /// read it as spin and kept cutting the drive, and the patch damper pulled the vehicle
-    /// back. The tractor unit floored on ice reached 2.2 km/h in 11 s with its traction
-    /// control; it now reaches its first gear's 7.9 km/h.
+    /// How fast the tire's slip states `[κ, tan α]` move (1/s) at `state` with spin `omega`
+    /// (rad/s), before the limits on the slips, and the relaxation lengths `[σ_κ, σ_α]` (m)
+    /// they move with: `σ·dκ/dt = R·ω − vx − |vx|·κ` and `σ·ds/dt = −vy − |vx|·s`, with the
+    /// lengths of [`Wheel::relaxation`], shortened past the tire's peak by [`past_peak`].
     #[inline]
-    fn longitudinal_relaxation(
+    fn slip_rates(
         &self,
-        sigma: f64,
+        tire: &Tire,
         rt: &WheelRuntime,
-        abs_vx: f64,
+        state: &[f64],
         omega: f64,
-        vx: f64,
-        slip: f64,
-    ) -> f64 {
-        let floor = (abs_vx * rt.substep).max(rt.min_relaxation);
-        let unwinding = (self.radius * omega - vx - abs_vx * slip) * slip < 0.0;
-        if unwinding && slip.abs() > rt.peak_slip[0] && floor > 0.0 {
-            let past = rt.peak_slip[0] / slip.abs();
-            (sigma * past * past).max(floor).min(sigma)
-        } else {
-            sigma
-        }
+    ) -> ([f64; 2], [f64; 2]) {
+        let (slip, tan_slip, time) = (state[2], state[3], state[4]);
+        let [vx, vy] = Self::road_velocity(rt, time);
+        let abs_vx = vx.abs();
+        let sigma = Self::relaxation(tire, rt, abs_vx);
+        let drive = [
+            self.radius * omega - vx - abs_vx * slip,
+            -vy - abs_vx * tan_slip,
+        ];
+        // The shortest lengths the integrator takes: rolling relaxes a slip by at most its own
+        // size per substep (`|vx|·h/σ ≤ 1`, as in `relaxation`), a sideways slide moves the
+        // lateral slip by at most one (`|vy|·h/σ ≤ 1`), and the longitudinal patch spring
+        // stays within its bound on the wheel.
+        let floor = [
+            (abs_vx * rt.substep).max(rt.min_relaxation),
+            abs_vx.max(vy.abs()) * rt.substep,
+        ];
+        let sigma = [
+            past_peak(sigma[0], floor[0], rt.peak_slip[0], slip, drive[0]),
+            past_peak(sigma[1], floor[1], rt.peak_slip[1], tan_slip, drive[1]),
+        ];
+        ([drive[0] / sigma[0], drive[1] / sigma[1]], sigma)
     }
 
     /// The road's velocity under the tire `[vx, vy]` (m/s, tire frame) `time` (s) into the
@@ -483,25 +473,13 @@ impl Wheel {
         ]
     }
 
-    /// How fast the longitudinal slip state `slip` moves (1/s) at spin `omega` (rad/s) over a
-    /// road at `vx` (m/s) with relaxation length `sigma` (m): toward the slip of the spin over
-    /// the road.
-    #[inline]
-    fn slip_rate_at(&self, omega: f64, vx: f64, slip: f64, sigma: f64) -> f64 {
-        (self.radius * omega - vx - vx.abs() * slip) / sigma
-    }
-
     /// How fast the tire's longitudinal slip state moves at `state` (1/s), before the tire
     /// stage's limit on the slip. `None` without a tire.
     pub(crate) fn slip_rate(&self, rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
         let WheelLoad::Tire(tire) = &self.load else {
             return None;
         };
-        let (omega, slip, time) = (state[1], state[2], state[4]);
-        let [vx, _] = Self::road_velocity(rt, time);
-        let sigma = Self::relaxation(tire, rt, vx.abs());
-        let sigma_x = self.longitudinal_relaxation(sigma[0], rt, vx.abs(), omega, vx, slip);
-        Some(self.slip_rate_at(omega, vx, slip, sigma_x))
+        Some(self.slip_rates(tire, rt, state, state[1]).0[0])
     }
 
     /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
@@ -686,6 +664,38 @@ impl Wheel {
             Pass::Torque => self.stage_load(rt, state, derivative),
             Pass::Momentum => 0.0,
         }
+    }
+}
+
+/// The relaxation length (m) of a tire slip state `slip` (κ or tan α, dimensionless) whose
+/// tire peaks at slip `peak`, moving at `drive / σ` (`drive` = σ × its rate, m/s), given the
+/// tire's length `sigma` (m) and the shortest length the integrator takes, `floor` (m).
+///
+/// A slip state stands for the contact patch's deflection, `u = σ·slip`. Past the peak the
+/// patch slides: it holds little more deflection than at its peak, and the slip beyond is
+/// mostly the tread sliding over the road, which follows the wheel and the road at once rather
+/// than relaxing as the tire rolls. So while the state lies past the peak and moves back
+/// toward it (`drive·slip < 0`), it relaxes over `σ·(peak/slip)²` instead of `σ`: the whole
+/// length at the peak, so a tire worked at its peak (braking, a traction control, cornering)
+/// relaxes as before, and ever shorter beyond it, down to `floor`. Winding up past the peak
+/// keeps `σ`, so spinning up, locking and sliding out take as long as before. Coming back,
+/// the slip past the peak gives back at most `σ·peak` of deflection, as much again as the
+/// tire holds at its peak.
+///
+/// Without this a tire kept whatever it had slid as deflection, and gave it back. A truck tire
+/// that had spun past its peak at a crawl unwound its excess over `σ/|vx|` (1.5 s at 0.3 m/s):
+/// long after its wheel had slowed to the road's speed it still pushed with its sliding force,
+/// the traction control read it as spin and kept cutting the drive, and the tractor unit on
+/// ice crept to 2.2 km/h in 11 s (now first gear's 7.9 km/h). A car slid sideways to a stop
+/// sprang back by most of the slide, 0.6 m on a dry road and 2.2 m on ice, as if on a rubber
+/// band.
+#[inline]
+fn past_peak(sigma: f64, floor: f64, peak: f64, slip: f64, drive: f64) -> f64 {
+    if drive * slip < 0.0 && slip.abs() > peak && floor > 0.0 {
+        let past = peak / slip.abs();
+        (sigma * past * past).max(floor).min(sigma)
+    } else {
+        sigma
     }
 }
 
