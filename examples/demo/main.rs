@@ -39,7 +39,7 @@ pub struct Graphics {
     pub low: bool,
 }
 
-fn main() {
+fn main() -> AppExit {
     let mut smoke = None;
     let mut graphics = Graphics::default();
     let mut view = camera::View::Chase;
@@ -106,5 +106,6 @@ fn main() {
             screenshot: screenshot.into(),
         });
     }
-    app.run();
+    // The exit code tells a script whether the smoke run passed.
+    app.run()
 }
