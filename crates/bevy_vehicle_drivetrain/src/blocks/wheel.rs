@@ -431,7 +431,7 @@ impl Wheel {
     /// (rad/s), before the limits on the slips, and the relaxation lengths `[σ_κ, σ_α]` (m)
     /// they move with: `σ·dκ/dt = R·ω − vx − |vx|·κ` and `σ·ds/dt = −vy − |vx|·s`, with the
     /// lengths of [`Wheel::relaxation`], shortened past the tire's peak by [`past_peak`].
-    #[inline]
+    #[inline(always)]
     fn slip_rates(
         &self,
         tire: &Tire,
@@ -689,7 +689,7 @@ impl Wheel {
 /// ice crept to 2.2 km/h in 11 s (now first gear's 7.9 km/h). A car slid sideways to a stop
 /// sprang back by most of the slide, 0.6 m on a dry road and 2.2 m on ice, as if on a rubber
 /// band.
-#[inline]
+#[inline(always)]
 fn past_peak(sigma: f64, floor: f64, peak: f64, slip: f64, drive: f64) -> f64 {
     if drive * slip < 0.0 && slip.abs() > peak && floor > 0.0 {
         let past = peak / slip.abs();
