@@ -415,22 +415,10 @@ impl Wheel {
         }
     }
 
-    /// The relaxation lengths `[σ_κ, σ_α]` (m) of `tire` at longitudinal speed `abs_vx` (m/s).
-    #[inline]
-    fn relaxation(tire: &Tire, rt: &WheelRuntime, abs_vx: f64) -> [f64; 2] {
-        // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
-        // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
-        let floor = abs_vx * rt.substep;
-        [
-            tire.relaxation_length[0].max(floor).max(rt.min_relaxation),
-            tire.relaxation_length[1].max(floor),
-        ]
-    }
-
     /// How fast the tire's slip states `[κ, tan α]` move (1/s) at `state` with spin `omega`
     /// (rad/s), before the limits on the slips, and the relaxation lengths `[σ_κ, σ_α]` (m)
     /// they move with: `σ·dκ/dt = R·ω − vx − |vx|·κ` and `σ·ds/dt = −vy − |vx|·s`, with the
-    /// lengths of [`Wheel::relaxation`], shortened past the tire's peak by [`past_peak`].
+    /// tire's lengths, floored as below and shortened past the tire's peak by [`past_peak`].
     #[inline(always)]
     fn slip_rates(
         &self,
@@ -442,18 +430,24 @@ impl Wheel {
         let (slip, tan_slip, time) = (state[2], state[3], state[4]);
         let [vx, vy] = Self::road_velocity(rt, time);
         let abs_vx = vx.abs();
-        let sigma = Self::relaxation(tire, rt, abs_vx);
+        // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
+        // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
+        // The longitudinal patch spring also stays within its bound on the wheel
+        // (`min_relaxation`).
+        let rolled = abs_vx * rt.substep;
+        let sigma = [
+            tire.relaxation_length[0].max(rolled).max(rt.min_relaxation),
+            tire.relaxation_length[1].max(rolled),
+        ];
         let drive = [
             self.radius * omega - vx - abs_vx * slip,
             -vy - abs_vx * tan_slip,
         ];
-        // The shortest lengths the integrator takes: rolling relaxes a slip by at most its own
-        // size per substep (`|vx|·h/σ ≤ 1`, as in `relaxation`), a sideways slide moves the
-        // lateral slip by at most one (`|vy|·h/σ ≤ 1`), and the longitudinal patch spring
-        // stays within its bound on the wheel.
+        // Past the peak, no shorter than those floors; a sideways slide also moves the
+        // lateral slip by at most one per substep there (`|vy|·h/σ ≤ 1`).
         let floor = [
-            (abs_vx * rt.substep).max(rt.min_relaxation),
-            abs_vx.max(vy.abs()) * rt.substep,
+            rolled.max(rt.min_relaxation),
+            rolled.max(vy.abs() * rt.substep),
         ];
         let sigma = [
             past_peak(sigma[0], floor[0], rt.peak_slip[0], slip, drive[0]),
