@@ -335,15 +335,16 @@ fn traction_control_drives_on_ice_behind_an_idling_converter() {
 #[test]
 fn traction_control_launches_a_truck_on_ice() {
     let path = "vehicles/semi_truck.vehicle.ron";
+    let mu = 0.1;
     let tire = load_vehicle(path).axles[1].wheel.tire.clone();
     let means: Vec<(f64, f64)> = [30.0, 60.0, 120.0]
         .into_iter()
         .map(|hz| {
-            let (forces, grip) = drive_at_launch(path, hz, 0.1, &[1, 2], [1.0, 6.0]);
+            let (forces, grip) = drive_at_launch(path, hz, mu as f32, &[1, 2], [1.0, 6.0]);
             let mean = forces.iter().sum::<f64>() / forces.len() as f64;
             let least = forces.iter().copied().fold(f64::INFINITY, f64::min);
             // The four twin tires' peak force at their mean load.
-            let peak = 4.0 * tire.model.at_load(grip / 0.1 / 4.0, 0.1).peak_force()[0];
+            let peak = 4.0 * tire.model.at_load(grip / mu / 4.0, mu).peak_force()[0];
             println!(
                 "tractor on ice at {hz} Hz: tandem force mean {mean:.0} N, least {least:.0} N, \
                  μ·load {grip:.0} N ({:.3}), tires' peak {peak:.0} N ({:.3})",
