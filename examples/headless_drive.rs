@@ -206,6 +206,13 @@ fn main() {
         .unwrap_or_else(|e| fail(format!("{}:{e}", args.program.display())));
 
     let hz = args.hz;
+    if 1.0 / hz > bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP {
+        eprintln!(
+            "warning: {hz} Hz is below the {:.0} Hz the vehicles are validated at: their tires may \
+             push their bodies unstably (see `LONGEST_VALIDATED_STEP`)",
+            1.0 / bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP
+        );
+    }
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, TransformPlugin, VehiclePhysicsPlugins))
         .insert_resource(Time::<Fixed>::from_hz(hz))

@@ -791,18 +791,27 @@ fn acceleration_at_the_traction_limit() {
     assert!(t_rwd < t_fwd, "RWD {t_rwd} s should beat FWD {t_fwd} s");
 }
 
-/// Braking distance and 0–100 time agree within 2 % at 30, 60 and 120 Hz.
+/// Braking distance and 0–100 time agree within 2 % at 15, 30, 60 and 120 Hz (15 Hz: the
+/// longest fixed step the vehicles are validated at, `LONGEST_VALIDATED_STEP`).
+///
+/// Rapier's semi-implicit Euler moves a body each step at the step's end velocity, so a stop
+/// from `v0` at a steady deceleration covers `v0·dt/2` less than the exact `v0²/(2a)`: 0.93 m
+/// at 15 Hz, 0.12 m at 120 Hz. The distances are compared with that bias added back
+/// (measured: 44.06, 44.97, 45.21 and 45.31 m at 15, 30, 60 and 120 Hz; with the bias added
+/// back 44.99, 45.43, 45.44 and 45.43 m).
 #[test]
 fn braking_and_acceleration_are_independent_of_the_fixed_rate() {
     let v0 = 100.0 / 3.6;
-    let reference_stop = braking_distance(120.0, v0, 0.9, true);
+    let unbiased = |stop: f64, hz: f64| stop + f64::from(v0) / (2.0 * hz);
+    let reference_stop = unbiased(braking_distance(120.0, v0, 0.9, true), 120.0);
     let (_, reference_run) = traction_run(DriveLayout::Rear, 120.0, 0.9);
-    for hz in [30.0, 60.0] {
-        let stop = braking_distance(hz, v0, 0.9, true);
+    let slowest = 1.0 / bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP;
+    for hz in [slowest, 30.0, 60.0] {
+        let stop = unbiased(braking_distance(hz, v0, 0.9, true), hz);
         let (_, run) = traction_run(DriveLayout::Rear, hz, 0.9);
         println!(
             "{hz} Hz: stop {stop:.2} m, 0–100 {run:.2} s (120 Hz: {reference_stop:.2} m, \
-             {reference_run:.2} s)"
+             {reference_run:.2} s; stops with the integrator's bias added back)"
         );
         assert!(
             rel(stop, reference_stop) < 0.02,

@@ -47,10 +47,25 @@ pub enum VehicleSystems {
     Telemetry,
 }
 
+/// The longest fixed step (s) the vehicles are validated at: 1/15 s, a fixed-step rate of
+/// 15 Hz.
+///
+/// Every shipped vehicle runs the same 0–100 km/h and braking from 15 Hz up (within 2 % of
+/// 60 Hz). Below that, a car's tires become unstable against its body: a tire's lateral
+/// slip state makes it a spring of stiffness `C_α / σ` (cornering stiffness over lateral
+/// relaxation length, some 10⁵ N/m for a car tire) between the road and the chassis, and
+/// Rapier moves the chassis once per fixed step, so that spring is integrated explicitly at
+/// the fixed step however many substeps the drivetrain takes. Measured with the hatchback:
+/// its wheels' loads swing from side to side from 14 Hz down and the car leaves the ground
+/// at 10 Hz; doubling the lateral relaxation length moves that limit to about 12 Hz. The
+/// [`ChassisPlugin`] warns once when the fixed step is longer than this.
+pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;
+
 /// Runs vehicles on Rapier bodies: contact, suspension, brakes, steering, forces, telemetry.
 ///
 /// Needs [`DrivetrainPlugin`](bevy_vehicle_drivetrain::DrivetrainPlugin) in `FixedUpdate` and
-/// Rapier in `FixedUpdate` (see [`RapierSetupPlugin`]).
+/// Rapier in `FixedUpdate` (see [`RapierSetupPlugin`]). Run it at a fixed-step rate of at
+/// least 15 Hz ([`LONGEST_VALIDATED_STEP`]).
 #[derive(Default)]
 pub struct ChassisPlugin;
 
@@ -76,7 +91,7 @@ impl Plugin for ChassisPlugin {
         .add_systems(
             FixedUpdate,
             (
-                validate_chassis.in_set(VehicleSystems::Validate),
+                (warn_long_fixed_step, validate_chassis).in_set(VehicleSystems::Validate),
                 follow_paths
                     .before(VehicleSystems::Validate)
                     .before(DrivetrainSystems::Controls),
@@ -92,6 +107,21 @@ impl Plugin for ChassisPlugin {
         .add_observer(on_reset_vehicle)
         .add_observer(on_hitch_inserted)
         .add_observer(on_hitch_removed);
+    }
+}
+
+/// Warns once if the fixed step is longer than [`LONGEST_VALIDATED_STEP`].
+fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
+    let dt = time.delta_secs_f64();
+    if !*warned && dt > LONGEST_VALIDATED_STEP * (1.0 + 1e-6) {
+        *warned = true;
+        warn!(
+            "the fixed step is {dt:.4} s ({:.1} Hz): vehicles are validated from {:.0} Hz up; \
+             at longer steps their tires may push their bodies unstably (see \
+             `LONGEST_VALIDATED_STEP`)",
+            1.0 / dt,
+            1.0 / LONGEST_VALIDATED_STEP
+        );
     }
 }
 
