@@ -50,15 +50,18 @@ pub enum VehicleSystems {
 /// The longest fixed step (s) the vehicles are validated at: 1/15 s, a fixed-step rate of
 /// 15 Hz.
 ///
-/// Every shipped vehicle runs the same 0–100 km/h and braking from 15 Hz up (within 2 % of
-/// 60 Hz). Below that, a car's tires become unstable against its body: a tire's lateral
-/// slip state makes it a spring of stiffness `C_α / σ` (cornering stiffness over lateral
-/// relaxation length, some 10⁵ N/m for a car tire) between the road and the chassis, and
-/// Rapier moves the chassis once per fixed step, so that spring is integrated explicitly at
-/// the fixed step however many substeps the drivetrain takes. Measured with the hatchback:
-/// its wheels' loads swing from side to side from 14 Hz down and the car leaves the ground
-/// at 10 Hz; doubling the lateral relaxation length moves that limit to about 12 Hz. The
-/// [`ChassisPlugin`] warns once when the fixed step is longer than this.
+/// From 15 Hz up every shipped vehicle's 0–100 km/h and stop stay within 2 % of its 60 Hz
+/// figures, and a car held on its brakes stands still. Rapier moves the body once per fixed
+/// step, so every spring between road and body is integrated explicitly at the fixed step,
+/// whatever the drivetrain's substeps. A tire's contact patch is the stiffest of them
+/// (`C/σ`, slip stiffness over relaxation length: half a meganewton per metre fore and aft
+/// for a car tire whose wheel the brake holds, a tenth of that sideways); its relaxation
+/// length is floored so that it stays within the fixed step on the share of the body it
+/// carries ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)). Below
+/// 15 Hz the others show: at 12 Hz the GTE rocks at rest after a stop and the tractor unit
+/// launches 27 % slower, and at 10 Hz the cars bounce off the ground when they land (the
+/// suspension's spring and damper). The [`ChassisPlugin`] warns once when the fixed step is
+/// longer than this.
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;
 
 /// Runs vehicles on Rapier bodies: contact, suspension, brakes, steering, forces, telemetry.

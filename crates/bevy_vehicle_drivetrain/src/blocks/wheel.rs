@@ -210,6 +210,19 @@ impl Default for BrakeMode {
 /// of braking tires at ordinary loads, and make a stop near lock-up depend on the substep.
 pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 
+/// Largest `ω·dt` allowed for a tire's contact-patch spring on the share of the vehicle's
+/// body it carries (`ω² = C·g/(σ·F_z)`: the spring `C/σ` on the mass `F_z/g`, with `C` the
+/// slip stiffness (N), `σ` the relaxation length (m), `F_z` the load (N) and `dt` the fixed
+/// step (s)); see [`WheelRuntime::body_relaxation`].
+///
+/// The body is moved once per fixed step (by Rapier, with the tire's force held over the
+/// step), so this spring is integrated explicitly at the fixed step, whatever the substeps.
+/// Measured on the shipped cars: a held wheel's longitudinal spring rang the car at the step
+/// rate below about 35 Hz (a car held on its brakes rocked at ±0.1 m/s at 30 Hz), the lateral
+/// spring of a rolling tire below about 14.5 Hz (two steps' phase of the mode near
+/// `ω·dt = 1`). 0.8 keeps a margin below both.
+pub const BODY_SPRING_LIMIT: f64 = 0.8;
+
 /// Runtime state of a [`Wheel`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WheelRuntime {
@@ -234,6 +247,16 @@ pub struct WheelRuntime {
     /// Shortest longitudinal relaxation length this step (m), `r²·C·h²/(I·L²)` with
     /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
+    /// Shortest relaxation lengths `[longitudinal, lateral]` this step for the contact-patch
+    /// spring on the body (m): `C·g·dt²/(F_z·L²)` with `L` = [`BODY_SPRING_LIMIT`] and `dt` the
+    /// fixed step, so the spring's frequency on the share of the body the tire carries (`F_z/g`)
+    /// stays within `L` per fixed step. The lateral one always applies; the longitudinal one
+    /// while the brake holds the wheel (a rolling wheel's own spin takes the longitudinal
+    /// spring within the substeps). At 60 Hz neither is reached by a shipped tire (a car tire's
+    /// longitudinal one is 0.09 m at 60 Hz, 0.37 m at 30 Hz against its 0.15 m; its lateral one
+    /// 0.44 m at 20 Hz against 0.5 m): they lengthen the relaxation only at low fixed-step
+    /// rates, where the tire would otherwise push the body unstably.
+    pub body_relaxation: [f64; 2],
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
     /// Under a large load (a landing, a crash) the patch spring and damper acting on the
@@ -258,6 +281,10 @@ pub struct WheelRuntime {
     /// The contact's velocity and acceleration as measured, before any steering turn
     /// (tire frame, m/s and m/s²).
     measured: [[f64; 2]; 2],
+    /// The tire's relaxation lengths with this step's floors (m): `[longitudinal while the
+    /// wheel rolls, longitudinal while the brake holds it, lateral]`, so that a stage only
+    /// adds the distance rolled in a substep.
+    floored_relaxation: [f64; 3],
 }
 
 impl WheelRuntime {
@@ -377,14 +404,13 @@ impl Wheel {
     #[inline]
     fn tire_stage(
         &self,
-        tire: &Tire,
         rt: &WheelRuntime,
         state: &[f64],
         omega: f64,
         [fx, fy]: [f64; 2],
     ) -> TireStage {
         let (slip, tan_slip) = (state[2], state[3]);
-        let ([mut slip_rate, mut tan_slip_rate], sigma) = self.slip_rates(tire, rt, state, omega);
+        let ([mut slip_rate, mut tan_slip_rate], sigma) = self.slip_rates(rt, state, omega);
         if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
             slip_rate = 0.0;
         }
@@ -420,13 +446,7 @@ impl Wheel {
     /// they move with: `σ·dκ/dt = R·ω − vx − |vx|·κ` and `σ·ds/dt = −vy − |vx|·s`, with the
     /// tire's lengths, floored as below and shortened past the tire's peak by [`past_peak`].
     #[inline(always)]
-    fn slip_rates(
-        &self,
-        tire: &Tire,
-        rt: &WheelRuntime,
-        state: &[f64],
-        omega: f64,
-    ) -> ([f64; 2], [f64; 2]) {
+    fn slip_rates(&self, rt: &WheelRuntime, state: &[f64], omega: f64) -> ([f64; 2], [f64; 2]) {
         let (slip, tan_slip, time) = (state[2], state[3], state[4]);
         let [vx, vy] = Self::road_velocity(rt, time);
         let abs_vx = vx.abs();
@@ -435,9 +455,14 @@ impl Wheel {
         // The longitudinal patch spring also stays within its bound on the wheel
         // (`min_relaxation`).
         let rolled = abs_vx * rt.substep;
+        // A held wheel's patch spring pushes the body alone (`body_relaxation`).
+        let longitudinal = match rt.mode {
+            BrakeMode::Rolling { .. } => rt.floored_relaxation[0],
+            BrakeMode::Held => rt.floored_relaxation[1],
+        };
         let sigma = [
-            tire.relaxation_length[0].max(rolled).max(rt.min_relaxation),
-            tire.relaxation_length[1].max(rolled),
+            longitudinal.max(rolled),
+            rt.floored_relaxation[2].max(rolled),
         ];
         let drive = [
             self.radius * omega - vx - abs_vx * slip,
@@ -470,10 +495,10 @@ impl Wheel {
     /// How fast the tire's longitudinal slip state moves at `state` (1/s), before the tire
     /// stage's limit on the slip. `None` without a tire.
     pub(crate) fn slip_rate(&self, rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
-        let WheelLoad::Tire(tire) = &self.load else {
+        let WheelLoad::Tire(_) = &self.load else {
             return None;
         };
-        Some(self.slip_rates(tire, rt, state, state[1]).0[0])
+        Some(self.slip_rates(rt, state, state[1]).0[0])
     }
 
     /// The tire's slips `[κ, tan α]` (dimensionless) at `state`, where a stage evaluates the
@@ -532,7 +557,7 @@ impl Wheel {
         fx: f64,
     ) -> f64 {
         let omega = state[1];
-        let t = self.tire_stage(tire, rt, state, omega, [fx, 0.0]);
+        let t = self.tire_stage(rt, state, omega, [fx, 0.0]);
         if let Some(d) = derivative {
             d[2] = t.slip_rate;
             d[3] = t.tan_slip_rate;
@@ -717,6 +742,14 @@ impl Block for Wheel {
 
     take_inputs_fields!(brake_torque);
 
+    /// The tire's relaxation lengths until `begin_step` floors them for the step.
+    fn settings_changed(&self, rt: &mut WheelRuntime) {
+        if let WheelLoad::Tire(tire) = &self.load {
+            let [longitudinal, lateral] = tire.relaxation_length;
+            rt.floored_relaxation = [longitudinal, longitudinal, lateral];
+        }
+    }
+
     fn validate(&self) -> Result<(), SettingError> {
         check_positive("inertia", self.inertia)?;
         check_positive("radius", self.radius)?;
@@ -797,6 +830,19 @@ impl Block for Wheel {
             rt.min_relaxation =
                 r2 * stiffness * h * h / (inertia * PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
             let load = rt.tire.load();
+            rt.body_relaxation = if load > 0.0 {
+                let per_stiffness =
+                    GRAVITY * step.dt * step.dt / (load * BODY_SPRING_LIMIT * BODY_SPRING_LIMIT);
+                rt.tire.stiffness().map(|c| c.abs() * per_stiffness)
+            } else {
+                [0.0; 2]
+            };
+            let rolling = tire.relaxation_length[0].max(rt.min_relaxation);
+            rt.floored_relaxation = [
+                rolling,
+                rolling.max(rt.body_relaxation[0]),
+                tire.relaxation_length[1].max(rt.body_relaxation[1]),
+            ];
             rt.damping = tire.damping;
             if load * r2 * h * tire.damping[0] > inertia {
                 rt.damping[0] = inertia / (load * r2 * h);
@@ -884,7 +930,7 @@ impl Block for Wheel {
             WheelLoad::Tire(tire) => {
                 let [slip, tan_slip] = Self::tire_slips(state);
                 let forces = rt.tire.forces(slip, tan_slip);
-                Some((tire, self.tire_stage(tire, rt, state, speed, forces)))
+                Some((tire, self.tire_stage(rt, state, speed, forces)))
             }
             _ => None,
         };
