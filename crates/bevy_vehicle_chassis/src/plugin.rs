@@ -51,7 +51,7 @@ pub enum VehicleSystems {
 /// 15 Hz.
 ///
 /// From 15 Hz up every shipped road vehicle's 0–100 km/h and stop stay within 2 % of its
-/// 60 Hz figures, and a car held on its brakes stands still. (The tracked excavator's stiff
+/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. (The tracked excavator's stiff
 /// running gear, 600 kN/m per road wheel, needs 30 Hz: at 20–24 Hz it rocks at rest, at
 /// 0.17–0.36 m/s, and at 15 Hz it bounces off the ground.) Rapier moves the body once per fixed
 /// step, so every spring between road and body is integrated explicitly at the fixed step,
@@ -61,7 +61,7 @@ pub enum VehicleSystems {
 /// length is floored so that it stays within the fixed step on the share of the body it
 /// carries ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)). Below
 /// 15 Hz the others show: at 12 Hz the GTE rocks at rest after a stop and the tractor unit
-/// launches 27 % slower, and at 10 Hz the cars bounce off the ground when they land (the
+/// launches 28 % slower, and at 10 Hz the cars bounce off the ground when they land (the
 /// suspension's spring and damper). The [`ChassisPlugin`] warns once when the fixed step is
 /// longer than this.
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;

@@ -223,6 +223,12 @@ pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 /// `ω·dt = 1`). 0.8 keeps a margin below both.
 pub const BODY_SPRING_LIMIT: f64 = 0.8;
 
+/// Rolling speed (m/s) below which a wheel's longitudinal relaxation length fades in to its
+/// floor for the body ([`WheelRuntime::body_relaxation`]) even while the brake does not hold
+/// it: at rest the drivetrain may (a parking pawl, four-wheel drive from a braked axle). Above
+/// it, a rolling wheel's own spin takes its patch spring within the substeps.
+pub const STILL_SPEED: f64 = 0.5;
+
 /// Runtime state of a [`Wheel`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WheelRuntime {
@@ -251,8 +257,8 @@ pub struct WheelRuntime {
     /// spring on the body (m): `C·g·dt²/(F_z·L²)` with `L` = [`BODY_SPRING_LIMIT`] and `dt` the
     /// fixed step, so the spring's frequency on the share of the body the tire carries (`F_z/g`)
     /// stays within `L` per fixed step. The lateral one always applies; the longitudinal one
-    /// while the brake holds the wheel (a rolling wheel's own spin takes the longitudinal
-    /// spring within the substeps). At 60 Hz neither is reached by a shipped tire (a car tire's
+    /// while the brake holds the wheel, and fading in below [`STILL_SPEED`] of rolling (a
+    /// rolling wheel's own spin takes the longitudinal spring within the substeps). At 60 Hz neither is reached by a shipped tire (a car tire's
     /// longitudinal one is 0.09 m at 60 Hz, 0.37 m at 30 Hz against its 0.15 m; its lateral one
     /// 0.44 m at 20 Hz against 0.5 m): they lengthen the relaxation only at low fixed-step
     /// rates, where the tire would otherwise push the body unstably.
@@ -837,9 +843,17 @@ impl Block for Wheel {
             } else {
                 [0.0; 2]
             };
+            // A wheel that barely turns may be held through its drivetrain (an automatic's
+            // parking pawl, or the brakes on the other axle through four-wheel drive), and its
+            // patch spring then pushes the body as a braked wheel's does: the floor fades in
+            // below `STILL_SPEED` of rolling (taken at the step's start).
+            let rolling_speed = rt.contact.velocity[0]
+                .abs()
+                .max((self.radius * state[1]).abs());
+            let still = (1.0 - rolling_speed / STILL_SPEED).clamp(0.0, 1.0);
             let rolling = tire.relaxation_length[0].max(rt.min_relaxation);
             rt.floored_relaxation = [
-                rolling,
+                rolling.max(still * rt.body_relaxation[0]),
                 rolling.max(rt.body_relaxation[0]),
                 tire.relaxation_length[1].max(rt.body_relaxation[1]),
             ];
