@@ -53,7 +53,7 @@ pub enum VehicleSystems {
 /// From 15 Hz up every shipped road vehicle's 0–100 km/h and stop stay within 2 % of its
 /// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. (The tracked excavator's stiff
 /// running gear, 600 kN/m per road wheel, needs 30 Hz: at 20–24 Hz it rocks at rest, at
-/// 0.17–0.36 m/s, and at 15 Hz it bounces off the ground.) Rapier moves the body once per fixed
+/// 0.08–0.40 m/s, and at 15 Hz it bounces off the ground.) Rapier moves the body once per fixed
 /// step, so every spring between road and body is integrated explicitly at the fixed step,
 /// whatever the drivetrain's substeps. A tire's contact patch is the stiffest of them
 /// (`C/σ`, slip stiffness over relaxation length: half a meganewton per metre fore and aft
