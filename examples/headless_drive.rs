@@ -208,8 +208,8 @@ fn main() {
     let hz = args.hz;
     if 1.0 / hz > bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP {
         eprintln!(
-            "warning: {hz} Hz is below the {:.0} Hz the vehicles are validated at: their tires may \
-             push their bodies unstably (see `LONGEST_VALIDATED_STEP`)",
+            "warning: {hz} Hz is below the {:.0} Hz the vehicles are validated at: the springs \
+             between road and body may shake or throw them (see `LONGEST_VALIDATED_STEP`)",
             1.0 / bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP
         );
     }

@@ -51,11 +51,11 @@ pub enum VehicleSystems {
 /// 15 Hz.
 ///
 /// From 15 Hz up every shipped road vehicle's 0–100 km/h and stop stay within 2 % of its
-/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. (The tracked excavator's stiff
-/// running gear, 600 kN/m per road wheel, needs 30 Hz: at 20–24 Hz it rocks at rest, at
-/// 0.08–0.40 m/s, and at 15 Hz it bounces off the ground.) Rapier moves the body once per fixed
-/// step, so every spring between road and body is integrated explicitly at the fixed step,
-/// whatever the drivetrain's substeps. A tire's contact patch is the stiffest of them
+/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. (The
+/// tracked excavator's stiff running gear, 600 kN/m per road wheel, needs 30 Hz: at 20–24 Hz
+/// it rocks at rest, at 0.08–0.40 m/s, and at 15 Hz it bounces off the ground.) Rapier moves
+/// the body once per fixed step, so every spring between road and body is integrated
+/// explicitly at the fixed step, whatever the drivetrain's substeps. A tire's contact patch is the stiffest of them
 /// (`C/σ`, slip stiffness over relaxation length: half a meganewton per metre fore and aft
 /// for a car tire whose wheel the brake holds, a tenth of that sideways); its relaxation
 /// length is floored so that it stays within the fixed step on the share of the body it
@@ -122,7 +122,7 @@ fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
         *warned = true;
         warn!(
             "the fixed step is {dt:.4} s ({:.1} Hz): vehicles are validated from {:.0} Hz up; \
-             at longer steps their tires may push their bodies unstably (see \
+             at longer steps the springs between road and body may shake or throw them (see \
              `LONGEST_VALIDATED_STEP`)",
             1.0 / dt,
             1.0 / LONGEST_VALIDATED_STEP

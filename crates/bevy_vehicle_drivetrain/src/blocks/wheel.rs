@@ -255,13 +255,14 @@ pub struct WheelRuntime {
     pub min_relaxation: f64,
     /// Shortest relaxation lengths `[longitudinal, lateral]` this step for the contact-patch
     /// spring on the body (m): `C·g·dt²/(F_z·L²)` with `L` = [`BODY_SPRING_LIMIT`] and `dt` the
-    /// fixed step, so the spring's frequency on the share of the body the tire carries (`F_z/g`)
-    /// stays within `L` per fixed step. The lateral one always applies; the longitudinal one
-    /// while the brake holds the wheel, and fading in below [`STILL_SPEED`] of rolling (a
-    /// rolling wheel's own spin takes the longitudinal spring within the substeps). At 60 Hz neither is reached by a shipped tire (a car tire's
-    /// longitudinal one is 0.09 m at 60 Hz, 0.37 m at 30 Hz against its 0.15 m; its lateral one
-    /// 0.44 m at 20 Hz against 0.5 m): they lengthen the relaxation only at low fixed-step
-    /// rates, where the tire would otherwise push the body unstably.
+    /// fixed step, so the spring's frequency on the share of the body the tire carries
+    /// (`F_z/g`) stays within `L` per fixed step. The lateral one always applies; the
+    /// longitudinal one while the brake holds the wheel, and fading in below [`STILL_SPEED`]
+    /// of rolling (a rolling wheel's own spin takes the longitudinal spring within the
+    /// substeps). At 60 Hz no shipped tire reaches either (a car tire's longitudinal one is
+    /// 0.09 m at 60 Hz, 0.37 m at 30 Hz, against its 0.15 m; its lateral one 0.44 m at 20 Hz
+    /// against 0.5 m): they lengthen the relaxation only at low fixed-step rates, where the
+    /// tire would otherwise push the body unstably.
     pub body_relaxation: [f64; 2],
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
@@ -461,7 +462,8 @@ impl Wheel {
         // The longitudinal patch spring also stays within its bound on the wheel
         // (`min_relaxation`).
         let rolled = abs_vx * rt.substep;
-        // A held wheel's patch spring pushes the body alone (`body_relaxation`).
+        // A held wheel's patch spring pushes the body alone, and a still one's may
+        // (`body_relaxation`).
         let longitudinal = match rt.mode {
             BrakeMode::Rolling { .. } => rt.floored_relaxation[0],
             BrakeMode::Held => rt.floored_relaxation[1],
