@@ -62,7 +62,8 @@ pub enum VehicleSystems {
 /// carries ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)). Below
 /// 15 Hz the others show: at 12 Hz the GTE rocks at rest after a stop and the tractor unit
 /// launches 28 % slower, and at 10 Hz the cars bounce off the ground when they land (the
-/// suspension's spring and damper). The [`ChassisPlugin`] warns once when the fixed step is
+/// suspension's spring and damper). Hard landings need 20 Hz or more: a car dropped from
+/// 5 m still bounces after 5 s at 15 Hz, where its bump stops ring (`ω·dt` = 2.1). The [`ChassisPlugin`] warns once when the fixed step is
 /// longer than this.
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;
 
