@@ -505,6 +505,7 @@ pub(crate) fn probe_ground(
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
         let com = transform.transform_point(mass.local_center_of_mass);
+        let corner_mass = f64::from(mass.mass) / inputs.wheels.len().max(1) as f64;
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
@@ -633,6 +634,7 @@ pub(crate) fn probe_ground(
                             wheel: index,
                             deflection: travel + lead * travel_rate,
                             rate: travel_rate,
+                            mass: corner_mass,
                             suspension,
                         };
                         finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report)

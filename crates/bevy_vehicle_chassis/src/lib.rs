@@ -46,8 +46,8 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, Side, Steering, Suspension, TractionControl, VehicleTelemetry, WheelMount,
-    WheelState,
+    Brakes, GroundProbe, SUSPENSION_STEP_LIMIT, Side, Steering, Suspension, TractionControl,
+    VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;

@@ -283,8 +283,8 @@ impl SteeringModule for AckermannSteering {
 }
 
 /// The built-in suspension: each corner's [`Suspension`](crate::Suspension) settings
-/// ([`Suspension::force`](crate::Suspension::force): spring, preload, bump stop, bump and
-/// rebound damping).
+/// ([`Suspension::force_at_step`](crate::Suspension::force_at_step): spring, preload, bump
+/// stop, bump and rebound damping).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BuiltinSuspension;
 
@@ -293,8 +293,10 @@ impl SuspensionModule for BuiltinSuspension {
         "BuiltinSuspension"
     }
 
-    fn force(&self, _: &ModuleContext, corner: &CornerInput) -> f64 {
-        corner.suspension.force(corner.deflection, corner.rate)
+    fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64 {
+        corner
+            .suspension
+            .force_at_step(corner.deflection, corner.rate, ctx.dt, corner.mass)
     }
 }
 

@@ -117,6 +117,9 @@ pub struct CornerInput<'a> {
     pub deflection: f64,
     /// Deflection rate (m/s, compression positive).
     pub rate: f64,
+    /// The body's mass per wheel (kg): the chassis body's mass over its number of wheels,
+    /// what the corner's springs move (see [`Suspension::force_at_step`]).
+    pub mass: f64,
     /// The corner's suspension settings (what the built-in uses).
     pub suspension: &'a Suspension,
 }
