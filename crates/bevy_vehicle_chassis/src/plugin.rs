@@ -63,7 +63,7 @@ pub enum VehicleSystems {
 /// a bump stop is held within the step on the body's mass per wheel
 /// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)): a car dropped from 5 m
 /// settles at 15 Hz as at 60. Below 15 Hz the other springs show: at 12 Hz the GTE rocks at
-/// rest after a stop and the tractor unit launches 28 % slower, and at 10 Hz the hatchback's
+/// rest after a stop and the tractor unit launches 27 % slower, and at 10 Hz the hatchback's
 /// 0–100 km/h takes twice as long. Driven off a 2 m ledge at 15 m/s, a car lands upright at
 /// 15 Hz but bounces off course (16 m aside 4 s later, 0.4 m at 30 Hz and more). The [`ChassisPlugin`] warns once when the fixed step is
 /// longer than this.
