@@ -206,12 +206,8 @@ fn main() {
         .unwrap_or_else(|e| fail(format!("{}:{e}", args.program.display())));
 
     let hz = args.hz;
-    if 1.0 / hz > bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP {
-        eprintln!(
-            "warning: {hz} Hz is below the {:.0} Hz the vehicles are validated at: the springs \
-             between road and body may shake or throw them (see `LONGEST_VALIDATED_STEP`)",
-            1.0 / bevy_vehicle_physics::chassis::LONGEST_VALIDATED_STEP
-        );
+    if let Some(warning) = bevy_vehicle_physics::chassis::fixed_step_warning(1.0 / hz) {
+        eprintln!("warning: {warning}");
     }
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, TransformPlugin, VehiclePhysicsPlugins))

@@ -53,7 +53,9 @@ pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_le
 pub use error::ChassisError;
 pub use hitch::{Coupling, Hitch};
 pub use path_follower::{PathFollower, RoutePoint};
-pub use plugin::{ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems};
+pub use plugin::{
+    ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems, fixed_step_warning,
+};
 pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
 

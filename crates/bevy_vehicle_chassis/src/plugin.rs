@@ -51,22 +51,17 @@ pub enum VehicleSystems {
 /// 15 Hz.
 ///
 /// From 15 Hz up every shipped road vehicle's 0–100 km/h and stop stay within 2 % of its
-/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. (The
-/// tracked excavator's stiff running gear, 600 kN/m per road wheel, needs 30 Hz: at 20–24 Hz
-/// it rocks at rest, at 0.08–0.40 m/s.) Rapier moves
-/// the body once per fixed step, so every spring between road and body is integrated
-/// explicitly at the fixed step, whatever the drivetrain's substeps. A tire's contact patch is the stiffest of them
-/// (`C/σ`, slip stiffness over relaxation length: half a meganewton per metre fore and aft
-/// for a car tire whose wheel the brake holds, a tenth of that sideways); its relaxation
-/// length is floored so that it stays within the fixed step on the share of the body it
-/// carries ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)), and
-/// a bump stop is held within the step on the body's mass per wheel
-/// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)): a car dropped from 5 m
-/// settles at 15 Hz as at 60. Below 15 Hz the other springs show: at 12 Hz the GTE rocks at
-/// rest after a stop and the tractor unit launches 27 % slower, and at 10 Hz the hatchback's
-/// 0–100 km/h takes twice as long. Driven off a 2 m ledge at 15 m/s, a car lands upright at
-/// 15 Hz but bounces off course (16 m aside 4 s later, 0.4 m at 30 Hz and more). The [`ChassisPlugin`] warns once when the fixed step is
-/// longer than this.
+/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. Rapier
+/// moves the body once per fixed step, so every spring between road and body is integrated
+/// explicitly at the fixed step, whatever the drivetrain's substeps; the two stiffest are held
+/// within the step: a tire's contact patch
+/// ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)) and a bump stop
+/// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)). Below 15 Hz the others
+/// show (at 12 Hz the GTE rocks at rest after a stop). Driven off a 2 m ledge at 15 m/s a car
+/// lands upright at 15 Hz but bounces off course, and the tracked excavator's stiff running
+/// gear needs 30 Hz; the README's "Fixed-step rate" has the measurements. The
+/// [`ChassisPlugin`] warns once when the fixed step is longer than this
+/// ([`fixed_step_warning`]).
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;
 
 /// Runs vehicles on Rapier bodies: contact, suspension, brakes, steering, forces, telemetry.
@@ -118,18 +113,29 @@ impl Plugin for ChassisPlugin {
     }
 }
 
-/// Warns once if the fixed step is longer than [`LONGEST_VALIDATED_STEP`].
-fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
-    let dt = time.delta_secs_f64();
-    if !*warned && dt > LONGEST_VALIDATED_STEP * (1.0 + 1e-6) {
-        *warned = true;
-        warn!(
+/// The warning for a fixed step of `dt` (s) longer than [`LONGEST_VALIDATED_STEP`]; `None`
+/// for a validated one. The [`ChassisPlugin`] logs it once; a tool that sets the step itself
+/// (the headless runner) may print it.
+pub fn fixed_step_warning(dt: f64) -> Option<String> {
+    (dt > LONGEST_VALIDATED_STEP * (1.0 + 1e-6)).then(|| {
+        format!(
             "the fixed step is {dt:.4} s ({:.1} Hz): vehicles are validated from {:.0} Hz up; \
              at longer steps the springs between road and body may shake or throw them (see \
              `LONGEST_VALIDATED_STEP`)",
             1.0 / dt,
             1.0 / LONGEST_VALIDATED_STEP
-        );
+        )
+    })
+}
+
+/// Warns once if the fixed step is longer than [`LONGEST_VALIDATED_STEP`].
+fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
+    if *warned {
+        return;
+    }
+    if let Some(warning) = fixed_step_warning(time.delta_secs_f64()) {
+        *warned = true;
+        warn!("{warning}");
     }
 }
 
