@@ -838,23 +838,21 @@ fn step_drivetrains(
     if dt <= 0.0 {
         return;
     }
-    // Each vehicle's boxed cells start loading while the vehicle before it is stepped: with
-    // thousands of vehicles they are not in the cache.
     let mut step = |mut d: Mut<Drivetrain>| {
         d.step_with(dt, &mut scratch);
         // While the vehicle's program is still in cache.
         sensors.write(&mut d);
     };
-    let mut previous: Option<Mut<Drivetrain>> = None;
-    for drivetrain in vehicles.iter_mut() {
-        drivetrain.prefetch();
-        if let Some(d) = previous.replace(drivetrain) {
-            step(d);
-        }
-    }
-    if let Some(d) = previous {
-        step(d);
-    }
+    // With thousands of vehicles their data is not in the cache, and the step reads it through
+    // pointers the hardware cannot predict. So each vehicle's component starts loading two
+    // vehicles before its step, and its boxed cells (whose addresses are in the component)
+    // one vehicle before.
+    crate::prefetch::pipelined(
+        vehicles.iter_mut(),
+        |d| crate::prefetch::value(&**d),
+        |d| d.prefetch(),
+        &mut step,
+    );
 }
 
 /// Writes the sensor components of a vehicle's built-in blocks ([`EngineSensors`],
