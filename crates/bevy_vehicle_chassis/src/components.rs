@@ -106,10 +106,12 @@ impl Default for Suspension {
     }
 }
 
-/// Largest `ω·dt` the suspension's spring and bump stop may reach on their share of the body
-/// over a fixed step (see [`Suspension::force_at_step`]). Semi-implicit Euler, Rapier's
-/// integrator, holds an undamped spring up to 2; 1.4 keeps the bump and rebound damping of
-/// the shipped vehicles inside the stable range as well.
+/// Largest `ω·dt` the suspension may reach on its share of the body over a fixed step (see
+/// [`Suspension::force_at_step`]): the spring and bump stop together ring at no more than it,
+/// and the damper takes no more than the spring leaves of its square, `(ω·dt)² + 2·(c/m)·dt
+/// ≤ L²`. Semi-implicit Euler, Rapier's integrator, is stable for a spring and damper whose
+/// force is held over the step while `(ω·dt)² + 2·(c/m)·dt < 4`; `L² = 1.96` keeps half of
+/// that.
 pub const SUSPENSION_STEP_LIMIT: f64 = 1.4;
 
 impl Suspension {
@@ -134,39 +136,56 @@ impl Suspension {
     /// Suspension force (N, ≥ 0) at travel `x` (m, compression positive) and travel rate
     /// `rate` (m/s, compression positive).
     pub fn force(&self, x: f64, rate: f64) -> f64 {
-        self.force_with_bump_stop(x, rate, self.bump_stop_stiffness)
+        self.force_with(x, rate, self.bump_stop_stiffness, self.damping(rate))
     }
 
-    /// [`Suspension::force`] held over a fixed step of `dt` (s) on `mass` (kg) of the body:
-    /// the bump stop's stiffness is held down so that spring and bump stop together ring at
-    /// no more than [`SUSPENSION_STEP_LIMIT`] per step (`ω·dt`, `ω² = k/mass`). Rapier moves
-    /// the body once per fixed step, so these springs are integrated explicitly at the fixed
-    /// step: a car's bump stop (300 kN/m on a corner's 330 kg) rings at `ω·dt` = 2.1 at 15 Hz,
-    /// past what that can hold, and a hard landing threw the car back up. A car's bump stop
-    /// reaches the bound below about 23 Hz, no shipped vehicle's from 30 Hz up; the spring
-    /// itself is never changed (it sets the ride height).
+    /// [`Suspension::force`] held over a fixed step of `dt` (s) on `mass` (kg) of the body,
+    /// within [`SUSPENSION_STEP_LIMIT`]. Rapier moves the body once per fixed step, so the
+    /// suspension is integrated explicitly at the fixed step, and at low step rates a stiff
+    /// one rings the body unstably:
+    /// - the bump stop's stiffness is held down so that spring and bump stop together ring at
+    ///   no more than the limit per step (`ω·dt`, `ω² = k/mass`): a car's bump stop (300 kN/m
+    ///   on a corner's 330 kg) rings at `ω·dt` = 2.1 at 15 Hz, and a hard landing threw the
+    ///   car back up;
+    /// - the damping is held down to what the spring leaves (`(ω·dt)² + 2·(c/mass)·dt ≤ L²`):
+    ///   the tracked excavator's running gear (600 kN/m and 30 kN·s/m on a road wheel's 2 t)
+    ///   rocked the body from side to side at the step rate at 20 Hz.
+    ///
+    /// A car's bump stop reaches its bound below about 23 Hz, no car's damper from 15 Hz up, no
+    /// shipped vehicle's suspension from 30 Hz up; the spring itself is never changed (it sets
+    /// the ride height).
     pub fn force_at_step(&self, x: f64, rate: f64, dt: f64, mass: f64) -> f64 {
         let mut bump_stop = self.bump_stop_stiffness;
+        let mut damping = self.damping(rate);
         if dt > 0.0 && mass > 0.0 {
-            let stiffest = mass * (SUSPENSION_STEP_LIMIT / dt).powi(2);
+            let budget = SUSPENSION_STEP_LIMIT * SUSPENSION_STEP_LIMIT;
+            let stiffest = mass * budget / (dt * dt);
             bump_stop = bump_stop.min((stiffest - self.stiffness).max(0.0));
+            let spring = (self.stiffness / stiffest).min(1.0) * budget;
+            damping = damping.min((budget - spring) * mass / (2.0 * dt));
         }
-        self.force_with_bump_stop(x, rate, bump_stop)
+        self.force_with(x, rate, bump_stop, damping)
     }
 
-    /// [`Suspension::force`] with a bump stop of stiffness `bump_stop` (N/m).
-    fn force_with_bump_stop(&self, x: f64, rate: f64, bump_stop: f64) -> f64 {
+    /// The damping at travel rate `rate` (N·s/m): bump while compressing, rebound while
+    /// extending.
+    fn damping(&self, rate: f64) -> f64 {
+        if rate > 0.0 {
+            self.bump_damping
+        } else {
+            self.rebound_damping
+        }
+    }
+
+    /// [`Suspension::force`] with a bump stop of stiffness `bump_stop` (N/m) and a damping of
+    /// `damping` (N·s/m).
+    fn force_with(&self, x: f64, rate: f64, bump_stop: f64, damping: f64) -> f64 {
         let spring = self.stiffness * (self.preload + x);
         let stop_start = self.compression_limit - self.bump_stop_length;
         let bump = if x > stop_start {
             bump_stop * (x - stop_start)
         } else {
             0.0
-        };
-        let damping = if rate > 0.0 {
-            self.bump_damping
-        } else {
-            self.rebound_damping
         };
         (spring + bump + damping * rate).max(0.0)
     }
@@ -236,6 +255,11 @@ pub struct WheelState {
     pub force: Vec3,
     /// Wheel centre (world, m).
     pub center: Vec3,
+    /// How much of the tire's share of the body's mass a force along `[heading, left]` at the
+    /// contact moves, the body's pitch and roll counted (dimensionless, (0, 1]; see
+    /// [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).
+    /// Zero while the wheel is in the air.
+    pub body_mass_fraction: [f64; 2],
 }
 
 /// On a vehicle entity: brakes, from the driver's pedal, handbrake and parking lock to a brake

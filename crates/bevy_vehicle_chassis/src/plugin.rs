@@ -55,11 +55,12 @@ pub enum VehicleSystems {
 /// moves the body once per fixed step, so every spring between road and body is integrated
 /// explicitly at the fixed step, whatever the drivetrain's substeps; the two stiffest are held
 /// within the step: a tire's contact patch
-/// ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)) and a bump stop
+/// ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)) and the
+/// suspension's bump stop and damper
 /// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)). Below 15 Hz the others
 /// show (at 12 Hz the GTE rocks at rest after a stop). Driven off a 2 m ledge at 15 m/s a car
 /// lands upright at 15 Hz but bounces off course, and the tracked excavator's stiff running
-/// gear needs 30 Hz; the README's "Fixed-step rate" has the measurements. The
+/// gear needs 20 Hz; the README's "Fixed-step rate" has the measurements. The
 /// [`ChassisPlugin`] warns once when the fixed step is longer than this
 /// ([`fixed_step_warning`]).
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;

@@ -330,6 +330,7 @@ pub(crate) fn step_vehicles(
                     velocity: state.velocity,
                     acceleration: state.acceleration,
                     friction: state.friction,
+                    body_mass_fraction: state.body_mass_fraction,
                 };
             }
         }

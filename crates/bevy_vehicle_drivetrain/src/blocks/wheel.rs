@@ -81,7 +81,7 @@ impl Default for Tire {
 /// What the ground does under a wheel with a [`Tire`] this step: a state fed by the vehicle, which
 /// the chassis writes into [`WheelRuntime::contact`] before every fixed step (the drivetrain holds
 /// it constant over the step).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WheelContact {
     /// Normal load on the tire (N, ≥ 0; 0 when the wheel is in the air).
     pub load: f64,
@@ -95,6 +95,29 @@ pub struct WheelContact {
     pub acceleration: [f64; 2],
     /// Friction coefficient of the surface under the tire (dimensionless, ≥ 0).
     pub friction: f64,
+    /// How much of the tire's share of the body's mass (`load / g`) a force along the tire's
+    /// `[forward, left]` axis at the ground moves (dimensionless, in (0, 1]; 1 by default).
+    /// Below 1 when the body's centre of mass stands above the ground: the force also pitches
+    /// or rolls the body, so the ground-level point gives more readily than the mass alone
+    /// would (`1/(1 + m·h²·a·I⁻¹·a)`, with `m` the body's mass (kg), `h` the height of its
+    /// centre of mass above the contact (m), `I` its inertia tensor (kg·m²) and `a` the unit
+    /// axis the force turns the body about). The wheel's floor on its relaxation lengths for
+    /// the body is divided by it ([`WheelRuntime::body_relaxation`]). Out of range or not
+    /// finite: taken as 1.
+    pub body_mass_fraction: [f64; 2],
+}
+
+impl Default for WheelContact {
+    /// No contact: no load, no velocity, no friction, the whole body's share.
+    fn default() -> Self {
+        WheelContact {
+            load: 0.0,
+            velocity: [0.0; 2],
+            acceleration: [0.0; 2],
+            friction: 0.0,
+            body_mass_fraction: [1.0; 2],
+        }
+    }
 }
 
 /// What the road does to a wheel.
@@ -211,9 +234,10 @@ impl Default for BrakeMode {
 pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 
 /// Largest `ω·dt` allowed for a tire's contact-patch spring on the share of the vehicle's
-/// body it carries (`ω² = C·g/(σ·F_z)`: the spring `C/σ` on the mass `F_z/g`, with `C` the
-/// slip stiffness (N), `σ` the relaxation length (m), `F_z` the load (N) and `dt` the fixed
-/// step (s)); see [`WheelRuntime::body_relaxation`].
+/// body it moves (`ω² = C·g/(σ·F_z·f)`: the spring `C/σ` on the mass `f·F_z/g`, with `C` the
+/// slip stiffness (N), `σ` the relaxation length (m), `F_z` the load (N), `f` the
+/// [`WheelContact::body_mass_fraction`] and `dt` the fixed step (s)); see
+/// [`WheelRuntime::body_relaxation`].
 ///
 /// The body is moved once per fixed step (by Rapier, with the tire's force held over the
 /// step), so this spring is integrated explicitly at the fixed step, whatever the substeps.
@@ -254,15 +278,18 @@ pub struct WheelRuntime {
     /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
     /// Shortest relaxation lengths `[longitudinal, lateral]` this step for the contact-patch
-    /// spring on the body (m): `C·g·dt²/(F_z·L²)` with `L` = [`BODY_SPRING_LIMIT`] and `dt` the
-    /// fixed step, so the spring's frequency on the share of the body the tire carries
-    /// (`F_z/g`) stays within `L` per fixed step. The lateral one always applies; the
+    /// spring on the body (m): `C·g·dt²/(F_z·f·L²)` with `L` = [`BODY_SPRING_LIMIT`], `dt` the
+    /// fixed step and `f` the contact's [`WheelContact::body_mass_fraction`], so the spring's
+    /// frequency on the share of the body the tire moves (`f·F_z/g`: its share of the mass,
+    /// less what pitching and rolling give way) stays within `L` per fixed step. The lateral
+    /// one always applies; the
     /// longitudinal one while the brake holds the wheel, and fading in below [`STILL_SPEED`]
     /// of rolling (a rolling wheel's own spin takes the longitudinal spring within the
-    /// substeps). At 60 Hz no shipped tire reaches either (a car tire's longitudinal one is
-    /// 0.09 m at 60 Hz, 0.37 m at 30 Hz, against its 0.15 m; its lateral one 0.44 m at 20 Hz
-    /// against 0.5 m): they lengthen the relaxation only at low fixed-step rates, where the
-    /// tire would otherwise push the body unstably.
+    /// substeps). At 60 Hz no shipped tire reaches either (for the default car, `f` 0.85 fore
+    /// and aft and 0.63 sideways, a tire's longitudinal one is 0.11 m at 60 Hz, 0.44 m at
+    /// 30 Hz, against its 0.15 m; its lateral one 0.31 m at 30 Hz, 0.70 m at 20 Hz, against
+    /// 0.5 m): they lengthen the relaxation only at low fixed-step rates, where the tire would
+    /// otherwise push the body unstably.
     pub body_relaxation: [f64; 2],
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
@@ -841,7 +868,12 @@ impl Block for Wheel {
             rt.body_relaxation = if load > 0.0 {
                 let per_stiffness =
                     GRAVITY * step.dt * step.dt / (load * BODY_SPRING_LIMIT * BODY_SPRING_LIMIT);
-                rt.tire.stiffness().map(|c| c.abs() * per_stiffness)
+                let fraction = rt
+                    .contact
+                    .body_mass_fraction
+                    .map(|f| if f > 0.0 && f <= 1.0 { f } else { 1.0 });
+                let stiffness = rt.tire.stiffness();
+                [0, 1].map(|i| stiffness[i].abs() * per_stiffness / fraction[i])
             } else {
                 [0.0; 2]
             };
