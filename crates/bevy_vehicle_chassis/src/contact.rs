@@ -502,41 +502,54 @@ pub fn spring_lead(dt: f64, substeps: usize) -> f64 {
     dt * (n - 1.0) / (2.0 * n)
 }
 
-/// How much of its share of the body's mass a force along `axis` (world, unit, along the
-/// ground) at `hit` moves: `1/(1 + m·h²·a·I⁻¹·a)`, with `h` the height of the centre of mass
-/// `com` above the contact plane and `a = n × axis` the axis the force turns the body about
-/// (see [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).
-///
-/// The lever is the height alone: the wheels of a vehicle push the same way in the modes that
-/// matter (a car rocking on its held tires, the body swaying on its tires' lateral springs),
-/// and their moments about the vertical and from their fore-and-aft and side positions cancel
-/// between them, while those from the height add up. 1 for a body with no inertia tensor
-/// (infinite or locked rotations).
-fn body_mass_fraction(
-    mass: &ReadMassProperties,
-    rotation: Quat,
-    com: Vec3,
-    hit: &Hit,
-    axis: Vec3,
-) -> f64 {
-    let height = f64::from((com - hit.point).dot(hit.normal));
-    let frame = rotation * mass.principal_inertia_local_frame;
-    let turn = frame.inverse() * hit.normal.cross(axis);
-    let inverse_inertia: f64 = (0..3)
-        .map(|k| {
-            let i = f64::from(mass.principal_inertia[k]);
+/// A vehicle body's mass, centre of mass and inverse inertia tensor in the world frame this
+/// step, for [`BodyInertia::mass_fraction`].
+struct BodyInertia {
+    /// Mass (kg).
+    mass: f32,
+    /// Centre of mass (world, m).
+    center: Vec3,
+    /// Inverse inertia tensor (world frame, 1/(kg·m²)); zero about axes with no inertia
+    /// (rotation locked).
+    inverse_inertia: Mat3,
+}
+
+impl BodyInertia {
+    fn new(mass: &ReadMassProperties, transform: &Transform) -> Self {
+        let frame = Mat3::from_quat(transform.rotation * mass.principal_inertia_local_frame);
+        let inverse = mass.principal_inertia.map(|i| {
             if i > 0.0 && i.is_finite() {
-                f64::from(turn[k]).powi(2) / i
+                1.0 / i
             } else {
                 0.0
             }
-        })
-        .sum();
-    let fraction = 1.0 / (1.0 + f64::from(mass.mass) * height * height * inverse_inertia);
-    if fraction.is_finite() && fraction > 0.0 {
-        fraction.min(1.0)
-    } else {
-        1.0
+        });
+        BodyInertia {
+            mass: mass.mass,
+            center: transform.transform_point(mass.local_center_of_mass),
+            inverse_inertia: frame * Mat3::from_diagonal(inverse) * frame.transpose(),
+        }
+    }
+
+    /// How much of its share of the body's mass a force along `axis` (world, unit, along the
+    /// ground) at `hit` moves: `1/(1 + m·h²·a·I⁻¹·a)`, with `h` the height of the centre of
+    /// mass above the contact plane and `a = n × axis` the axis the force turns the body about
+    /// (see [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).
+    ///
+    /// The lever is the height alone: the wheels of a vehicle push the same way in the modes
+    /// that matter (a car rocking on its held tires, the body swaying on its tires' lateral
+    /// springs), and their moments from their fore-and-aft and side positions cancel between
+    /// them, while those from the height add up. 1 for a body whose rotations are locked.
+    fn mass_fraction(&self, hit: &Hit, axis: Vec3) -> f64 {
+        let height = (self.center - hit.point).dot(hit.normal);
+        let turn = hit.normal.cross(axis);
+        let mobility = self.mass * height * height * turn.dot(self.inverse_inertia * turn);
+        let fraction = 1.0 / (1.0 + f64::from(mobility));
+        if fraction.is_finite() && fraction > 0.0 {
+            fraction.min(1.0)
+        } else {
+            1.0
+        }
     }
 }
 
@@ -581,7 +594,8 @@ pub(crate) fn probe_ground(
         } = &mut *modules;
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
-        let com = transform.transform_point(mass.local_center_of_mass);
+        let body = BodyInertia::new(mass, transform);
+        let com = body.center;
         let corner_mass = f64::from(mass.mass) / inputs.wheels.len().max(1) as f64;
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
@@ -727,8 +741,7 @@ pub(crate) fn probe_ground(
                     velocity,
                     acceleration,
                     center: hit.center,
-                    body_mass_fraction: [heading, left]
-                        .map(|axis| body_mass_fraction(mass, rotation, com, &hit, axis)),
+                    body_mass_fraction: [heading, left].map(|axis| body.mass_fraction(&hit, axis)),
                     ..default()
                 };
             }
