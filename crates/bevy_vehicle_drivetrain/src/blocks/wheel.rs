@@ -282,14 +282,13 @@ pub struct WheelRuntime {
     /// fixed step and `f` the contact's [`WheelContact::body_mass_fraction`], so the spring's
     /// frequency on the share of the body the tire moves (`f·F_z/g`: its share of the mass,
     /// less what pitching and rolling give way) stays within `L` per fixed step. The lateral
-    /// one always applies; the
-    /// longitudinal one while the brake holds the wheel, and fading in below [`STILL_SPEED`]
-    /// of rolling (a rolling wheel's own spin takes the longitudinal spring within the
-    /// substeps). At 60 Hz no shipped tire reaches either (for the default car, `f` 0.85 fore
-    /// and aft and 0.63 sideways, a tire's longitudinal one is 0.11 m at 60 Hz, 0.44 m at
-    /// 30 Hz, against its 0.15 m; its lateral one 0.31 m at 30 Hz, 0.70 m at 20 Hz, against
-    /// 0.5 m): they lengthen the relaxation only at low fixed-step rates, where the tire would
-    /// otherwise push the body unstably.
+    /// one always applies; the longitudinal one while the brake holds the wheel, and fading in
+    /// below [`STILL_SPEED`] of rolling (a rolling wheel's own spin takes the longitudinal
+    /// spring within the substeps). At 60 Hz no shipped tire reaches either (for the default
+    /// car, `f` 0.85 fore and aft and 0.63 sideways, a tire's longitudinal one is 0.11 m at
+    /// 60 Hz, 0.44 m at 30 Hz, against its 0.15 m; its lateral one 0.31 m at 30 Hz, 0.70 m at
+    /// 20 Hz, against 0.5 m): they lengthen the relaxation only at low fixed-step rates, where
+    /// the tire would otherwise push the body unstably.
     pub body_relaxation: [f64; 2],
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
