@@ -595,8 +595,7 @@ pub(crate) fn probe_ground(
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
         let body = BodyInertia::new(mass, transform);
-        let com = body.center;
-        let corner_mass = f64::from(mass.mass) / inputs.wheels.len().max(1) as f64;
+        let corner_mass = f64::from(body.mass) / inputs.wheels.len().max(1) as f64;
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
@@ -687,7 +686,7 @@ pub(crate) fn probe_ground(
                     }
                     None => (Vec3::ZERO, 0.0, None),
                 };
-                let center_velocity = velocity.linear_velocity_at_point(hit.center, com);
+                let center_velocity = velocity.linear_velocity_at_point(hit.center, body.center);
                 let relative = center_velocity - ground_velocity;
                 let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
                 // The wheel centre closing on the ground along the contact normal compresses
