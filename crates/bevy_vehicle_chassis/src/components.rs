@@ -139,8 +139,10 @@ impl Suspension {
         self.force_with(x, rate, self.bump_stop_stiffness, self.damping(rate))
     }
 
-    /// [`Suspension::force`] held over a fixed step of `dt` (s) on `mass` (kg) of the body,
-    /// within [`SUSPENSION_STEP_LIMIT`]. Rapier moves the body once per fixed step, so the
+    /// [`Suspension::force`] held over a fixed step of `dt` (s) on `mass` (kg) of the body
+    /// (the chassis passes the mass per wheel of the body's stiffest mode on its springs,
+    /// heave, roll or pitch: [`CornerInput::mass`](crate::modules::CornerInput::mass)), within
+    /// [`SUSPENSION_STEP_LIMIT`]. Rapier moves the body once per fixed step, so the
     /// suspension is integrated explicitly at the fixed step, and at low step rates a stiff
     /// one rings the body unstably:
     /// - the bump stop's stiffness is held down so that spring and bump stop together ring at
@@ -148,12 +150,14 @@ impl Suspension {
     ///   on a corner's 330 kg) rings at `ω·dt` = 2.1 at 15 Hz, and a hard landing threw the
     ///   car back up;
     /// - the damping is held down to what the spring leaves (`(ω·dt)² + 2·(c/mass)·dt ≤ L²`):
-    ///   the tracked excavator's running gear (600 kN/m and 30 kN·s/m on a road wheel's 2 t)
-    ///   rocked the body from side to side at the step rate at 20 Hz.
+    ///   the tracked excavator's running gear (600 kN/m and 30 kN·s/m on each road wheel, its
+    ///   body rolling on them as on 1.46 t per wheel) rocked the body from side to side at
+    ///   the step rate at 20 Hz, and as it turned, until the roll's mass was counted.
     ///
-    /// A car's bump stop reaches its bound below about 23 Hz, no car's damper from 15 Hz up, no
-    /// shipped vehicle's suspension from 30 Hz up; the spring itself is never changed (it sets
-    /// the ride height).
+    /// A car's bump stop reaches its bound below about 26 Hz; the dampers reach theirs at
+    /// 15 Hz on the hatchback, the BMW, the GTE, the Jetta and the tipper, below 30 Hz on the
+    /// tractor unit and the excavator, and no shipped vehicle's suspension reaches either from
+    /// 30 Hz up; the spring itself is never changed (it sets the ride height).
     pub fn force_at_step(&self, x: f64, rate: f64, dt: f64, mass: f64) -> f64 {
         let mut bump_stop = self.bump_stop_stiffness;
         let mut damping = self.damping(rate);

@@ -551,6 +551,41 @@ impl BodyInertia {
             1.0
         }
     }
+
+    /// The body's mass per wheel that the suspension springs at `mounts` (world, m) ring
+    /// along `up` (world, unit) in the stiffest of the body's modes on them, taking their
+    /// springs alike (kg): the mass over the number of wheels in heave, and `1/λ` for the
+    /// pitch and roll, `λ` the largest eigenvalue of `I⁻¹·Σ uᵢuᵢᵀ` with `uᵢ = dᵢ × up` and
+    /// `dᵢ` the mount's offset from the centre of mass (a spring `k` at each wheel rolls the
+    /// body at `ω² = k·λ`). Heave and rotation are taken apart. A body that is narrow for
+    /// its roll inertia rolls faster than it heaves: 0.73 of the mass per wheel for the
+    /// excavator and the hatchback. See [`Suspension::force_at_step`].
+    fn corner_mass(&self, up: Vec3, mounts: impl Iterator<Item = Vec3>) -> f64 {
+        let mut count = 0usize;
+        let mut levers = Mat3::ZERO;
+        for mount in mounts {
+            let lever = (mount - self.center).cross(up);
+            levers += Mat3::from_cols(lever * lever.x, lever * lever.y, lever * lever.z);
+            count += 1;
+        }
+        let heave = f64::from(self.mass) / count.max(1) as f64;
+        // `λ` from the characteristic polynomial: the levers lie across `up`, so one
+        // eigenvalue is zero and the other two solve `λ² − tr·λ + m₂ = 0` (`m₂` the sum of
+        // the principal 2×2 minors).
+        let a = (self.inverse_inertia * levers)
+            .to_cols_array_2d()
+            .map(|c| c.map(f64::from));
+        let trace = a[0][0] + a[1][1] + a[2][2];
+        let minors = a[0][0] * a[1][1] - a[0][1] * a[1][0] + a[0][0] * a[2][2] - a[0][2] * a[2][0]
+            + a[1][1] * a[2][2]
+            - a[1][2] * a[2][1];
+        let lambda = 0.5 * (trace + (trace * trace - 4.0 * minors).max(0.0).sqrt());
+        if lambda > 0.0 && lambda.is_finite() {
+            heave.min(1.0 / lambda)
+        } else {
+            heave
+        }
+    }
 }
 
 /// Probes the ground and computes suspension forces and tire contacts for every vehicle.
@@ -595,7 +630,13 @@ pub(crate) fn probe_ground(
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
         let body = BodyInertia::new(mass, transform);
-        let corner_mass = f64::from(body.mass) / inputs.wheels.len().max(1) as f64;
+        let corner_mass = body.corner_mass(
+            up,
+            inputs
+                .wheels
+                .iter()
+                .map(|w| transform.rotation * w.mount.position + transform.translation),
+        );
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
@@ -831,6 +872,47 @@ mod tests {
     use super::*;
     use bevy_rapier3d::parry::utils::Array2;
     use bevy_rapier3d::rapier::prelude::{ColliderBuilder, SharedShape};
+
+    /// The suspension's mass per wheel against the closed forms of a body on four springs at
+    /// `(±a, ±b)` about its centre of mass (a vertical spring `k` at each): heave `ω² = 4k/m`,
+    /// roll `ω² = 4k·b²/I_roll`, pitch `ω² = 4k·a²/I_pitch`, so the mass per wheel of the
+    /// stiffest mode is the least of `m/4`, `I_roll/(4b²)` and `I_pitch/(4a²)` (to 1e-5;
+    /// f32 inertia), whichever way the body is turned about its vertical axis, and wherever
+    /// its centre of mass sits above the springs.
+    #[test]
+    fn the_suspension_rings_the_body_in_its_stiffest_mode() {
+        let mass = 1000.0f32;
+        // (half wheelbase, half track, pitch inertia, roll inertia): a car that rolls faster
+        // than it heaves, one that pitches faster, and one whose heave is stiffest.
+        for (a, b, pitch, roll) in [
+            (1.3f32, 0.75f32, 1500.0f32, 400.0f32),
+            (1.3, 0.75, 1000.0, 900.0),
+            (1.3, 0.75, 4000.0, 3000.0),
+        ] {
+            for heading in [0.0f32, 0.7] {
+                let turn = Quat::from_rotation_y(heading);
+                let frame = Mat3::from_quat(turn);
+                let local = Mat3::from_diagonal(Vec3::new(1.0 / pitch, 1.0 / 2000.0, 1.0 / roll));
+                let body = BodyInertia {
+                    mass,
+                    center: Vec3::new(3.0, 0.6, -2.0),
+                    inverse_inertia: frame * local * frame.transpose(),
+                };
+                let mounts = [(-a, -b), (-a, b), (a, -b), (a, b)]
+                    .map(|(z, x)| body.center + turn * Vec3::new(x, -0.4, z));
+                let got = body.corner_mass(Vec3::Y, mounts.into_iter());
+                let expected = f64::from(
+                    (mass / 4.0)
+                        .min(roll / (4.0 * b * b))
+                        .min(pitch / (4.0 * a * a)),
+                );
+                assert!(
+                    (got - expected).abs() < 1e-5 * expected,
+                    "pitch {pitch}, roll {roll}, heading {heading}: {got} kg vs {expected} kg"
+                );
+            }
+        }
+    }
 
     /// The tire cast against the whole shape by parry, as [`cast_tire`] does through the world:
     /// the reference the triangle-by-triangle contact must match.

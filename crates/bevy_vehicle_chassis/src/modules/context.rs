@@ -117,8 +117,11 @@ pub struct CornerInput<'a> {
     pub deflection: f64,
     /// Deflection rate (m/s, compression positive).
     pub rate: f64,
-    /// The body's mass per wheel (kg): the chassis body's mass over its number of wheels,
-    /// what the corner's springs move (see [`Suspension::force_at_step`]).
+    /// The body's mass per wheel that the suspension rings in the body's stiffest mode on its
+    /// springs (kg): the body's mass over its number of wheels in heave, less where the body
+    /// rolls or pitches faster than it heaves (0.73 of it for the hatchback and the tracked
+    /// excavator, which roll faster). What the corner's springs move at the fixed step (see
+    /// [`Suspension::force_at_step`]).
     pub mass: f64,
     /// The corner's suspension settings (what the built-in uses).
     pub suspension: &'a Suspension,
