@@ -247,12 +247,6 @@ pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 /// `ω·dt = 1`). 0.8 keeps a margin below both.
 pub const BODY_SPRING_LIMIT: f64 = 0.8;
 
-/// Rolling speed (m/s) below which a wheel's longitudinal relaxation length fades in to its
-/// floor for the body ([`WheelRuntime::body_relaxation`]) even while the brake does not hold
-/// it: at rest the drivetrain may (a parking pawl, four-wheel drive from a braked axle). Above
-/// it, a rolling wheel's own spin takes its patch spring within the substeps.
-pub const STILL_SPEED: f64 = 0.5;
-
 /// Runtime state of a [`Wheel`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WheelRuntime {
@@ -281,15 +275,31 @@ pub struct WheelRuntime {
     /// spring on the body (m): `C·g·dt²/(F_z·f·L²)` with `L` = [`BODY_SPRING_LIMIT`], `dt` the
     /// fixed step and `f` the contact's [`WheelContact::body_mass_fraction`], so the spring's
     /// frequency on the share of the body the tire moves (`f·F_z/g`: its share of the mass,
-    /// less what pitching and rolling give way) stays within `L` per fixed step. The lateral
-    /// one always applies; the longitudinal one while the brake holds the wheel, and fading in
-    /// below [`STILL_SPEED`] of rolling (a rolling wheel's own spin takes the longitudinal
-    /// spring within the substeps). At 60 Hz no shipped tire reaches either (for the default
-    /// car, `f` 0.85 fore and aft and 0.63 sideways, a tire's longitudinal one is 0.11 m at
-    /// 60 Hz, 0.44 m at 30 Hz, against its 0.15 m; its lateral one 0.31 m at 30 Hz, 0.70 m at
-    /// 20 Hz, against 0.5 m): they lengthen the relaxation only at low fixed-step rates, where
-    /// the tire would otherwise push the body unstably.
+    /// less what pitching and rolling give way) stays within `L` per fixed step.
+    ///
+    /// The lateral one always applies. The longitudinal one applies while the brake holds the
+    /// wheel, and while it rolls it fades out linearly toward the
+    /// [`WheelRuntime::critical_speed`], where the patch relaxes as fast as its spring rings
+    /// on the body (`|vx|/σ = 2ω`; 12 m/s for the shipped cars' tires, 15-17 m/s for the
+    /// tractor unit's, 20 m/s under the excavator's road wheels). Faster, the tire pushes the
+    /// body as a damper (`C/|vx|`), which the fixed step integrates stably
+    /// (`C·dt/(|vx|·m) ≤ ω·dt/2`). Slower, it is a spring on the body whenever the wheel's
+    /// spin does not give way to it within the substeps: a light free wheel's does, but one
+    /// held through a low gear, a governed drive or a track does not, and the wheel cannot
+    /// tell which (a fixed fade-out at 0.5 m/s left the excavator's track-held road wheels
+    /// ringing its body: at 20 Hz it veered 3.2 m aside in a 9.8 m straight run).
+    ///
+    /// At 60 Hz no shipped tire reaches either floor (for the default car, `f` 0.85 fore and
+    /// aft and 0.63 sideways, a tire's longitudinal one is 0.11 m at 60 Hz, 0.44 m at 30 Hz,
+    /// against its 0.15 m; its lateral one 0.31 m at 30 Hz, 0.70 m at 20 Hz, against 0.5 m):
+    /// they lengthen the relaxation only at low fixed-step rates, where the tire would
+    /// otherwise push the body unstably.
     pub body_relaxation: [f64; 2],
+    /// The speed (m/s) at which the tire's longitudinal patch spring is critically damped on
+    /// the share of the body it pushes this step, `2·σ·ω` with `ω² = C·g/(σ·f·F_z)` (the
+    /// tire's own relaxation length `σ`, slip stiffness `C`, load `F_z` and the contact's
+    /// [`WheelContact::body_mass_fraction`] `f`): see [`WheelRuntime::body_relaxation`].
+    pub critical_speed: f64,
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
     /// Under a large load (a landing, a crash) the patch spring and damper acting on the
@@ -488,7 +498,7 @@ impl Wheel {
         // The longitudinal patch spring also stays within its bound on the wheel
         // (`min_relaxation`).
         let rolled = abs_vx * rt.substep;
-        // A held wheel's patch spring pushes the body alone, and a still one's may
+        // A held wheel's patch spring pushes the body alone, and a slow one's may
         // (`body_relaxation`).
         let longitudinal = match rt.mode {
             BrakeMode::Rolling { .. } => rt.floored_relaxation[0],
@@ -864,29 +874,37 @@ impl Block for Wheel {
             rt.min_relaxation =
                 r2 * stiffness * h * h / (inertia * PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
             let load = rt.tire.load();
-            rt.body_relaxation = if load > 0.0 {
+            (rt.body_relaxation, rt.critical_speed) = if load > 0.0 {
                 let per_stiffness =
                     GRAVITY * step.dt * step.dt / (load * BODY_SPRING_LIMIT * BODY_SPRING_LIMIT);
                 let fraction = rt
                     .contact
                     .body_mass_fraction
                     .map(|f| if f > 0.0 && f <= 1.0 { f } else { 1.0 });
-                let stiffness = rt.tire.stiffness();
-                [0, 1].map(|i| stiffness[i].abs() * per_stiffness / fraction[i])
+                let stiffness = rt.tire.stiffness().map(f64::abs);
+                // `2·σ·ω` with `ω² = C·g/(σ·f·F_z)`.
+                let sigma = tire.relaxation_length[0];
+                let critical = 2.0 * (stiffness[0] * sigma * GRAVITY / (fraction[0] * load)).sqrt();
+                (
+                    [0, 1].map(|i| stiffness[i] * per_stiffness / fraction[i]),
+                    critical,
+                )
             } else {
-                [0.0; 2]
+                ([0.0; 2], 0.0)
             };
-            // A wheel that barely turns may be held through its drivetrain (an automatic's
-            // parking pawl, or the brakes on the other axle through four-wheel drive), and its
-            // patch spring then pushes the body as a braked wheel's does: the floor fades in
-            // below `STILL_SPEED` of rolling (taken at the step's start).
+            // Rolling, the longitudinal floor fades out toward the speed at which the patch
+            // spring is critically damped on the body (taken at the step's start).
             let rolling_speed = rt.contact.velocity[0]
                 .abs()
                 .max((self.radius * state[1]).abs());
-            let still = (1.0 - rolling_speed / STILL_SPEED).clamp(0.0, 1.0);
+            let ringing = if rt.critical_speed > 0.0 {
+                (1.0 - rolling_speed / rt.critical_speed).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
             let rolling = tire.relaxation_length[0].max(rt.min_relaxation);
             rt.floored_relaxation = [
-                rolling.max(still * rt.body_relaxation[0]),
+                rolling.max(ringing * rt.body_relaxation[0]),
                 rolling.max(rt.body_relaxation[0]),
                 tire.relaxation_length[1].max(rt.body_relaxation[1]),
             ];
