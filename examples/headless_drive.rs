@@ -285,6 +285,12 @@ fn main() {
     // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;
+    // The forward speed (m/s) and position at the end of the last step: where a braking run
+    // whose pedal goes down in this step starts.
+    let mut before = (
+        0.0f64,
+        app.world().get::<Transform>(car).unwrap().translation,
+    );
     let mut stops: Vec<(f64, f64, f64)> = Vec::new();
     let mut ran = 0;
     // The throttle the driver's foot applies, and the largest slip ratio of the last step.
@@ -367,9 +373,10 @@ fn main() {
                 stops.push((from, tel.forward_speed.abs(), distance));
                 braking = None;
             }
-        } else if controls.brake > 0.0 && tel.forward_speed.abs() > 1.0 {
-            braking = Some((tel.forward_speed.abs(), p));
+        } else if controls.brake > 0.0 && before.0.abs() > 1.0 {
+            braking = Some((before.0.abs(), before.1));
         }
+        before = (tel.forward_speed, p);
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
             to_100 = start.map(|s| t + dt - s);
         }
@@ -440,10 +447,19 @@ fn main() {
     }
     for (from, to, distance) in stops {
         if to < 0.1 {
-            println!(
-                "stopping distance from {:.1} km/h: {distance:.1} m",
-                from * 3.6
-            );
+            // Also from the nearest whole km/h, as magazines quote it: the distance scales
+            // with the speed squared at a steady deceleration.
+            let kmh = from * 3.6;
+            let nominal = kmh.round();
+            let scaled = if (kmh - nominal).abs() >= 0.05 && nominal > 0.0 {
+                format!(
+                    " ({:.1} m from {nominal:.0} km/h)",
+                    distance * (nominal / kmh).powi(2)
+                )
+            } else {
+                String::new()
+            };
+            println!("stopping distance from {kmh:.1} km/h: {distance:.1} m{scaled}");
         } else {
             println!(
                 "braking from {:.1} to {:.1} km/h: {distance:.1} m",
