@@ -376,10 +376,18 @@ fn main() {
         } else if controls.brake > 0.0 && before.0.abs() > 1.0 {
             braking = Some((before.0.abs(), before.1));
         }
-        before = (tel.forward_speed, p);
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
-            to_100 = start.map(|s| t + dt - s);
+            // When within the step it crossed 100 km/h, its speed taken as linear over the
+            // step, so that the time does not round up to the step.
+            let gained = tel.forward_speed - before.0;
+            let within = if gained > 0.0 {
+                ((100.0 / 3.6 - before.0) / gained).clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            to_100 = start.map(|s| t + within * dt - s);
         }
+        before = (tel.forward_speed, p);
         write_csv_row(
             &mut csv,
             t + dt,
@@ -447,11 +455,12 @@ fn main() {
     }
     for (from, to, distance) in stops {
         if to < 0.1 {
-            // Also from the nearest whole km/h, as magazines quote it: the distance scales
-            // with the speed squared at a steady deceleration.
+            // Near a round speed (100 km/h, say), also from it, as magazines quote it: the
+            // distance scales with the speed squared at a steady deceleration.
             let kmh = from * 3.6;
-            let nominal = kmh.round();
-            let scaled = if (kmh - nominal).abs() >= 0.05 && nominal > 0.0 {
+            let nominal = (kmh / 10.0).round() * 10.0;
+            let off = (kmh - nominal).abs();
+            let scaled = if (0.05..1.0).contains(&off) && nominal > 0.0 {
                 format!(
                     " ({:.1} m from {nominal:.0} km/h)",
                     distance * (nominal / kmh).powi(2)
