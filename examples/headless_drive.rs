@@ -94,6 +94,98 @@ struct Command {
     at_speed: Option<f64>,
 }
 
+impl Program {
+    /// Checks the values serde accepted: the field (a path such as `commands[2].throttle`)
+    /// and what is wrong with it, at the first bad one.
+    fn check(&self) -> Result<(), (String, String)> {
+        let bad = |field: String, reason: String| Err((field, reason));
+        if !(self.duration.is_finite() && self.duration > 0.0) {
+            return bad(
+                "duration".into(),
+                format!("{} s is not a positive time", self.duration),
+            );
+        }
+        if let Some(shift) = &self.shift {
+            if !(shift.down_rpm.is_finite() && shift.down_rpm > 0.0) {
+                return bad(
+                    "shift.down_rpm".into(),
+                    format!("{} is not a positive speed", shift.down_rpm),
+                );
+            }
+            if !(shift.up_rpm.is_finite() && shift.up_rpm > shift.down_rpm) {
+                return bad(
+                    "shift.up_rpm".into(),
+                    format!(
+                        "{} rpm must lie above down_rpm ({} rpm)",
+                        shift.up_rpm, shift.down_rpm
+                    ),
+                );
+            }
+            if !(shift.pause.is_finite() && shift.pause >= 0.0) {
+                return bad(
+                    "shift.pause".into(),
+                    format!("{} s is not a time ≥ 0", shift.pause),
+                );
+            }
+        }
+        if let Some(slip) = self.ease_above_slip
+            && !(slip.is_finite() && slip > 0.0)
+        {
+            return bad(
+                "ease_above_slip".into(),
+                format!("{slip} is not a positive slip ratio"),
+            );
+        }
+        let mut previous = 0.0;
+        for (i, c) in self.commands.iter().enumerate() {
+            let field = |name: &str| format!("commands[{i}].{name}");
+            if !(c.time.is_finite() && c.time >= previous) {
+                return bad(
+                    field("time"),
+                    format!("{} s: commands run in order, from {previous} s on", c.time),
+                );
+            }
+            previous = c.time;
+            for (name, value, low) in [
+                ("throttle", c.throttle, 0.0),
+                ("brake", c.brake, 0.0),
+                ("clutch", c.clutch, 0.0),
+                ("handbrake", c.handbrake, 0.0),
+                ("steering", c.steering, -1.0),
+            ] {
+                if !(low..=1.0).contains(&value) {
+                    return bad(field(name), format!("{value} is outside {low}..=1"));
+                }
+            }
+            if let Some(speed) = c.at_speed
+                && !(speed.is_finite() && speed >= 0.0)
+            {
+                return bad(
+                    field("at_speed"),
+                    format!("{speed} km/h is not a speed ≥ 0"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `reason` for `field` of the RON file `path` holding `text`, as `path:line:column: field:
+/// reason`: at the field's value, or where the nearest enclosing value the file spells out
+/// starts (a field left to its default is not in the file).
+fn located(path: &std::path::Path, text: &str, field: &str, reason: &str) -> String {
+    use bevy_vehicle_physics::assets::source::{FieldPath, line_col, parse_tree};
+    let segments = FieldPath::parse(field).0;
+    let offset = parse_tree(text).ok().map_or(0, |tree| {
+        (0..=segments.len())
+            .rev()
+            .find_map(|n| tree.find(text, &segments[..n]))
+            .map_or(0, |node| node.span.start)
+    });
+    let (line, column) = line_col(text, offset);
+    format!("{}:{line}:{column}: {field}: {reason}", path.display())
+}
+
 struct Args {
     assets: PathBuf,
     vehicle: String,
@@ -204,6 +296,9 @@ fn main() {
     let program: Program = ron::Options::default()
         .from_str(&program_text)
         .unwrap_or_else(|e| fail(format!("{}:{e}", args.program.display())));
+    if let Err((field, reason)) = program.check() {
+        fail(located(&args.program, &program_text, &field, &reason));
+    }
 
     let hz = args.hz;
     if let Some(warning) = bevy_vehicle_physics::chassis::fixed_step_warning(1.0 / hz) {
