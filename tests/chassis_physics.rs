@@ -81,7 +81,13 @@ fn static_ride_height_matches_spring_rate_and_axle_loads() {
 }
 
 /// Heave: dropped 0.1 m, the body oscillates with the quarter-car natural frequency
-/// `√(k/m_q)` and damping ratio `c/(2√(k·m_q))` (5 %).
+/// `√(k/m_q)` and damping ratio `c/(2√(k·m_q))` (5 %; measured 1.7 % and 1.5 % high, each
+/// peak placed on the parabola through its three samples).
+///
+/// The damper's force is held over the fixed step at the travel rate of the step's start,
+/// half a step behind the motion, which stiffens the suspension by about `c·ω²·dt/2`: the
+/// measured frequency is 3.8 % high at 30 Hz, 1.7 % at 60 and 0.8 % at 120 (first order in
+/// the step).
 #[test]
 fn heave_oscillation_matches_quarter_car() {
     let hz = 60.0;
@@ -122,7 +128,17 @@ fn heave_oscillation_matches_quarter_car() {
     let peaks: Vec<(f64, f64)> = samples
         .windows(3)
         .filter(|w| w[1].1 > w[0].1 && w[1].1 >= w[2].1 && w[1].1 > 1e-4)
-        .map(|w| w[1])
+        .map(|w| {
+            // The parabola through the three samples: its vertex.
+            let (y0, y1, y2) = (w[0].1, w[1].1, w[2].1);
+            let curvature = y0 - 2.0 * y1 + y2;
+            let shift = if curvature < 0.0 {
+                0.5 * (y0 - y2) / curvature
+            } else {
+                0.0
+            };
+            (w[1].0 + shift * dt, y1 - 0.25 * (y0 - y2) * shift)
+        })
         .collect();
     assert!(peaks.len() >= 2, "need two peaks: {peaks:?}");
     let period = peaks[1].0 - peaks[0].0;
