@@ -170,20 +170,15 @@ impl Program {
     }
 }
 
-/// `reason` for `field` of the RON file `path` holding `text`, as `path:line:column: field:
-/// reason`: at the field's value, or where the nearest enclosing value the file spells out
-/// starts (a field left to its default is not in the file).
+/// `reason` for `field` of the RON file `path` holding `text`, located as the vehicle files'
+/// errors are: at the field's value, or at the deepest part of it the file writes (a field
+/// left to its default is not in the file).
 fn located(path: &std::path::Path, text: &str, field: &str, reason: &str) -> String {
-    use bevy_vehicle_physics::assets::source::{FieldPath, line_col, parse_tree};
-    let segments = FieldPath::parse(field).0;
-    let offset = parse_tree(text).ok().map_or(0, |tree| {
-        (0..=segments.len())
-            .rev()
-            .find_map(|n| tree.find(text, &segments[..n]))
-            .map_or(0, |node| node.span.start)
-    });
-    let (line, column) = line_col(text, offset);
-    format!("{}:{line}:{column}: {field}: {reason}", path.display())
+    use bevy_vehicle_physics::assets::VehicleFileError;
+    use bevy_vehicle_physics::assets::source::{FieldPath, SourceFile, parse_tree};
+    let field = FieldPath::parse(field);
+    let offset = parse_tree(text).map_or(0, |tree| tree.find_written(text, &field.0).span.start);
+    VehicleFileError::at(&SourceFile::new(path, text), offset, &field, reason).to_string()
 }
 
 struct Args {

@@ -214,8 +214,9 @@ fn the_excavator_stands_still_at_low_step_rates() {
 ///
 /// Two floors make it so. The road wheels' patch springs push the body fore and aft at any
 /// speed the excavator reaches, because the tracks and the hydrostatic drives hold the wheels
-/// (their floor fades out only toward `WheelRuntime::critical_speed`, 20 m/s here; it faded
-/// out at 0.5 m/s, and at 20 Hz the base drove 9.8 m and veered 3.2 m aside). And the
+/// (their floor fades out only toward the critical speed of `WheelRuntime::body_relaxation`,
+/// 20 m/s here; it faded out at 0.5 m/s, and at 20 Hz the base drove 9.8 m and veered 3.2 m
+/// aside). And the
 /// dampers' bound counts the body's roll, which its running gear rings faster than its
 /// heave (`Suspension::force_at_step`, on 0.73 of the mass per road wheel; counted on the
 /// whole mass per wheel, the body rocked as it turned at 20 Hz and yawed 2.25 times as fast).

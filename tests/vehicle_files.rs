@@ -634,7 +634,7 @@ fn steady_braking_moves_load_by_m_a_h_over_l_and_keeps_the_body_up() {
 /// rocked at the step rate on their pedal, ±0.10-0.13 m/s at 30 Hz and ±0.11-0.37 m/s at
 /// 24 Hz, for as long as it was held (still at 40 Hz and up); with the floor for braked wheels
 /// alone, the Jetta in park rocked at 0.19 m/s at 20 Hz (it now also fades in on a rolling
-/// wheel, below `WheelRuntime::critical_speed`).
+/// wheel, below the critical speed of `WheelRuntime::body_relaxation`).
 #[test]
 fn cars_held_at_rest_stand_still_at_any_step_rate() {
     for path in [

@@ -1357,11 +1357,7 @@ impl Builder<'_> {
         };
         if let Err(e) = module.validate() {
             let field = FieldPath::parse(&e.field);
-            // The deepest part of the field that is written in the file.
-            let at = (0..=field.0.len())
-                .rev()
-                .find_map(|len| node.find(text, &field.0[..len]))
-                .unwrap_or(node);
+            let at = node.find_written(text, &field.0);
             return Err(self.error_at(VEHICLE, at.span.start, &path.join(&field), e.reason));
         }
         Ok(module)

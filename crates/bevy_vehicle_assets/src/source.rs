@@ -230,6 +230,16 @@ impl Node {
         next.find(text, rest)
     }
 
+    /// The value at `path` below this one or, where the file leaves the end of the path to its
+    /// default, at the deepest part of it the file writes (this value itself at worst): where
+    /// an error about `path` points.
+    pub fn find_written(&self, text: &str, path: &[Segment]) -> &Node {
+        (0..=path.len())
+            .rev()
+            .find_map(|len| self.find(text, &path[..len]))
+            .unwrap_or(self)
+    }
+
     /// The deepest value that contains byte `offset`, with its path below this one. Offsets in
     /// a field's name count as the field.
     pub fn locate(&self, text: &str, offset: usize) -> (FieldPath, &Node) {

@@ -278,10 +278,11 @@ pub struct WheelRuntime {
     /// less what pitching and rolling give way) stays within `L` per fixed step.
     ///
     /// The lateral one always applies. The longitudinal one applies while the brake holds the
-    /// wheel, and while it rolls it fades out linearly toward the
-    /// [`WheelRuntime::critical_speed`], where the patch relaxes as fast as its spring rings
-    /// on the body (`|vx|/σ = 2ω`; 12 m/s for the shipped cars' tires, 15-17 m/s for the
-    /// tractor unit's, 20 m/s under the excavator's road wheels). Faster, the tire pushes the
+    /// wheel, and while it rolls it fades out linearly toward the critical speed (m/s), where
+    /// the patch relaxes as fast as its spring rings on the body: `|vx|/σ = 2ω`, so
+    /// `|vx| = 2·σ·ω` with `ω² = C·g/(σ·f·F_z)` and the tire's own `σ` (12 m/s for the shipped
+    /// cars' tires, 15-17 m/s for the tractor unit's, 20 m/s under the excavator's road
+    /// wheels). Faster, the tire pushes the
     /// body as a damper (`C/|vx|`), which the fixed step integrates stably
     /// (`C·dt/(|vx|·m) ≤ ω·dt/2`). Slower, it is a spring on the body whenever the wheel's
     /// spin does not give way to it within the substeps: a light free wheel's does, but one
@@ -295,11 +296,6 @@ pub struct WheelRuntime {
     /// they lengthen the relaxation only at low fixed-step rates, where the tire would
     /// otherwise push the body unstably.
     pub body_relaxation: [f64; 2],
-    /// The speed (m/s) at which the tire's longitudinal patch spring is critically damped on
-    /// the share of the body it pushes this step, `2·σ·ω` with `ω² = C·g/(σ·f·F_z)` (the
-    /// tire's own relaxation length `σ`, slip stiffness `C`, load `F_z` and the contact's
-    /// [`WheelContact::body_mass_fraction`] `f`): see [`WheelRuntime::body_relaxation`].
-    pub critical_speed: f64,
     /// Contact-patch damping per unit load used this step `[longitudinal, lateral]` (s/m).
     ///
     /// Under a large load (a landing, a crash) the patch spring and damper acting on the
@@ -874,7 +870,8 @@ impl Block for Wheel {
             rt.min_relaxation =
                 r2 * stiffness * h * h / (inertia * PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
             let load = rt.tire.load();
-            (rt.body_relaxation, rt.critical_speed) = if load > 0.0 {
+            let critical_speed;
+            (rt.body_relaxation, critical_speed) = if load > 0.0 {
                 let per_stiffness =
                     GRAVITY * step.dt * step.dt / (load * BODY_SPRING_LIMIT * BODY_SPRING_LIMIT);
                 let fraction = rt
@@ -897,8 +894,8 @@ impl Block for Wheel {
             let rolling_speed = rt.contact.velocity[0]
                 .abs()
                 .max((self.radius * state[1]).abs());
-            let ringing = if rt.critical_speed > 0.0 {
-                (1.0 - rolling_speed / rt.critical_speed).clamp(0.0, 1.0)
+            let ringing = if critical_speed > 0.0 {
+                (1.0 - rolling_speed / critical_speed).clamp(0.0, 1.0)
             } else {
                 0.0
             };
