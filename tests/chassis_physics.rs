@@ -199,6 +199,35 @@ fn parked_on_a_30_percent_slope_stays_put() {
     }
 }
 
+/// A car set down on a 30 % slope rolls down it until its tires push back: on its first
+/// grounded step each wheel's contact acceleration along the ground is gravity's,
+/// `−g·sin θ` along the heading (the car faces up the slope) and none sideways (to 1e-4 of g;
+/// f32 transforms), so its held tires take up the slope's pull from the first step.
+#[test]
+fn a_wheel_that_touches_down_accelerates_with_gravity_along_the_ground() {
+    let mut app = create_app(30.0);
+    let (car, _) = car_on_slope(&mut app);
+    let along = -9.81 * (0.3f64).atan().sin();
+    let mut checked = Vec::new();
+    for _ in 0..10 {
+        tick(&mut app, 1);
+        for wheel in wheels(&mut app, car) {
+            let state = get::<WheelState>(&app, wheel);
+            if !state.grounded || checked.contains(&wheel) {
+                continue;
+            }
+            checked.push(wheel);
+            let [forward, left] = state.acceleration;
+            assert!(
+                (forward - along).abs() < 1e-4 * 9.81 && left.abs() < 1e-4 * 9.81,
+                "contact acceleration {:?} m/s², expected [{along}, 0]",
+                state.acceleration
+            );
+        }
+    }
+    assert_eq!(checked.len(), 4, "every wheel stands on the slope");
+}
+
 /// At rest on flat ground with no input for 60 s: no jitter or creep (speed below 1 mm/s
 /// after settling, drift below 1 mm).
 #[test]

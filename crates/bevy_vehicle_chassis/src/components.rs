@@ -249,7 +249,8 @@ pub struct WheelState {
     /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).
     pub velocity: [f64; 2],
     /// Rate of change of `velocity` over the last step, in the tire frame `[forward, left]`
-    /// (m/s²; zero on the first grounded step). In a steady turn it is zero.
+    /// (m/s²; on the first grounded step, gravity's component along the ground: the contact
+    /// was falling with the body). In a steady turn it is zero.
     pub acceleration: [f64; 2],
     /// Longitudinal slip ratio (dimensionless).
     pub slip_ratio: f64,

@@ -606,8 +606,13 @@ pub(crate) fn probe_ground(
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
     mut wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
+    configuration: Query<&RapierConfiguration>,
 ) -> Result {
     let ctx = rapier.single()?;
+    let gravity = configuration
+        .iter()
+        .next()
+        .map_or(Vec3::NEG_Y * 9.81, |c| c.gravity);
     let outer = match *timestep {
         TimestepMode::Fixed { substeps, .. }
         | TimestepMode::Variable { substeps, .. }
@@ -748,13 +753,16 @@ pub(crate) fn probe_ground(
                 ];
                 // How the contact velocity changed over the last step, in the tire frame (the
                 // frame the slips live in): the wheel extrapolates it across the coming step.
+                // A wheel that just touched down was falling with the body: its contact
+                // accelerated with gravity along the ground (a car set down on a slope starts
+                // to roll down it before its tires push back).
                 let acceleration = if state.grounded && dt > 0.0 {
                     let limit = f64::from(MAX_CONTACT_ACCELERATION);
                     [0, 1].map(|i| {
                         ((velocity[i] - state.velocity[i]) / f64::from(dt)).clamp(-limit, limit)
                     })
                 } else {
-                    [0.0; 2]
+                    [heading, left].map(|axis| f64::from(gravity.dot(axis)))
                 };
                 *state = WheelState {
                     grounded: true,
