@@ -78,6 +78,7 @@ fn defaults_are_accepted() {
     assert_eq!(Brakes::default().validate(), Ok(()));
     assert_eq!(Steering::default().validate(), Ok(()));
     assert_eq!(Aerodynamics::default().validate(), Ok(()));
+    assert_eq!(SpeedLimiter::default().validate(), Ok(()));
     assert_eq!(AntiRollBars::default().validate(), Ok(()));
     assert_eq!(WheelSpec::default().validate(), Ok(()));
     assert_eq!(CarBuilder::default().validate(), Ok(()));
@@ -623,6 +624,15 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
         ),
         (
             Box::new(|app, car| {
+                app.world_mut().entity_mut(car).insert(SpeedLimiter {
+                    max_speed: f64::NAN,
+                    ..default()
+                });
+            }),
+            "vehicle 'car': setting `speed_limiter.max_speed` must be a finite number (m/s), got NaN",
+        ),
+        (
+            Box::new(|app, car| {
                 set::<ColliderMassProperties>(app, car, |m| {
                     *m = ColliderMassProperties::Mass(-1300.0)
                 })
@@ -692,7 +702,8 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
             );
         }
 
-        // Restore everything.
+        // Restore everything (a limiter the case added goes).
+        app.world_mut().entity_mut(car).remove::<SpeedLimiter>();
         *app.world_mut().get_mut::<Brakes>(car).unwrap() = saved.0.clone();
         *app.world_mut().get_mut::<Steering>(car).unwrap() = saved.1.clone();
         *app.world_mut().get_mut::<AntiRollBars>(car).unwrap() = saved.2.clone();

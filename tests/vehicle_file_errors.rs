@@ -504,6 +504,18 @@ fn cases() -> Vec<Case> {
             "inf",
         ),
         case(
+            "a speed limiter at no speed",
+            vec![Replace(
+                VEHICLE,
+                "aerodynamics: (drag_area: 0.6),",
+                "aerodynamics: (drag_area: 0.6),\n    speed_limiter: Some((max_speed: 0.0)),",
+            )],
+            VEHICLE,
+            ("max_speed: 0.0", "0.0"),
+            "speed_limiter.max_speed",
+            "must be greater than 0",
+        ),
+        case(
             "a torque table not sorted by rpm (inline)",
             vec![Replace(
                 VEHICLE,

@@ -27,13 +27,13 @@
 //! A **vehicle** (`*.vehicle.ron`) names a topology (a path, or a `Topology(..)` inline) and
 //! sets the values: `chassis`, one entry in `axles` per topology axle (position, track, wheel,
 //! tire, suspension, anti-roll bar), `blocks` (any field of any block, overriding the
-//! topology's), `brakes`, `steering`, `aerodynamics`, `substeps` and `static_preload` (on by
-//! default: each suspension's `preload` is set to its static deflection under the chassis
-//! weight, so the vehicle spawns at its design ride height). A tire is a path to a
-//! `*.tire.ron` file or a `Tire(..)` inline; a block field that is a list of number pairs (an
-//! engine's torque table) may be given as `Csv("path.csv")`, a table of two numeric columns,
-//! one row per line, with an optional header on the first line; blank lines and lines starting
-//! with `#` are skipped.
+//! topology's), `brakes`, `steering`, `aerodynamics`, `speed_limiter` (none by default),
+//! `substeps` and `static_preload` (on by default: each suspension's `preload` is set to its
+//! static deflection under the chassis weight, so the vehicle spawns at its design ride
+//! height). A tire is a path to a `*.tire.ron` file or a `Tire(..)` inline; a block field that
+//! is a list of number pairs (an engine's torque table) may be given as `Csv("path.csv")`, a
+//! table of two numeric columns, one row per line, with an optional header on the first line;
+//! blank lines and lines starting with `#` are skipped.
 //!
 //! Every field, with its unit and default, is listed in `docs/vehicle_files.md`.
 
@@ -43,7 +43,9 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 use bevy_vehicle_chassis::modules::VehicleModule;
-use bevy_vehicle_chassis::{Aerodynamics, Brakes, GroundProbe, Steering, Suspension, WheelSpec};
+use bevy_vehicle_chassis::{
+    Aerodynamics, Brakes, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
+};
 use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
 use bevy_vehicle_drivetrain::prelude::*;
@@ -161,6 +163,8 @@ pub struct VehicleDescription {
     pub steering: Steering,
     /// Aerodynamic drag.
     pub aerodynamics: Aerodynamics,
+    /// A speed limiter, if the vehicle has one (its `speed_limiter` field, `None` by default).
+    pub speed_limiter: Option<SpeedLimiter>,
     /// Drivetrain RK4 substeps per fixed step (1..=[`MAX_SUBSTEPS`]).
     pub substeps: u32,
     /// Whether each suspension's preload was set to its static deflection, so that the vehicle
@@ -244,6 +248,8 @@ struct VehicleFile {
     steering: Steering,
     #[serde(default)]
     aerodynamics: Aerodynamics,
+    #[serde(default)]
+    speed_limiter: Option<SpeedLimiter>,
     #[serde(default = "default_substeps")]
     substeps: u32,
     #[serde(default = "yes")]
@@ -332,6 +338,8 @@ struct VehicleOut<'a> {
     brakes: &'a Brakes,
     steering: &'a Steering,
     aerodynamics: &'a Aerodynamics,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speed_limiter: Option<SpeedLimiter>,
     substeps: u32,
     static_preload: bool,
     #[serde(skip_serializing_if = "ModulesOut::is_empty")]
@@ -461,6 +469,7 @@ impl VehicleDescription {
             brakes: &self.brakes,
             steering: &self.steering,
             aerodynamics: &self.aerodynamics,
+            speed_limiter: self.speed_limiter,
             substeps: self.substeps,
             static_preload: self.static_preload,
             modules,
@@ -692,6 +701,7 @@ impl Builder<'_> {
             brakes: file.brakes,
             steering: file.steering,
             aerodynamics: file.aerodynamics,
+            speed_limiter: file.speed_limiter,
             substeps: file.substeps,
             static_preload: file.static_preload,
             modules,
@@ -1501,6 +1511,9 @@ impl Builder<'_> {
             d.brakes.validate(),
             d.steering.validate(),
             d.aerodynamics.validate(),
+            d.speed_limiter
+                .as_ref()
+                .map_or(Ok(()), SpeedLimiter::validate),
         ] {
             if let Err(e) = result {
                 return Err(self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason));

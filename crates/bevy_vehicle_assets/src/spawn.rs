@@ -7,7 +7,9 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_chassis::modules::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
 };
-use bevy_vehicle_chassis::{AntiRollBar, AntiRollBars, Coupling, Side, Vehicle, WheelMount};
+use bevy_vehicle_chassis::{
+    AntiRollBar, AntiRollBars, Coupling, Side, SpeedLimiter, Vehicle, WheelMount,
+};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::blocks::WHEEL_TYPE;
@@ -174,6 +176,14 @@ impl VehicleDescription {
             }
             None => {
                 commands.entity(vehicle).remove::<Coupling>();
+            }
+        }
+        match self.speed_limiter {
+            Some(limiter) => {
+                commands.entity(vehicle).insert(limiter);
+            }
+            None => {
+                commands.entity(vehicle).remove::<SpeedLimiter>();
             }
         }
     }

@@ -690,6 +690,54 @@ impl Default for Aerodynamics {
     }
 }
 
+/// On a vehicle entity: a speed limiter (a governor, as road vehicles' engine controllers
+/// have), which holds back the drive as the vehicle nears `max_speed`, forward or in reverse.
+///
+/// Once per fixed step, at the speed along the chassis's forward axis `v`, the engines'
+/// throttle (never below idle) and the motors' command are scaled by
+/// `clamp((max_speed − |v|) / band, 0, 1)`, together with the traction control's share (the
+/// smaller of the two acts). Like a governor it has a droop: the vehicle settles where the
+/// drive it is left balances its drag, within `band` below `max_speed`; it does not brake, so a
+/// vehicle rolling downhill may pass it.
+#[derive(Component, Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpeedLimiter {
+    /// Speed at which the drive is cut to nothing (m/s, > 0).
+    pub max_speed: f64,
+    /// Speed below `max_speed` over which the drive is faded out (m/s, > 0).
+    pub band: f64,
+}
+
+impl SpeedLimiter {
+    /// Checks the settings: finite and positive. Field paths start with `speed_limiter.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        positive("speed_limiter.max_speed", self.max_speed, "m/s")?;
+        positive("speed_limiter.band", self.band, "m/s")
+    }
+
+    /// The share of the drive (dimensionless, [0, 1]) the limiter leaves at forward speed
+    /// `speed` (m/s).
+    pub fn drive_share(&self, speed: f64) -> f64 {
+        let share = (self.max_speed - speed.abs()) / self.band;
+        if share.is_nan() {
+            1.0
+        } else {
+            share.clamp(0.0, 1.0)
+        }
+    }
+}
+
+impl Default for SpeedLimiter {
+    /// 250 km/h (69.4 m/s), where German makers limit their fast cars, faded over the last
+    /// 0.25 m/s (0.9 km/h).
+    fn default() -> Self {
+        SpeedLimiter {
+            max_speed: 250.0 / 3.6,
+            band: 0.25,
+        }
+    }
+}
+
 /// On a vehicle entity: what the vehicle reports after each fixed step.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct VehicleTelemetry {
@@ -716,4 +764,7 @@ pub struct VehicleTelemetry {
     /// back at the last stage of the step (0..1; 0 when it holds nothing back, or there is
     /// none). The engine's and motors' sensors report the torque they produced with this cut.
     pub traction_cut: f64,
+    /// Share of the driver's demand the [`SpeedLimiter`] held back this step (0..1; 0 when it
+    /// holds nothing back, or there is none).
+    pub speed_limit_cut: f64,
 }

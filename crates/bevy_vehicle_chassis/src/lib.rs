@@ -46,8 +46,8 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, SUSPENSION_STEP_LIMIT, Side, Steering, Suspension, TractionControl,
-    VehicleTelemetry, WheelMount, WheelState,
+    Brakes, GroundProbe, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering, Suspension,
+    TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
@@ -68,8 +68,8 @@ pub mod prelude {
     pub use crate::{
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
         ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch,
-        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, Steering, Suspension,
-        TractionControl, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec,
-        WheelState,
+        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter, Steering,
+        Suspension, TractionControl, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount,
+        WheelSpec, WheelState,
     };
 }

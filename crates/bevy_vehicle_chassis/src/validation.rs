@@ -8,7 +8,7 @@ use bevy_vehicle_drivetrain::BlockSlot;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::{
-    Aerodynamics, AntiRollBars, Brakes, Steering, Suspension, WheelMount, WheelState,
+    Aerodynamics, AntiRollBars, Brakes, SpeedLimiter, Steering, Suspension, WheelMount, WheelState,
 };
 use crate::error::{ChassisError, each_axis, finite, non_negative, positive};
 use crate::vehicle::Vehicle;
@@ -18,7 +18,7 @@ use crate::vehicle::Vehicle;
 /// [`ChassisPlugin`](crate::ChassisPlugin) checks a vehicle's chassis components when the
 /// vehicle appears and whenever one of them changes (in [`VehicleSystems::Validate`], at the
 /// start of each fixed step): on the vehicle entity [`Brakes`], [`Steering`],
-/// [`AntiRollBars`], [`Aerodynamics`] and the Rapier mass properties
+/// [`AntiRollBars`], [`Aerodynamics`], [`SpeedLimiter`] and the Rapier mass properties
 /// ([`ColliderMassProperties`], [`AdditionalMassProperties`]); on each wheel block carrying a
 /// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. NaN and infinities are
 /// refused everywhere, and each value must lie in the range its field documents.
@@ -127,6 +127,7 @@ pub(crate) struct VehicleSettings {
     steering: Option<&'static Steering>,
     bars: Option<&'static AntiRollBars>,
     aero: Option<&'static Aerodynamics>,
+    limiter: Option<&'static SpeedLimiter>,
     collider_mass: Option<&'static ColliderMassProperties>,
     additional_mass: Option<&'static AdditionalMassProperties>,
 }
@@ -151,6 +152,9 @@ impl VehicleSettingsItem<'_, '_> {
         }
         if let Some(a) = self.aero {
             a.validate()?;
+        }
+        if let Some(l) = self.limiter {
+            l.validate()?;
         }
         Ok(())
     }
@@ -212,6 +216,7 @@ pub(crate) fn validate_chassis(
                 Changed<Steering>,
                 Changed<AntiRollBars>,
                 Changed<Aerodynamics>,
+                Changed<SpeedLimiter>,
                 Changed<ColliderMassProperties>,
                 Changed<AdditionalMassProperties>,
                 Changed<Blocks>,

@@ -10,7 +10,9 @@ use smallvec::SmallVec;
 
 use super::context::{ModuleContext, ModuleWheel, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
-use crate::components::{Brakes, Side, Steering, VehicleTelemetry, WheelMount, WheelState};
+use crate::components::{
+    Brakes, Side, SpeedLimiter, Steering, VehicleTelemetry, WheelMount, WheelState,
+};
 use crate::validation::ChassisReady;
 use crate::vehicle::Vehicle;
 
@@ -274,6 +276,7 @@ pub(crate) fn step_vehicles(
             &mut VehicleModules,
             &mut ModuleScratch,
             &mut VehicleTelemetry,
+            Option<&SpeedLimiter>,
             Has<ChassisReady>,
         ),
         With<Vehicle>,
@@ -287,7 +290,7 @@ pub(crate) fn step_vehicles(
     if dt <= 0.0 {
         return;
     }
-    for (mut drivetrain, mut modules, mut scratch, mut telemetry, ready) in &mut vehicles {
+    for (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready) in &mut vehicles {
         if !ready {
             drivetrain.step_with(dt, &mut buffer);
             sensors.write(&mut drivetrain);
@@ -353,7 +356,11 @@ pub(crate) fn step_vehicles(
         // The traction control acts on each stage's slips, so it needs every stage.
         let traction = inputs.brakes.traction_control.clone();
         let direction = inputs.command.direction();
-        let mut drive_limit = 1.0;
+        // The speed limiter's share of the drive, once per step.
+        let governed = limiter.map_or(1.0, |l| {
+            l.drive_share(inputs.context(0.0).state.forward_speed())
+        });
+        let mut traction_limit = 1.0;
         let mut first_stage = true;
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
             let first = first_stage;
@@ -386,8 +393,10 @@ pub(crate) fn step_vehicles(
                         );
                     }
                 }
-                drive_limit = tc.drive_limit(slip);
-                stage.set_drive_limit(drive_limit);
+                traction_limit = tc.drive_limit(slip);
+            }
+            if traction.is_some() || limiter.is_some() {
+                stage.set_drive_limit(traction_limit.min(governed));
             }
             if !(every_stage || first) {
                 if traction.is_some() {
@@ -441,7 +450,8 @@ pub(crate) fn step_vehicles(
         // While the vehicle's program is still in cache.
         sensors.write(&mut drivetrain);
         set_if_changed(&mut telemetry.rack_travel, *rack);
-        set_if_changed(&mut telemetry.traction_cut, 1.0 - drive_limit);
+        set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
+        set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
 
         // Each wheel ends the step at its last stage's angle: its heading, and the velocity
         // measured in the tire frame, turn with it.
