@@ -612,7 +612,7 @@ pub(crate) fn probe_ground(
     let gravity = configuration
         .iter()
         .next()
-        .map_or(Vec3::NEG_Y * 9.81, |c| c.gravity);
+        .map_or(Vec3::NEG_Y * crate::GRAVITY as f32, |c| c.gravity);
     let outer = match *timestep {
         TimestepMode::Fixed { substeps, .. }
         | TimestepMode::Variable { substeps, .. }
