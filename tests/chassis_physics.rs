@@ -170,32 +170,43 @@ fn car_on_slope(app: &mut App) -> (Entity, Vec3) {
     (car, rotation * Vec3::Z)
 }
 
-/// Parked on a 30 % slope for 60 s, with the parking lock and then with the brake pedal: it
-/// moves less than 1 cm, and after 5 s its speed stays below 1 mm/s.
+/// Parked on a 30 % slope for 60 s, with the parking lock and then with the brake pedal, at
+/// 30 and 60 Hz: it moves less than 1 cm, and after 5 s its speed stays below 1 mm/s.
+///
+/// Set down at rest, the car lurches down the slope until its held tires' patches take up the
+/// slope's pull, rocks on them and settles. Measured on the parking lock (rear tires only,
+/// the harder case): 0.96 cm at 30 Hz, 0.70 cm at 60 Hz, 0.64 cm at 120 Hz (2.28 cm at 15 Hz,
+/// which this test does not ask of it); on the pedal 0.38, 0.27 and 0.25 cm.
 #[test]
 fn parked_on_a_30_percent_slope_stays_put() {
-    for hold in ["parking", "pedal"] {
-        let mut app = create_app(60.0);
-        let (car, downhill) = car_on_slope(&mut app);
-        controls(&mut app, car, |c| match hold {
-            "parking" => c.parking = true,
-            _ => c.brake = 1.0,
-        });
-        let start = position(&app, car);
-        let mut max_speed_after_settling: f32 = 0.0;
-        for step in 0..60 * 60 {
-            tick(&mut app, 1);
-            if step > 5 * 60 {
-                max_speed_after_settling =
-                    max_speed_after_settling.max(velocity(&app, car).length());
+    for hz in [30.0, 60.0] {
+        for hold in ["parking", "pedal"] {
+            let mut app = create_app(hz);
+            let (car, downhill) = car_on_slope(&mut app);
+            controls(&mut app, car, |c| match hold {
+                "parking" => c.parking = true,
+                _ => c.brake = 1.0,
+            });
+            let start = position(&app, car);
+            let mut max_speed_after_settling: f32 = 0.0;
+            let steps = (60.0 * hz) as usize;
+            for step in 0..steps {
+                tick(&mut app, 1);
+                if step as f64 > 5.0 * hz {
+                    max_speed_after_settling =
+                        max_speed_after_settling.max(velocity(&app, car).length());
+                }
             }
+            let moved = (position(&app, car) - start).dot(downhill).abs();
+            assert!(
+                moved < 0.01,
+                "{hold} at {hz} Hz: moved {moved} m down the slope"
+            );
+            assert!(
+                max_speed_after_settling < 1e-3,
+                "{hold} at {hz} Hz: speed {max_speed_after_settling} m/s after settling"
+            );
         }
-        let moved = (position(&app, car) - start).dot(downhill).abs();
-        assert!(moved < 0.01, "{hold}: moved {moved} m down the slope");
-        assert!(
-            max_speed_after_settling < 1e-3,
-            "{hold}: speed {max_speed_after_settling} m/s after settling"
-        );
     }
 }
 

@@ -898,7 +898,7 @@ fn vehicle_files_name_registered_modules() {
 /// The example's ABS stand-in stops shorter than locked wheels from 100 km/h on μ = 0.9, and
 /// within 2 % short and 5 % long of the friction bound `v²/(2·μ·g)` (rolling resistance and
 /// drag shorten it a little, the limiter holding the tires just below their peak lengthens it;
-/// the tires peak at μ near their nominal load; 44.22 m against 43.70 m). (Before the
+/// the tires peak at μ near their nominal load; 45.28 m against 43.70 m). (Before the
 /// tire's patch damping was capped at the friction peak, a stiffer limiter's slip swinging
 /// between RK4 stages drew braking force from the damper: 37.6 m at 60 Hz, against 43.7 m
 /// allowed; see the example's `fade`.)

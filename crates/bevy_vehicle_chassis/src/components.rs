@@ -265,6 +265,11 @@ pub struct WheelState {
     /// [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).
     /// Zero while the wheel is in the air.
     pub body_mass_fraction: [f64; 2],
+    /// The tire's share of the body's mass (kg): the body's mass in proportion to the tire's
+    /// load among the vehicle's tires (see
+    /// [`WheelContact::body_mass`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass)).
+    /// Zero while the wheel is in the air.
+    pub body_mass: f64,
 }
 
 /// On a vehicle entity: brakes, from the driver's pedal, handbrake and parking lock to a brake

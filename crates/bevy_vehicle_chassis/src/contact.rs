@@ -858,6 +858,7 @@ pub(crate) fn probe_ground(
         // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
         // friction above, as the contact it integrates over the coming step.
         let inputs = &mut scratch.inputs;
+        let mut total_load = 0.0;
         for (i, wheel) in inputs.wheels.iter().enumerate() {
             let Ok((.., mut state)) = wheels.get_mut(wheel.entity) else {
                 continue;
@@ -867,9 +868,23 @@ pub(crate) fn probe_ground(
             } else {
                 0.0
             };
+            total_load += state.load;
             // The modules' stage functions see the loads and travels just measured.
             inputs.load[i] = state.load;
             inputs.travel[i] = state.travel;
+        }
+        // Each tire's share of the body's mass, in proportion to its load: together the shares
+        // make the whole mass whatever the body's vertical acceleration (a landing, a banked
+        // turn), so no tire takes the body for heavier than it is.
+        let mass_per_load = if total_load > 0.0 {
+            f64::from(body.mass) / total_load
+        } else {
+            0.0
+        };
+        for wheel in &inputs.wheels {
+            if let Ok((.., mut state)) = wheels.get_mut(wheel.entity) {
+                state.body_mass = state.load * mass_per_load;
+            }
         }
     }
     Ok(())

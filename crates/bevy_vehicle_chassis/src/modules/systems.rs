@@ -334,6 +334,7 @@ pub(crate) fn step_vehicles(
                     acceleration: state.acceleration,
                     friction: state.friction,
                     body_mass_fraction: state.body_mass_fraction,
+                    body_mass: state.body_mass,
                 };
             }
         }

@@ -49,6 +49,19 @@ pub struct Tire {
     /// Contact-patch damping per unit load `[longitudinal, lateral]` (s/m, ≥ 0): the damping
     /// force is this × load × deflection rate.
     pub damping: [f64; 2],
+    /// Extra longitudinal contact-patch damping per unit load while the brake holds the wheel
+    /// and the contact moves slower than [`HELD_DAMPING_SPEED`] (s/m, ≥ 0), on top of
+    /// `damping[0]`: a parked or stopping vehicle rocking fore and aft on its held tires.
+    ///
+    /// It stands in for the damping of the suspension's fore-and-aft compliance (its bushings),
+    /// which the model does not have: the body's fore-and-aft mode on its held tires is the
+    /// patch spring against the tire's share of the body, and the patch damper alone damps it
+    /// at a damping ratio of about 0.035 (the default car rocks at 2.5 Hz, still 3 mm/s five
+    /// seconds after it parks on a slope). The default, 0.65, brings the damping to 1.0 s/m
+    /// there and the ratio to about 0.1, which settles it within a second. No published figure
+    /// for this damping was found; it only acts on a wheel the brake holds at a crawl, where no
+    /// controller modulates the slip.
+    pub held_damping: f64,
     /// Rolling-resistance coefficient at low speed: resisting torque = coefficient × load ×
     /// radius (dimensionless, ≥ 0).
     pub rolling_resistance: f64,
@@ -65,13 +78,14 @@ impl Default for Tire {
     /// (so four of them do not push a symmetric car), relaxation lengths of 0.15 m
     /// longitudinally and 0.5 m laterally (patch stiffnesses `C/σ` of about 570 kN/m fore-aft
     /// and 90 kN/m sideways at the nominal 4 kN load, in the range measured on passenger
-    /// tires, which are stiffer fore-aft than sideways), light patch damping, and 1.2 % rolling
-    /// resistance.
+    /// tires, which are stiffer fore-aft than sideways), light patch damping (more on a wheel
+    /// held at a crawl, see [`Tire::held_damping`]), and 1.2 % rolling resistance.
     fn default() -> Self {
         Tire {
             model: TireModel::MagicFormula(MagicFormula::passenger_205_60_r15().without_shifts()),
             relaxation_length: [0.15, 0.5],
             damping: [0.35, 0.2],
+            held_damping: 0.65,
             rolling_resistance: 0.012,
             rolling_resistance_quadratic: 0.0,
         }
@@ -105,6 +119,12 @@ pub struct WheelContact {
     /// the body is divided by it ([`WheelRuntime::body_relaxation`]). Out of range or not
     /// finite: taken as 1.
     pub body_mass_fraction: [f64; 2],
+    /// The tire's share of the mass of the body it carries (kg, ≥ 0): under a chassis, the
+    /// body's mass in proportion to this tire's load among its tires. Through it the tire's own
+    /// longitudinal force moves the contact within the step ([`WheelRuntime::body_mass`]).
+    /// 0 (the default): the road's velocity is prescribed, as on a test drum, and only the
+    /// measured acceleration moves it. Not finite or negative: taken as 0.
+    pub body_mass: f64,
 }
 
 impl Default for WheelContact {
@@ -116,6 +136,7 @@ impl Default for WheelContact {
             acceleration: [0.0; 2],
             friction: 0.0,
             body_mass_fraction: [1.0; 2],
+            body_mass: 0.0,
         }
     }
 }
@@ -240,12 +261,26 @@ pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 /// [`WheelRuntime::body_relaxation`].
 ///
 /// The body is moved once per fixed step (by Rapier, with the tire's force held over the
-/// step), so this spring is integrated explicitly at the fixed step, whatever the substeps.
-/// Measured on the shipped cars: a held wheel's longitudinal spring rang the car at the step
-/// rate below about 35 Hz (a car held on its brakes rocked at ±0.1 m/s at 30 Hz), the lateral
-/// spring of a rolling tire below about 14.5 Hz (two steps' phase of the mode near
-/// `ω·dt = 1`). 0.8 keeps a margin below both.
+/// step), so where the wheel does not carry the body's give within the step
+/// ([`WheelRuntime::body_mass`]: fore and aft only) this spring is integrated explicitly at
+/// the fixed step, whatever the substeps. Measured on the shipped cars before that coupling: a
+/// held wheel's longitudinal spring rang the car at the step rate below about 35 Hz (a car
+/// held on its brakes rocked at ±0.1 m/s at 30 Hz), the lateral spring of a rolling tire below
+/// about 14.5 Hz (two steps' phase of the mode near `ω·dt = 1`). 0.8 keeps a margin below
+/// both.
 pub const BODY_SPRING_LIMIT: f64 = 0.8;
+
+/// Contact speed (m/s) below which a held wheel takes its tire's
+/// [`Tire::held_damping`]: a vehicle parked or coming to rest, not a locked wheel skidding.
+pub const HELD_DAMPING_SPEED: f64 = 1.0;
+
+/// The finest substep (s) the relaxation floors are taken at: the default 1/240 s (4 substeps
+/// at 60 Hz). The floors ([`WheelRuntime::min_relaxation`], and the distance rolled in a
+/// substep below which no slip relaxes) keep a stiff tire within what RK4 follows at the
+/// substep; taken at a finer substep they would shorten with it, and a stop near lock-up
+/// would depend on the number of substeps (the front slip of a hard stop moved by 1 % of its
+/// peak between 4 and 8 substeps). At coarser substeps they are taken at the substep itself.
+pub const FLOOR_SUBSTEP: f64 = 1.0 / 240.0;
 
 /// Runtime state of a [`Wheel`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -269,7 +304,8 @@ pub struct WheelRuntime {
     /// ice a tire peaks at about a tenth of its dry-road slip.
     pub peak_slip: [f64; 2],
     /// Shortest longitudinal relaxation length this step (m), `r²·C·h²/(I·L²)` with
-    /// `L` = [`PATCH_SPRING_LIMIT`]: see [`WheelRuntime::damping`].
+    /// `L` = [`PATCH_SPRING_LIMIT`] and `h` the substep, taken no finer than
+    /// [`FLOOR_SUBSTEP`]: see [`WheelRuntime::damping`].
     pub min_relaxation: f64,
     /// Shortest relaxation lengths `[longitudinal, lateral]` this step for the contact-patch
     /// spring on the body (m): `C·g·dt²/(F_z·f·L²)` with `L` = [`BODY_SPRING_LIMIT`], `dt` the
@@ -278,7 +314,9 @@ pub struct WheelRuntime {
     /// less what pitching and rolling give way) stays within `L` per fixed step.
     ///
     /// The lateral one always applies. The longitudinal one applies while the brake holds the
-    /// wheel, and while it rolls it fades out linearly toward the critical speed (m/s), where
+    /// wheel on a prescribed road (a held tire coupled to the body through
+    /// [`WheelRuntime::body_mass`] pushes it within the substeps and needs none), and while it
+    /// rolls it fades out linearly toward the critical speed (m/s), where
     /// the patch relaxes as fast as its spring rings on the body: `|vx|/σ = 2ω`, so
     /// `|vx| = 2·σ·ω` with `ω² = C·g/(σ·f·F_z)` and the tire's own `σ` (12 m/s for the shipped
     /// cars' tires, 15-17 m/s for the tractor unit's, 20 m/s under the excavator's road
@@ -305,6 +343,32 @@ pub struct WheelRuntime {
     /// and the damping low enough that its rate stays within one per substep (`c/I · h ≤ 1`).
     /// At ordinary loads neither bound is reached.
     pub damping: [f64; 2],
+    /// The mass the tire's longitudinal force moves this step (kg, ≥ 0): the contact's
+    /// [`WheelContact::body_mass`] times its fore-and-aft
+    /// [`WheelContact::body_mass_fraction`], no lighter than keeps the patch spring on it
+    /// within [`PATCH_SPRING_LIMIT`] per substep (`C·h²/(σ·L²)`: 2.5 kg for a car tire at
+    /// 4 kN and the default substep); 0 on a prescribed road.
+    ///
+    /// Within a step the contact's forward velocity is the measured one, carried on at the
+    /// measured acceleration, plus what the tire's force adds beyond the force the body took
+    /// over the last step ([`WheelRuntime::body_force`]): `dv/dt = (Fx − body_force)/body_mass`,
+    /// a state of the wheel. A stiff tire then pushes the body back within the substeps, as
+    /// the body really gives way, rather than once per fixed step; and the chassis applies the
+    /// step's mean force, so the body's change of momentum over the step is the one the tire
+    /// rolled on. The measured acceleration carries everything else the body feels (the other
+    /// tires, gravity, the suspension). Stable at any step while the mass does not exceed the
+    /// one the tire really moves, which the load share and the fraction ensure.
+    pub body_mass: f64,
+    /// The tire's longitudinal force on the body over the last step (N, tire frame, the step's
+    /// mean): what the body's measured acceleration already holds. See
+    /// [`WheelRuntime::body_mass`].
+    pub body_force: f64,
+    /// `1 / body_mass` (1/kg), or 0 on a prescribed road: what the stages multiply by.
+    inverse_body_mass: f64,
+    /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
+    /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
+    /// than [`HELD_DAMPING_SPEED`], else 0.
+    pub held_damping: f64,
     /// Brake torque capacity in effect (N·m, ≥ 0): the block's [`Wheel::brake_torque`] input,
     /// taken at the start of each step. A stage hook (see
     /// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)) may change it before any
@@ -431,7 +495,7 @@ impl Wheel {
 
     fn state_len_for(load: &WheelLoad) -> usize {
         match load {
-            WheelLoad::Tire(_) => 5,
+            WheelLoad::Tire(_) => 6,
             _ => 2,
         }
     }
@@ -468,8 +532,12 @@ impl Wheel {
             rt.peak_force[0].max(fx.abs()),
             rt.peak_force[1].max(fy.abs()),
         ];
+        let damping = match rt.mode {
+            BrakeMode::Held => rt.damping[0] + rt.held_damping,
+            BrakeMode::Rolling { .. } => rt.damping[0],
+        };
         let damped = [
-            fx + rt.damping[0] * load * sigma[0] * slip_rate,
+            fx + damping * load * sigma[0] * slip_rate,
             fy + rt.damping[1] * load * sigma[1] * tan_slip_rate,
         ];
         TireStage {
@@ -486,14 +554,15 @@ impl Wheel {
     /// tire's lengths, floored as below and shortened past the tire's peak by [`past_peak`].
     #[inline(always)]
     fn slip_rates(&self, rt: &WheelRuntime, state: &[f64], omega: f64) -> ([f64; 2], [f64; 2]) {
-        let (slip, tan_slip, time) = (state[2], state[3], state[4]);
-        let [vx, vy] = Self::road_velocity(rt, time);
+        let (slip, tan_slip) = (state[2], state[3]);
+        let [vx, vy] = Self::road_velocity(rt, state);
         let abs_vx = vx.abs();
         // At speed the slips relax within σ/|vx|, less than a substep: no physics is lost by
         // relaxing them over one substep instead, which keeps RK4 stable (|vx|/σ · h ≤ 1).
         // The longitudinal patch spring also stays within its bound on the wheel
-        // (`min_relaxation`).
-        let rolled = abs_vx * rt.substep;
+        // (`min_relaxation`). Both floors are taken at no finer a substep than
+        // `FLOOR_SUBSTEP`.
+        let rolled = abs_vx * rt.substep.max(FLOOR_SUBSTEP);
         // A held wheel's patch spring pushes the body alone, and a slow one's may
         // (`body_relaxation`).
         let longitudinal = match rt.mode {
@@ -521,15 +590,28 @@ impl Wheel {
         ([drive[0] / sigma[0], drive[1] / sigma[1]], sigma)
     }
 
-    /// The road's velocity under the tire `[vx, vy]` (m/s, tire frame) `time` (s) into the
-    /// step: the contact's, carried on at its acceleration.
+    /// The road's velocity under the tire `[vx, vy]` (m/s, tire frame) at `state`: the
+    /// contact's, carried on at its acceleration for the time into the step (`state[4]`, s),
+    /// plus what the tire's own force added beyond the last step's (`state[5]`, m/s; see
+    /// [`WheelRuntime::body_mass`]).
     #[inline]
-    fn road_velocity(rt: &WheelRuntime, time: f64) -> [f64; 2] {
+    fn road_velocity(rt: &WheelRuntime, state: &[f64]) -> [f64; 2] {
         let c = &rt.contact;
+        let time = state[4];
         [
-            c.velocity[0] + c.acceleration[0] * time,
+            c.velocity[0] + c.acceleration[0] * time + state[5],
             c.velocity[1] + c.acceleration[1] * time,
         ]
+    }
+
+    /// The tire's mean longitudinal force on the body over the step that ended at `state` (N,
+    /// tire frame), or `None` on a prescribed road or before the step has run: the force at
+    /// the step's start plus the body's share of mass times the velocity the tire's force added
+    /// beyond it, over the step's length. See [`WheelRuntime::body_mass`].
+    #[inline]
+    fn mean_body_force(rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
+        (rt.body_mass > 0.0 && state[4] > 0.0)
+            .then(|| rt.body_force + rt.body_mass * state[5] / state[4])
     }
 
     /// How fast the tire's longitudinal slip state moves at `state` (1/s), before the tire
@@ -586,8 +668,10 @@ impl Wheel {
     }
 
     /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's longitudinal
-    /// force `fx` (N) at [`Wheel::tire_slips`].
-    #[inline]
+    /// force `fx` (N) at [`Wheel::tire_slips`]. Always inlined: it is the solver's per-stage
+    /// tire path ([`Wheel::stage_load_with`]), and left to the compiler it was called out of line
+    /// once it grew the contact's velocity state (2.7 % more instructions for a whole vehicle).
+    #[inline(always)]
     fn tire_torque(
         &self,
         tire: &Tire,
@@ -602,6 +686,7 @@ impl Wheel {
             d[2] = t.slip_rate;
             d[3] = t.tan_slip_rate;
             d[4] = 1.0;
+            d[5] = (t.fx - rt.body_force) * rt.inverse_body_mass;
         }
         -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
     }
@@ -824,6 +909,7 @@ impl Block for Wheel {
                 check_positive("load.Tire.relaxation_length[1]", tire.relaxation_length[1])?;
                 check_non_negative("load.Tire.damping[0]", tire.damping[0])?;
                 check_non_negative("load.Tire.damping[1]", tire.damping[1])?;
+                check_non_negative("load.Tire.held_damping", tire.held_damping)?;
                 check_non_negative("load.Tire.rolling_resistance", tire.rolling_resistance)?;
                 check_non_negative(
                     "load.Tire.rolling_resistance_quadratic",
@@ -860,24 +946,42 @@ impl Block for Wheel {
                 .at_load_near(rt.contact.load, rt.contact.friction, &rt.tire);
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
             rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
-            // The clock the contact velocity is extrapolated with.
+            // The force the body took over the last step, and the clock and the velocity change
+            // the contact velocity is carried on with.
+            rt.body_force = Self::mean_body_force(rt, state).unwrap_or(0.0);
             state[4] = 0.0;
+            state[5] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
-            let h = rt.substep;
+            let h = rt.substep.max(FLOOR_SUBSTEP);
             let r2 = self.radius * self.radius;
             let inertia = self.effective_inertia();
             let stiffness = rt.tire.stiffness()[0].max(0.0);
             rt.min_relaxation =
                 r2 * stiffness * h * h / (inertia * PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
             let load = rt.tire.load();
+            let fraction = rt
+                .contact
+                .body_mass_fraction
+                .map(|f| if f > 0.0 && f <= 1.0 { f } else { 1.0 });
+            let body_mass = rt.contact.body_mass;
+            // No lighter than keeps the patch spring on it within a substep, as on the wheel
+            // (a chassis's shares are hundreds of times heavier).
+            let lightest = stiffness / tire.relaxation_length[0] * rt.substep * rt.substep
+                / (PATCH_SPRING_LIMIT * PATCH_SPRING_LIMIT);
+            rt.body_mass = if load > 0.0 && body_mass > 0.0 && body_mass.is_finite() {
+                (body_mass * fraction[0]).max(lightest)
+            } else {
+                0.0
+            };
+            rt.inverse_body_mass = if rt.body_mass > 0.0 {
+                1.0 / rt.body_mass
+            } else {
+                0.0
+            };
             let critical_speed;
             (rt.body_relaxation, critical_speed) = if load > 0.0 {
                 let per_stiffness =
                     GRAVITY * step.dt * step.dt / (load * BODY_SPRING_LIMIT * BODY_SPRING_LIMIT);
-                let fraction = rt
-                    .contact
-                    .body_mass_fraction
-                    .map(|f| if f > 0.0 && f <= 1.0 { f } else { 1.0 });
                 let stiffness = rt.tire.stiffness().map(f64::abs);
                 // `2·σ·ω` with `ω² = C·g/(σ·f·F_z)`.
                 let sigma = tire.relaxation_length[0];
@@ -900,12 +1004,24 @@ impl Block for Wheel {
                 0.0
             };
             let rolling = tire.relaxation_length[0].max(rt.min_relaxation);
+            // A held tire coupled to the body's mass pushes it within the substeps: its spring
+            // on the body needs no floor.
+            let held = if rt.body_mass > 0.0 {
+                rolling
+            } else {
+                rolling.max(rt.body_relaxation[0])
+            };
             rt.floored_relaxation = [
                 rolling.max(ringing * rt.body_relaxation[0]),
-                rolling.max(rt.body_relaxation[0]),
+                held,
                 tire.relaxation_length[1].max(rt.body_relaxation[1]),
             ];
             rt.damping = tire.damping;
+            rt.held_damping = if rt.contact.velocity[0].abs() < HELD_DAMPING_SPEED {
+                tire.held_damping
+            } else {
+                0.0
+            };
             if load * r2 * h * tire.damping[0] > inertia {
                 rt.damping[0] = inertia / (load * r2 * h);
             }
@@ -1019,7 +1135,9 @@ impl Block for Wheel {
         if let Some((_, t)) = tire {
             sensors.slip_ratio = state[2];
             sensors.slip_angle = state[3].atan();
-            sensors.force = [t.fx, t.fy];
+            // The body takes the step's mean longitudinal force (the one its contact moved
+            // with), or the force at the step's end on a prescribed road.
+            sensors.force = [Self::mean_body_force(rt, state).unwrap_or(t.fx), t.fy];
             sensors.load = rt.contact.load;
         }
         sensors
