@@ -357,7 +357,9 @@ pub struct WheelRuntime {
     /// step's mean force, so the body's change of momentum over the step is the one the tire
     /// rolled on. The measured acceleration carries everything else the body feels (the other
     /// tires, gravity, the suspension). Stable at any step while the mass does not exceed the
-    /// one the tire really moves, which the load share and the fraction ensure.
+    /// one the tire really moves, as the load share and the fraction keep it where the tires
+    /// push together (the body's surge and pitch); see `docs/contact_coupling.md` for a light
+    /// vehicle that still rocks at 15 Hz.
     pub body_mass: f64,
     /// The tire's longitudinal force on the body over the last step (N, tire frame, the step's
     /// mean): what the body's measured acceleration already holds. See
@@ -433,8 +435,11 @@ pub struct WheelSensors {
     pub slip_ratio: f64,
     /// Tire: transient slip angle (rad), positive when the tire pushes left.
     pub slip_angle: f64,
-    /// Tire: force of the ground on the tire at the end of the last step, in the tire frame
-    /// `[forward, left]` (N): what the chassis applies over the next step.
+    /// Tire: force of the ground on the tire over the last step, in the tire frame
+    /// `[forward, left]` (N): what the chassis applies to the body. Forward, the step's mean
+    /// when the contact carries the body's mass ([`WheelRuntime::body_mass`]: the force the
+    /// body's momentum changed by over the step), else the force at the step's end; sideways,
+    /// the force at the step's end.
     pub force: [f64; 2],
     /// Tire: normal load (N).
     pub load: f64,
