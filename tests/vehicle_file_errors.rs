@@ -742,6 +742,18 @@ fn cases() -> Vec<Case> {
             "must not be negative, got -0.0000056",
         ),
         case(
+            "a negative held-wheel damping in a tire file",
+            vec![Replace(
+                TIRE,
+                "damping: (0.35, 0.2),",
+                "damping: (0.35, 0.2),\n    held_damping: -0.65,",
+            )],
+            TIRE,
+            ("-0.65", "-0.65"),
+            "held_damping",
+            "must not be negative, got -0.65",
+        ),
+        case(
             "an error in an inline tire",
             vec![Replace(
                 VEHICLE,
