@@ -498,6 +498,21 @@ impl TractionControl {
     /// ahead: about a passenger tire's on a dry road. See [`TractionControl::relative_slip`].
     pub const LEAD_PEAK_SLIP: f64 = 0.1;
 
+    /// While the control cuts the drive (it did in the last step), the vehicle's drivetrain
+    /// takes substeps at most this share of its longest
+    /// ([`Drivetrain::max_substep`](bevy_vehicle_drivetrain::Drivetrain::max_substep);
+    /// dimensionless).
+    ///
+    /// On a slippery road the drive falls from all to `floor` over `band` of a small peak
+    /// slip: a loop around the driven wheels stiffer than RK4 follows at the default 1/240 s
+    /// substep. Launching the electric test car on ice, the cut swung between none and all from
+    /// one step to the next wherever the fixed step ran at 1/240 s substeps and the tire was not
+    /// softened by its body floor (40 to 72 Hz): its slip reached 0.026 at 60 Hz against
+    /// 0.020 at 30, 120 and 240 Hz, and it pulled 2.4 % less. At half the substep it holds
+    /// steady at every rate (0.3632 to 0.3641 m/s² at 30 to 240 Hz). The cost is the extra
+    /// substeps, only while the control acts.
+    pub const SUBSTEP_SHARE: f64 = 0.5;
+
     /// The slip the control acts on, in units of the tire's peak-force slip (dimensionless):
     /// `(slip + lead'·rate) / peak` for a tire at slip ratio `slip` whose slip moves at `rate`
     /// (1/s), both in the direction of drive, and whose force peaks at slip ratio `peak`, where

@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 use super::context::{ModuleContext, ModuleWheel, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
 use crate::components::{
-    Brakes, Side, SpeedLimiter, Steering, VehicleTelemetry, WheelMount, WheelState,
+    Brakes, Side, SpeedLimiter, Steering, TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
 use crate::validation::ChassisReady;
 use crate::vehicle::Vehicle;
@@ -363,6 +363,13 @@ pub(crate) fn step_vehicles(
         });
         let mut traction_limit = 1.0;
         let mut first_stage = true;
+        // While the traction control cuts the drive, finer substeps
+        // (`TractionControl::SUBSTEP_SHARE`); the vehicle's own setting is put back after.
+        let max_substep = drivetrain.max_substep;
+        let finer = traction.is_some() && telemetry.traction_cut > 0.0;
+        if finer {
+            drivetrain.max_substep = max_substep * TractionControl::SUBSTEP_SHARE;
+        }
         drivetrain.step_hooked(dt, &mut buffer, &mut |stage: &mut StageWheels| {
             let first = first_stage;
             first_stage = false;
@@ -447,6 +454,9 @@ pub(crate) fn step_vehicles(
                  against the spin instead (counted in ModuleReport::brake_corrections)",
                 brake.name()
             );
+        }
+        if finer {
+            drivetrain.max_substep = max_substep;
         }
         // While the vehicle's program is still in cache.
         sensors.write(&mut drivetrain);
