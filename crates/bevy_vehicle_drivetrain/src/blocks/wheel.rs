@@ -568,8 +568,9 @@ impl Wheel {
         // (`min_relaxation`). Both floors are taken at no finer a substep than
         // `FLOOR_SUBSTEP`.
         let rolled = abs_vx * rt.substep.max(FLOOR_SUBSTEP);
-        // A held wheel's patch spring pushes the body alone, and a slow one's may
-        // (`body_relaxation`).
+        // The held and the rolling wheel's floors differ (`floored_relaxation`, set in
+        // `begin_step`: on a prescribed road a held wheel's patch spring pushes the body alone,
+        // and a slow rolling one's may; coupled to the body's mass, a held one needs none).
         let longitudinal = match rt.mode {
             BrakeMode::Rolling { .. } => rt.floored_relaxation[0],
             BrakeMode::Held => rt.floored_relaxation[1],
