@@ -879,6 +879,12 @@ fn long_steps_get_more_substeps() {
     fixed.max_substep = 0.0;
     assert_eq!(fixed.substeps_for(0.25), 4);
     assert_eq!(Drivetrain::new(0).substeps_for(f64::NAN), 1);
+    // A bound for one step alone (the traction control's half-length substeps) leaves the
+    // vehicle's own as set.
+    assert_eq!(d.substeps_within(1.0 / 60.0, DEFAULT_MAX_SUBSTEP / 2.0), 8);
+    assert_eq!(d.substeps_within(1.0 / 120.0, DEFAULT_MAX_SUBSTEP / 2.0), 4);
+    assert_eq!(d.substeps_within(1.0 / 60.0, f64::NAN), 4);
+    assert_eq!(d.substeps_for(1.0 / 60.0), 4);
     // The fixed steps Bevy runs are whole nanoseconds: 60 Hz is 16 666 667 ns, a little over
     // 1/60 s, and still four substeps of the default length.
     for (hz, substeps) in [(30.0, 8), (60.0, 4), (64.0, 4), (120.0, 4)] {

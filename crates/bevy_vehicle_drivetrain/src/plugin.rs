@@ -193,11 +193,19 @@ impl Drivetrain {
     /// million counts as `max_substep`: Bevy keeps the fixed step in whole nanoseconds, so
     /// 60 Hz steps 16 666 667 ns, not 1/60 s, and that must not cost a fifth substep.
     pub fn substeps_for(&self, dt: f64) -> u32 {
+        self.substeps_within(dt, self.max_substep)
+    }
+
+    /// [`Drivetrain::substeps_for`] with `max_substep` (s) in place of the vehicle's own
+    /// [`Drivetrain::max_substep`]: how many substeps a step of `dt` seconds takes with none
+    /// longer than `max_substep` (at least [`Drivetrain::substeps`], at most
+    /// [`MAX_SUBSTEPS`]; a `max_substep` that is not a positive number sets no bound).
+    pub fn substeps_within(&self, dt: f64, max_substep: f64) -> u32 {
         let fewest = self.substeps.max(1);
-        if !(self.max_substep > 0.0 && self.max_substep.is_finite() && dt.is_finite()) {
+        if !(max_substep > 0.0 && max_substep.is_finite() && dt.is_finite()) {
             return fewest;
         }
-        let needed = (dt / self.max_substep * (1.0 - 1e-6))
+        let needed = (dt / max_substep * (1.0 - 1e-6))
             .ceil()
             .clamp(1.0, f64::from(MAX_SUBSTEPS));
         fewest.max(needed as u32).min(MAX_SUBSTEPS)
@@ -236,7 +244,22 @@ impl Drivetrain {
         scratch: &mut Vec<f64>,
         hook: &mut H,
     ) {
-        let substeps = self.substeps_for(dt);
+        self.step_hooked_within(dt, self.max_substep, scratch, hook);
+    }
+
+    /// [`Drivetrain::step_hooked`] with substeps no longer than `max_substep` (s) for this step
+    /// alone, in place of the vehicle's own [`Drivetrain::max_substep`], which stays as set
+    /// (see [`Drivetrain::substeps_within`]). For a caller that needs finer substeps while
+    /// something stiff acts: the chassis's traction control takes half-length substeps while it
+    /// cuts the drive.
+    pub fn step_hooked_within<H: FnMut(&mut StageWheels)>(
+        &mut self,
+        dt: f64,
+        max_substep: f64,
+        scratch: &mut Vec<f64>,
+        hook: &mut H,
+    ) {
+        let substeps = self.substeps_within(dt, max_substep);
         if let Some(p) = self.program.as_mut() {
             p.step(dt, substeps, scratch, hook);
         }
