@@ -293,9 +293,6 @@ pub struct WheelRuntime {
     pub tire: LoadedTire,
     /// Length of the current substep (s), which bounds how fast the slips may relax.
     pub substep: f64,
-    /// [`WheelRuntime::substep`] taken no finer than [`FLOOR_SUBSTEP`] (s): the substep the
-    /// relaxation floors are taken at.
-    floor_substep: f64,
     /// Peak forces `[longitudinal, lateral]` of the tire at this step's load and friction
     /// (N, ≥ 0): the contact-patch damping may add to the tire's force only up to these (or
     /// up to the force without damping, where that is larger).
@@ -396,6 +393,13 @@ pub struct WheelRuntime {
 }
 
 impl WheelRuntime {
+    /// [`WheelRuntime::substep`] taken no finer than [`FLOOR_SUBSTEP`] (s): the substep the
+    /// relaxation floors are taken at.
+    #[inline]
+    fn floor_substep(&self) -> f64 {
+        self.substep.max(FLOOR_SUBSTEP)
+    }
+
     /// Turns the tire's frame by `turn` (rad, positive left) from the frame its contact was
     /// measured in: the contact velocity and acceleration are rotated into the turned frame,
     /// so the tire's slips follow a wheel steered during the step. Setting the same turn again
@@ -570,7 +574,7 @@ impl Wheel {
         // The longitudinal patch spring also stays within its bound on the wheel
         // (`min_relaxation`). Both floors are taken at no finer a substep than
         // `FLOOR_SUBSTEP`.
-        let rolled = abs_vx * rt.floor_substep;
+        let rolled = abs_vx * rt.floor_substep();
         // The held and the rolling wheel's floors differ (`floored_relaxation`, set in
         // `begin_step`: on a prescribed road a held wheel's patch spring pushes the body alone,
         // and a slow rolling one's may; coupled to the body's mass, a held one needs none).
@@ -936,7 +940,6 @@ impl Block for Wheel {
         step: &StepContext,
     ) -> ModeChange {
         rt.substep = step.dt / f64::from(step.substeps.max(1));
-        rt.floor_substep = rt.substep.max(FLOOR_SUBSTEP);
         rt.brake = self.brake_capacity();
         rt.drive = 0.0;
         rt.steer = 0.0;
@@ -962,7 +965,7 @@ impl Block for Wheel {
             state[4] = 0.0;
             state[5] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
-            let h = rt.floor_substep;
+            let h = rt.floor_substep();
             let r2 = self.radius * self.radius;
             let inertia = self.effective_inertia();
             let stiffness = rt.tire.stiffness()[0].max(0.0);
