@@ -23,9 +23,10 @@ use common::*;
 /// stage.
 struct Delegate<M>(M);
 
-/// `Delegate` and `Counting` for the two modules that return a torque per wheel.
+/// `Delegate` and `Counting` for the two modules that return a torque per wheel; `$extra`
+/// forwards what only one of them has (the brake module's per-substep calls).
 macro_rules! torque_module_wrappers {
-    ($($module:ident),*) => {$(
+    ($module:ident { $($extra:tt)* }) => {
         impl<M: $module> $module for Delegate<M> {
             fn begin_step(&mut self, ctx: &ModuleContext) {
                 self.0.begin_step(ctx);
@@ -36,6 +37,7 @@ macro_rules! torque_module_wrappers {
             fn reset(&mut self) {
                 self.0.reset();
             }
+            $($extra)*
         }
 
         impl<M: $module> $module for Counting<M> {
@@ -53,11 +55,44 @@ macro_rules! torque_module_wrappers {
             fn reset(&mut self) {
                 self.counts.clear();
             }
+            $($extra)*
         }
-    )*};
+    };
 }
 
-torque_module_wrappers!(BrakeModule, DrivetrainModule);
+/// Forwards the brake module's per-substep calls to the wrapped module.
+trait Wrapped<M> {
+    fn inner_mut(&mut self) -> &mut M;
+    fn inner_ref(&self) -> &M;
+}
+
+impl<M> Wrapped<M> for Delegate<M> {
+    fn inner_mut(&mut self) -> &mut M {
+        &mut self.0
+    }
+    fn inner_ref(&self) -> &M {
+        &self.0
+    }
+}
+
+impl<M> Wrapped<M> for Counting<M> {
+    fn inner_mut(&mut self) -> &mut M {
+        &mut self.inner
+    }
+    fn inner_ref(&self) -> &M {
+        &self.inner
+    }
+}
+
+torque_module_wrappers!(BrakeModule {
+    fn begin_substep(&mut self, ctx: &ModuleContext) -> bool {
+        self.inner_mut().begin_substep(ctx)
+    }
+    fn every_substep(&self) -> bool {
+        self.inner_ref().every_substep()
+    }
+});
+torque_module_wrappers!(DrivetrainModule {});
 
 impl<M: SteeringModule> SteeringModule for Delegate<M> {
     fn begin_step(&mut self, ctx: &ModuleContext) {
@@ -159,6 +194,17 @@ fn a_delegating_brake_module_reproduces_the_baseline_bit_for_bit() {
             .unwrap();
     });
     assert_same_bits(&baseline, &wrapped, "brake");
+    // With the built-in ABS, whose decisions fall at every substep (it acts in the drive's
+    // hard braking: the car moves otherwise than without it).
+    let mut car = CarBuilder::default();
+    car.brakes.anti_lock = Some(AntiLock::default());
+    let with_abs = scripted_drive(&car, |_| {});
+    assert_ne!(with_abs, baseline, "the ABS never acted");
+    let wrapped = scripted_drive(&car, |e| {
+        e.install_module(VehicleModule::brake(Delegate(BuiltinBrakes::default())))
+            .unwrap();
+    });
+    assert_same_bits(&with_abs, &wrapped, "brake with ABS");
 }
 
 #[test]

@@ -329,7 +329,8 @@ impl Brakes {
 /// just below its friction peak, so the car stops about as short as the road allows and
 /// still steers.
 ///
-/// Each fixed step, at each wheel, the pedal's torque is limited to `peak_share` of what the
+/// At the start of every drivetrain substep, at each wheel, the pedal's torque is limited to
+/// `peak_share` of what the
 /// tire can pass at its load on this road (its peak longitudinal force times the wheel's
 /// radius, [`ModuleContext::peak_force`](crate::modules::ModuleContext::peak_force)): an
 /// ideal ABS, which finds the peak as a real one does by cycling its valves, without the
@@ -341,8 +342,16 @@ impl Brakes {
 /// not an on-off cycle, so it acts the same at any fixed-step rate. Below `min_speed` it stays
 /// out of the way, so the car stops and holds on the pedal.
 ///
+/// It decides every substep (at most 1/240 s apart at the default
+/// [`Drivetrain::max_substep`](bevy_vehicle_drivetrain::Drivetrain::max_substep)), at the
+/// wheel spins there, not once per fixed step: a 30 Hz step is as long as the release lag,
+/// and deciding once per step the default car braked in a turn turned its course 5.7 % (dry),
+/// 3.8 % (snow) and 4.3 % (ice) farther at 30 Hz than at 240 Hz; per substep 1.4 %, 0.6 % and
+/// 0.0 %.
+///
 /// Assumes each wheel runs near the chassis's forward axis (its braking slip is measured
-/// against the ground speed along that axis at the wheel), as on road vehicles at speed.
+/// against the ground speed along that axis at the wheel, taken at the start of the step and
+/// carried on at the rate it changed over the last step), as on road vehicles at speed.
 ///
 /// A tire's peak slip falls with the road's friction (on ice to about a tenth of its dry-road
 /// value), so the release slip shrinks with it: `release_slip` holds for a tire that peaks at

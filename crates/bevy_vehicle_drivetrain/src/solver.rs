@@ -585,23 +585,23 @@ impl Program {
                     passes.project(x, delta, h);
                 }
             }
-            torque.drive_limit = passes.hook(x, t0, hook);
+            torque.drive_limit = passes.hook(x, [t0, h], true, hook);
             passes.evaluate(x, k1, &torque);
             passes.settle_modes(x, delta, k1, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k1[j];
             }
-            torque.drive_limit = passes.hook(xs, t0 + 0.5 * h, hook);
+            torque.drive_limit = passes.hook(xs, [t0 + 0.5 * h, h], false, hook);
             passes.evaluate(xs, k2, &torque);
             for j in 0..n {
                 xs[j] = x[j] + 0.5 * h * k2[j];
             }
-            torque.drive_limit = passes.hook(xs, t0 + 0.5 * h, hook);
+            torque.drive_limit = passes.hook(xs, [t0 + 0.5 * h, h], false, hook);
             passes.evaluate(xs, k3, &torque);
             for j in 0..n {
                 xs[j] = x[j] + h * k3[j];
             }
-            torque.drive_limit = passes.hook(xs, t0 + h, hook);
+            torque.drive_limit = passes.hook(xs, [t0 + h, h], false, hook);
             passes.evaluate(xs, k4, &torque);
             for j in 0..n {
                 x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
@@ -647,12 +647,20 @@ impl Passes<'_> {
     /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step;
     /// returns the drive limit for the stage (the hook's, or the one it set last).
     #[inline]
-    fn hook<H: FnMut(&mut StageWheels)>(&mut self, state: &[f64], time: f64, hook: &mut H) -> f64 {
+    fn hook<H: FnMut(&mut StageWheels)>(
+        &mut self,
+        state: &[f64],
+        [time, substep]: [f64; 2],
+        starts_substep: bool,
+        hook: &mut H,
+    ) -> f64 {
         hook(&mut StageWheels {
             nodes: self.nodes,
             blocks: self.blocks,
             state,
             time,
+            substep,
+            starts_substep,
             drive_limit: &mut self.drive_limit,
         });
         self.drive_limit
@@ -827,6 +835,8 @@ pub struct StageWheels<'a> {
     blocks: &'a mut [Cell],
     state: &'a [f64],
     time: f64,
+    substep: f64,
+    starts_substep: bool,
     drive_limit: &'a mut f64,
 }
 
@@ -834,6 +844,18 @@ impl StageWheels<'_> {
     /// Time since the start of the fixed step at this stage (s).
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// Length of the substep this stage belongs to (s).
+    pub fn substep(&self) -> f64 {
+        self.substep
+    }
+
+    /// Whether this is the first RK4 stage of a substep, whose state is the one committed at
+    /// the substep's start (the other three stages evaluate trial states that are thrown
+    /// away): the place for decisions taken once per substep.
+    pub fn starts_substep(&self) -> bool {
+        self.starts_substep
     }
 
     /// Spin of the wheel at pass-order position `node` at this stage (rad/s), or `None` if

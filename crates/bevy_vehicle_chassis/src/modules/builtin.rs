@@ -76,38 +76,53 @@ impl AxleSplit {
 }
 
 /// The built-in brakes: [`builtin_brake_torques`] from the vehicle's [`Brakes`] settings,
-/// with the pedal's share limited by [`Brakes::anti_lock`] if set, decided once per step,
-/// against each wheel's spin.
+/// set once per step, with the pedal's share limited by [`Brakes::anti_lock`] if set, decided
+/// at the start of every drivetrain substep against each wheel's spin there.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinBrakes {
     capacity: PerWheel,
     /// Per wheel, while an ABS is fitted: the share of its limit it grants (1 unless the wheel
     /// neared lock-up).
     grant: PerWheel,
+    /// Per wheel, while an ABS is fitted: the torque the pedal asks this step (N·m), which the
+    /// ABS may limit, and what the handbrake and parking lock hold (N·m), which it may not.
+    pedal: PerWheel,
+    held: PerWheel,
+    /// Per wheel, while an ABS is fitted: the speed of its centre along the chassis's forward
+    /// axis at the start of the step (m/s; not a number before the first), and how fast that
+    /// changed over the last step (m/s²): the ground speed the ABS measures the wheel's slip
+    /// against, carried on through the step.
+    speed: PerWheel,
+    speed_rate: PerWheel,
 }
 
 impl BuiltinBrakes {
-    /// The pedal torque (N·m, ≥ 0) the ABS `abs` lets through at wheel `i` this step, given
-    /// what the pedal asks (`pedal`); updates how much of its limit the wheel is granted.
-    fn anti_lock(&mut self, abs: &AntiLock, ctx: &ModuleContext, i: usize, pedal: f64) -> f64 {
-        let wheel = &ctx.wheels[i];
+    /// The wheel centre's speed along the chassis's forward axis (m/s) at the start of the
+    /// step. (The body's velocity is its centre of mass's; the offset to the body origin,
+    /// times the yaw rate, is a small error at the speeds the ABS acts at.)
+    fn wheel_speed(ctx: &ModuleContext, i: usize) -> f64 {
         let state = &ctx.state;
-        let peak = ctx.peak_force.get(i).copied().unwrap_or(0.0);
-        // The wheel centre's speed along the chassis's forward axis (m/s). (The body's velocity
-        // is its centre of mass's; the offset to the body origin, times the yaw rate, is a
-        // small error at the speeds the ABS acts at.)
-        let arm = state.rotation * wheel.mount.position;
+        let arm = state.rotation * ctx.wheels[i].mount.position;
         let velocity = state.linear_velocity + state.angular_velocity.cross(arm);
-        let speed = f64::from(velocity.dot(state.rotation * Vec3::NEG_Z));
-        let spin = state.wheel_spin.get(i).copied().unwrap_or(0.0);
-        let dt = ctx.dt.max(0.0);
+        f64::from(velocity.dot(state.rotation * Vec3::NEG_Z))
+    }
+
+    /// The pedal torque (N·m, ≥ 0) the ABS `abs` lets through at wheel `i` over a substep of
+    /// `ctx.substep` seconds starting at `ctx.time`, at the wheel spin there; updates how much
+    /// of its limit the wheel is granted.
+    fn anti_lock(&mut self, abs: &AntiLock, ctx: &ModuleContext, i: usize) -> f64 {
+        let pedal = self.pedal[i];
+        let peak = ctx.peak_force.get(i).copied().unwrap_or(0.0);
+        let speed = self.speed[i] + self.speed_rate[i] * ctx.time;
+        let spin = ctx.state.wheel_spin.get(i).copied().unwrap_or(0.0);
+        let dt = ctx.substep.max(0.0);
         if !(speed.abs() >= abs.min_speed && peak > 0.0 && speed.is_finite() && spin.is_finite()) {
             self.grant[i] = 1.0;
             return pedal;
         }
         // How far the wheel lags the ground under braking: 0 rolling freely, 1 locked, in
         // either direction of travel (a wheel driven faster than the ground is not locking).
-        let braking_slip = 1.0 - spin * wheel.radius / speed;
+        let braking_slip = 1.0 - spin * ctx.wheels[i].radius / speed;
         // The grant falls from 1 at `release_slip` to 0 at twice that, continuously, so that the
         // ABS and the wheel settle where the tire holds (no on-off cycle following the step),
         // and follows that target with a lag.
@@ -120,7 +135,18 @@ impl BuiltinBrakes {
         };
         let grant = self.grant[i];
         self.grant[i] = grant + (target - grant) * (1.0 - (-dt / lag).exp());
-        pedal.min(abs.peak_share * peak * wheel.radius * self.grant[i])
+        pedal.min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
+    }
+
+    /// The pedal torque (N·m) the ABS lets through at wheel `i` at its current grant, without
+    /// deciding anew.
+    fn granted(&self, abs: &AntiLock, ctx: &ModuleContext, i: usize) -> f64 {
+        let peak = ctx.peak_force.get(i).copied().unwrap_or(0.0);
+        if self.speed[i].abs() >= abs.min_speed && peak > 0.0 {
+            self.pedal[i].min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
+        } else {
+            self.pedal[i]
+        }
     }
 }
 
@@ -134,19 +160,45 @@ impl BrakeModule for BuiltinBrakes {
         self.capacity.clear();
         self.capacity.resize(count, 0.0);
         let Some(abs) = &ctx.brakes.anti_lock else {
-            self.grant.clear();
+            for v in [&mut self.grant, &mut self.pedal, &mut self.held] {
+                v.clear();
+            }
             builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
             return;
         };
         if self.grant.len() != count {
             self.grant.clear();
             self.grant.resize(count, 1.0);
+            self.speed.clear();
+            self.speed.resize(count, f64::NAN);
+            self.speed_rate.clear();
+            self.speed_rate.resize(count, 0.0);
         }
+        self.pedal.resize(count, 0.0);
+        self.held.resize(count, 0.0);
         let split = AxleSplit::new(ctx.brakes, ctx.wheels);
         for (i, wheel) in ctx.wheels.iter().enumerate() {
-            let [pedal, held] = split.torques(ctx.brakes, ctx.command, wheel);
-            self.capacity[i] = self.anti_lock(abs, ctx, i, pedal) + held;
+            [self.pedal[i], self.held[i]] = split.torques(ctx.brakes, ctx.command, wheel);
+            let speed = Self::wheel_speed(ctx, i);
+            let rate = (speed - self.speed[i]) / ctx.dt;
+            self.speed_rate[i] = if rate.is_finite() { rate } else { 0.0 };
+            self.speed[i] = speed;
+            // Until the first substep decides (a step without substep calls keeps this).
+            self.capacity[i] = self.granted(abs, ctx, i) + self.held[i];
         }
+    }
+
+    fn begin_substep(&mut self, ctx: &ModuleContext) -> bool {
+        let Some(abs) = &ctx.brakes.anti_lock else {
+            return false;
+        };
+        if self.grant.len() != ctx.wheels.len() {
+            return false;
+        }
+        for i in 0..ctx.wheels.len() {
+            self.capacity[i] = self.anti_lock(abs, ctx, i) + self.held[i];
+        }
+        true
     }
 
     fn wheel_torques(&self, ctx: &ModuleContext, torques: &mut [f64]) {
@@ -160,14 +212,28 @@ impl BrakeModule for BuiltinBrakes {
         }
     }
 
-    /// The magnitudes are set in `begin_step`; only their sign follows the spin.
+    /// The magnitudes are set in `begin_step` (and with an ABS in `begin_substep`); only their
+    /// sign follows the spin.
     fn every_stage(&self) -> bool {
         false
     }
 
+    /// With an ABS fitted (as of the last `begin_step`).
+    fn every_substep(&self) -> bool {
+        !self.grant.is_empty()
+    }
+
     fn reset(&mut self) {
-        self.capacity.clear();
-        self.grant.clear();
+        for v in [
+            &mut self.capacity,
+            &mut self.grant,
+            &mut self.pedal,
+            &mut self.held,
+            &mut self.speed,
+            &mut self.speed_rate,
+        ] {
+            v.clear();
+        }
     }
 }
 

@@ -83,6 +83,9 @@ pub struct ModuleContext<'a> {
     /// Time since the start of the fixed step at this stage (s; 0 for `begin_step` and the
     /// suspension and anti-roll bars).
     pub time: f64,
+    /// Length of the drivetrain substep this stage belongs to (s): in `begin_step`, the
+    /// suspension and the anti-roll bars, the last step's.
+    pub substep: f64,
     /// Each wheel's normal load on its tire (N), in wheel order: in `begin_step`, the
     /// suspension, and the anti-roll bars the last step's; in the stage functions the load
     /// the tire carries over this step.

@@ -32,6 +32,9 @@
 //!    take `&self`: they must be pure functions of their context, since a stage is evaluated
 //!    at intermediate states that are then thrown away. (Once per fixed step instead, at its
 //!    first stage, when all three are [stage-independent](self#stage-independent-modules).)
+//!    Before the first stage of each substep, the brake module's `begin_substep` if its
+//!    `every_substep` says so, with the state committed at the substep's start: per-substep
+//!    decisions (the built-in ABS's).
 //!
 //! Within a fixed step the chassis's pose and velocity are those at the start of the step at
 //! every stage (Rapier moves the body after the drivetrain's step); the wheel spins and the
@@ -43,9 +46,10 @@
 //! every stage of a step can say so with `every_stage() -> false`. When all of a vehicle's
 //! brake, steering and drivetrain modules say so, their stage functions run once per fixed
 //! step, at its first stage, and the wheels keep those torques and angles through the other
-//! stages: the same motion, without `4·N − 1` calls of each. The built-in brakes (whose
-//! torque magnitudes are set in `begin_step`; only the sign follows the spin) and the
-//! built-in steering are stage-independent; [`DirectDrive`], whose torque falls with the
+//! stages: the same motion, without `4·N − 1` calls of each; and again at the first stage of
+//! any substep whose brake `begin_substep` reports a change. The built-in brakes (whose
+//! torque magnitudes are set in `begin_step`, and with an ABS in `begin_substep`; only the
+//! sign follows the spin) and the built-in steering are stage-independent; [`DirectDrive`], whose torque falls with the
 //! wheel's spin, is not. A module that leaves `every_stage` at its default runs at every
 //! stage, with the others.
 //!
@@ -85,6 +89,24 @@ pub trait BrakeModule: Send + Sync + 'static {
 
     /// Once per fixed step, before any stage: per-step decisions and state.
     fn begin_step(&mut self, _ctx: &ModuleContext) {}
+
+    /// While [`BrakeModule::every_substep`] says so, at the start of every drivetrain substep,
+    /// before its first stage (the first substep's after `begin_step`), with the wheel spins
+    /// committed there and this step's tire peaks: decisions that must not wait a whole fixed
+    /// step, such as an anti-lock rule's, taken every [`ModuleContext::substep`] seconds
+    /// whatever the fixed-step rate. Returns whether the module's torques changed, so that a
+    /// [stage-independent](self#stage-independent-modules) module's `wheel_torques` runs
+    /// again at this stage. By default nothing, `false`.
+    fn begin_substep(&mut self, _ctx: &ModuleContext) -> bool {
+        false
+    }
+
+    /// Whether [`BrakeModule::begin_substep`] runs in the coming step (asked after
+    /// `begin_step`): `false` by default, so that a module without per-substep decisions costs
+    /// nothing per substep.
+    fn every_substep(&self) -> bool {
+        false
+    }
 
     /// Once per RK4 stage: writes the brake torque of each wheel (N·m, signed, opposing the
     /// wheel's spin) into `torques`, in [`ModuleContext::wheels`] order. `torques` arrives

@@ -58,6 +58,8 @@ pub(crate) struct ModuleInputs {
     pub command: VehicleControls,
     pub steering_input: f64,
     pub dt: f64,
+    /// Length of the drivetrain's substep (s): the last step's until its first stage.
+    pub substep: f64,
     pub brakes: Brakes,
     pub steering: Steering,
 }
@@ -78,6 +80,7 @@ impl ModuleInputs {
             steering_input: self.steering_input,
             dt: self.dt,
             time,
+            substep: self.substep,
             load: &self.load,
             peak_force: &self.peak_force,
             peak_slip: &self.peak_slip,
@@ -354,6 +357,7 @@ pub(crate) fn step_vehicles(
         let every_stage = brake.every_stage()
             || steering.every_stage()
             || drive.as_ref().is_some_and(|d| d.every_stage());
+        let every_substep = brake.every_substep();
         // The traction control acts on each stage's slips, so it needs every stage.
         let traction = inputs.brakes.traction_control.clone();
         let direction = inputs.command.direction();
@@ -413,7 +417,18 @@ pub(crate) fn step_vehicles(
                 if traction.is_some() || limiter.is_some() {
                     stage.set_drive_limit(traction_limit.min(governed));
                 }
-                if !(every_stage || first) {
+                // Per-substep decisions, at the state committed at the substep's start.
+                let mut changed = false;
+                if every_substep && stage.starts_substep() {
+                    for (i, wheel) in inputs.wheels.iter().enumerate() {
+                        if let Some(s) = stage.spin(wheel.node) {
+                            inputs.spin[i] = s;
+                        }
+                    }
+                    inputs.substep = stage.substep();
+                    changed = brake.begin_substep(&inputs.context(stage.time()));
+                }
+                if !(every_stage || first || changed) {
                     if traction.is_some() {
                         for (i, wheel) in inputs.wheels.iter().enumerate() {
                             if let Some(rt) = stage.wheel_mut(wheel.node) {
