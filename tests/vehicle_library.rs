@@ -191,8 +191,9 @@ fn automatic_zero_to_100(hz: f64) -> f64 {
 }
 
 /// The automatic's launch through the converter and two full-throttle upshifts take the same
-/// time at 30, 60 and 120 Hz within 1 % (measured 8.133 / 8.100 / 8.092 s: 0.5 %, most of it
-/// the upshifts, decided once per fixed step, landing up to a step later at 30 Hz). When a
+/// time at 30, 60 and 120 Hz within 1 % (measured 8.067 / 8.050 / 8.050 s: 0.2 %; 8.133 /
+/// 8.100 / 8.092 s when this was first measured, most of the gap the upshifts,
+/// decided once per fixed step, landing up to a step later at 30 Hz). When a
 /// shift's ratio also moved once per fixed step, the momentum pass at each jump lost more
 /// energy in fewer, larger jumps: 8.333 / 8.250 / 8.142 s, 2.35 % apart. When the converter
 /// was kept stable by raising its slippage, it slipped in proportion to the substep, which

@@ -452,8 +452,10 @@ impl Block for AutomaticTransmission {
                 // From neutral (or the other direction): wait in neutral, then engage.
                 if rt.pending != wanted {
                     rt.engage_from_neutral(wanted, self);
+                } else {
+                    // The last step was spent waiting in neutral.
+                    rt.engage_timer -= dt;
                 }
-                rt.engage_timer -= dt;
                 if wait_over(rt.engage_timer, dt) {
                     rt.gear = wanted;
                     rt.ratio = self.ratio(wanted);
