@@ -37,9 +37,10 @@ pub const TIRE_FRICTION: f32 = 1.0;
 /// The combine rule the tire asks for; see [`TIRE_FRICTION`].
 pub const TIRE_FRICTION_RULE: CoefficientCombineRule = CoefficientCombineRule::Multiply;
 
-/// Largest contact acceleration handed to a wheel (m/s²): a landing or a crash is a jolt, not
-/// a trend to extrapolate.
-const MAX_CONTACT_ACCELERATION: f32 = 50.0;
+/// Largest contact acceleration handed to a wheel, and largest change of a wheel's ground speed
+/// the built-in ABS carries across a step (m/s²): a landing or a crash is a jolt, not a trend
+/// to extrapolate.
+pub(crate) const MAX_CONTACT_ACCELERATION: f32 = 50.0;
 
 /// What a probe found.
 struct Hit {

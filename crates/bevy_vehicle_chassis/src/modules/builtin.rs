@@ -9,6 +9,7 @@ use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, Su
 use bevy::math::Vec3;
 
 use crate::components::{ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, Brakes, Side, Steering};
+use crate::contact::MAX_CONTACT_ACCELERATION;
 
 /// Per-wheel values held without a heap allocation (up to eight wheels).
 type PerWheel = SmallVec<[f64; 8]>;
@@ -181,7 +182,12 @@ impl BrakeModule for BuiltinBrakes {
             [self.pedal[i], self.held[i]] = split.torques(ctx.brakes, ctx.command, wheel);
             let speed = Self::wheel_speed(ctx, i);
             let rate = (speed - self.speed[i]) / ctx.dt;
-            self.speed_rate[i] = if rate.is_finite() { rate } else { 0.0 };
+            let limit = f64::from(MAX_CONTACT_ACCELERATION);
+            self.speed_rate[i] = if rate.is_finite() {
+                rate.clamp(-limit, limit)
+            } else {
+                0.0
+            };
             self.speed[i] = speed;
             // Until the first substep decides (a step without substep calls keeps this).
             self.capacity[i] = self.granted(abs, ctx, i) + self.held[i];

@@ -49,8 +49,8 @@
 //! stages: the same motion, without `4·N − 1` calls of each; and again at the first stage of
 //! any substep whose brake `begin_substep` reports a change. The built-in brakes (whose
 //! torque magnitudes are set in `begin_step`, and with an ABS in `begin_substep`; only the
-//! sign follows the spin) and the built-in steering are stage-independent; [`DirectDrive`], whose torque falls with the
-//! wheel's spin, is not. A module that leaves `every_stage` at its default runs at every
+//! sign follows the spin) and the built-in steering are stage-independent; [`DirectDrive`],
+//! whose torque falls with the wheel's spin, is not. A module that leaves `every_stage` at its default runs at every
 //! stage, with the others.
 //!
 //! [`ResetVehicle`] calls every module's `reset`.

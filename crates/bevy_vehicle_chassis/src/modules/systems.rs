@@ -374,103 +374,96 @@ pub(crate) fn step_vehicles(
         } else {
             drivetrain.max_substep
         };
-        drivetrain.step_hooked_within(
-            dt,
-            max_substep,
-            &mut buffer,
-            &mut |stage: &mut StageWheels| {
-                let first = first_stage;
-                first_stage = false;
-                if first {
-                    // The wheels have set up their tires for this step's load and surface.
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        if let Some(rt) = stage.wheel_mut(wheel.node) {
-                            inputs.peak_force[i] = rt.peak_force[0];
-                            inputs.peak_slip[i] = rt.peak_slip[0];
-                        }
+        let mut hook = |stage: &mut StageWheels| {
+            let first = first_stage;
+            first_stage = false;
+            inputs.substep = stage.substep();
+            if first {
+                // The wheels have set up their tires for this step's load and surface.
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    if let Some(rt) = stage.wheel_mut(wheel.node) {
+                        inputs.peak_force[i] = rt.peak_force[0];
+                        inputs.peak_slip[i] = rt.peak_slip[0];
                     }
                 }
-                if let Some(tc) = &traction {
-                    // The largest slip, looking ahead and measured against the tire's peak slip,
-                    // of a grounded tire in the direction the gear drives; and the brake on each
-                    // tire that spins on past the cut.
-                    let mut slip: f64 = 0.0;
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        traction_brakes[i] = 0.0;
-                        if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
-                            let relative = tc.relative_slip(
-                                s * direction,
-                                rate * direction,
-                                inputs.peak_slip[i],
-                            );
-                            slip = slip.max(relative);
-                            traction_brakes[i] = tc.brake_torque(
-                                relative,
-                                inputs.peak_force[i],
-                                wheel.radius,
-                                inputs.brakes.max_torque,
-                            );
-                        }
+            }
+            if let Some(tc) = &traction {
+                // The largest slip, looking ahead and measured against the tire's peak slip,
+                // of a grounded tire in the direction the gear drives; and the brake on each
+                // tire that spins on past the cut.
+                let mut slip: f64 = 0.0;
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    traction_brakes[i] = 0.0;
+                    if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
+                        let relative =
+                            tc.relative_slip(s * direction, rate * direction, inputs.peak_slip[i]);
+                        slip = slip.max(relative);
+                        traction_brakes[i] = tc.brake_torque(
+                            relative,
+                            inputs.peak_force[i],
+                            wheel.radius,
+                            inputs.brakes.max_torque,
+                        );
                     }
-                    traction_limit = tc.drive_limit(slip);
                 }
-                if traction.is_some() || limiter.is_some() {
-                    stage.set_drive_limit(traction_limit.min(governed));
-                }
-                // Per-substep decisions, at the state committed at the substep's start.
-                let mut changed = false;
-                if every_substep && stage.starts_substep() {
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        if let Some(s) = stage.spin(wheel.node) {
-                            inputs.spin[i] = s;
-                        }
-                    }
-                    inputs.substep = stage.substep();
-                    changed = brake.begin_substep(&inputs.context(stage.time()));
-                }
-                if !(every_stage || first || changed) {
-                    if traction.is_some() {
-                        for (i, wheel) in inputs.wheels.iter().enumerate() {
-                            if let Some(rt) = stage.wheel_mut(wheel.node) {
-                                rt.brake = module_brakes[i] + traction_brakes[i];
-                            }
-                        }
-                    }
-                    return;
-                }
+                traction_limit = tc.drive_limit(slip);
+            }
+            if traction.is_some() || limiter.is_some() {
+                stage.set_drive_limit(traction_limit.min(governed));
+            }
+            // Per-substep decisions, at the state committed at the substep's start.
+            let mut changed = false;
+            if every_substep && stage.starts_substep() {
                 for (i, wheel) in inputs.wheels.iter().enumerate() {
                     if let Some(s) = stage.spin(wheel.node) {
                         inputs.spin[i] = s;
                     }
                 }
-                let ctx = inputs.context(stage.time());
-                // Every module of the stage first, then one pass over the wheels.
-                brakes.fill(0.0);
-                brake.wheel_torques(&ctx, brakes);
-                angles.fill(0.0);
-                *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
-                drives.fill(0.0);
-                if let Some(drive) = drive {
-                    drive.wheel_torques(&ctx, drives);
-                }
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    let Some(rt) = stage.wheel_mut(wheel.node) else {
-                        continue;
-                    };
-                    let torque = finite_or(brakes[i], 0.0, report);
-                    if torque * inputs.spin[i] > 0.0 {
-                        report.brake_corrections += 1;
-                    }
-                    module_brakes[i] = torque.abs();
-                    rt.brake = module_brakes[i] + traction_brakes[i];
-                    let probe = inputs.probe_angle[i];
-                    rt.set_steer(finite_or(angles[i], probe, report) - probe);
-                    if drive.is_some() {
-                        rt.drive = finite_or(drives[i], 0.0, report);
+                changed = brake.begin_substep(&inputs.context(stage.time()));
+            }
+            if !(every_stage || first || changed) {
+                if traction.is_some() {
+                    for (i, wheel) in inputs.wheels.iter().enumerate() {
+                        if let Some(rt) = stage.wheel_mut(wheel.node) {
+                            rt.brake = module_brakes[i] + traction_brakes[i];
+                        }
                     }
                 }
-            },
-        );
+                return;
+            }
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                if let Some(s) = stage.spin(wheel.node) {
+                    inputs.spin[i] = s;
+                }
+            }
+            let ctx = inputs.context(stage.time());
+            // Every module of the stage first, then one pass over the wheels.
+            brakes.fill(0.0);
+            brake.wheel_torques(&ctx, brakes);
+            angles.fill(0.0);
+            *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
+            drives.fill(0.0);
+            if let Some(drive) = drive {
+                drive.wheel_torques(&ctx, drives);
+            }
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                let Some(rt) = stage.wheel_mut(wheel.node) else {
+                    continue;
+                };
+                let torque = finite_or(brakes[i], 0.0, report);
+                if torque * inputs.spin[i] > 0.0 {
+                    report.brake_corrections += 1;
+                }
+                module_brakes[i] = torque.abs();
+                rt.brake = module_brakes[i] + traction_brakes[i];
+                let probe = inputs.probe_angle[i];
+                rt.set_steer(finite_or(angles[i], probe, report) - probe);
+                if drive.is_some() {
+                    rt.drive = finite_or(drives[i], 0.0, report);
+                }
+            }
+        };
+        drivetrain.step_hooked_within(dt, max_substep, &mut buffer, &mut hook);
         if corrections_before == 0 && report.brake_corrections > 0 {
             warn!(
                 "brake module '{}' returned torques that would drive a wheel; they are applied \
