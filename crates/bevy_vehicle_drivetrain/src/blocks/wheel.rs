@@ -313,10 +313,12 @@ pub struct WheelRuntime {
     /// frequency on the share of the body the tire moves (`f·F_z/g`: its share of the mass,
     /// less what pitching and rolling give way) stays within `L` per fixed step.
     ///
-    /// The lateral one always applies. The longitudinal one applies while the brake holds the
-    /// wheel on a prescribed road (a held tire coupled to the body through
-    /// [`WheelRuntime::body_mass`] pushes it within the substeps and needs none), and while it
-    /// rolls it fades out linearly toward the critical speed (m/s), where
+    /// The lateral one always applies. The longitudinal one applies on a prescribed road only
+    /// (a tire coupled to the body through [`WheelRuntime::body_mass`], rolling or held,
+    /// pushes it within the substeps and needs none; until 2026-11-27 a coupled rolling tire
+    /// kept the fade-out below, which delayed a launch's grip at low rates): while the brake
+    /// holds the wheel, and while it rolls fading out linearly toward the critical speed (m/s),
+    /// where
     /// the patch relaxes as fast as its spring rings on the body: `|vx|/σ = 2ω`, so
     /// `|vx| = 2·σ·ω` with `ω² = C·g/(σ·f·F_z)` and the tire's own `σ` (12 m/s for the shipped
     /// cars' tires, 15-17 m/s for the tractor unit's, 20 m/s under the excavator's road
@@ -1006,26 +1008,29 @@ impl Block for Wheel {
             } else {
                 ([0.0; 2], 0.0)
             };
-            // Rolling, the longitudinal floor fades out toward the speed at which the patch
+            let own = tire.relaxation_length[0].max(rt.min_relaxation);
+            // A tire coupled to the body's mass pushes it within the substeps, rolling or held:
+            // its spring on the body needs no floor. On a prescribed road a held tire takes
+            // the floor, and a rolling one fades it out toward the speed at which the patch
             // spring is critically damped on the body (taken at the step's start).
-            let rolling_speed = rt.contact.velocity[0]
-                .abs()
-                .max((self.radius * state[1]).abs());
-            let ringing = if critical_speed > 0.0 {
-                (1.0 - rolling_speed / critical_speed).clamp(0.0, 1.0)
+            let [rolling, held] = if rt.body_mass > 0.0 {
+                [own; 2]
             } else {
-                0.0
-            };
-            let rolling = tire.relaxation_length[0].max(rt.min_relaxation);
-            // A held tire coupled to the body's mass pushes it within the substeps: its spring
-            // on the body needs no floor.
-            let held = if rt.body_mass > 0.0 {
-                rolling
-            } else {
-                rolling.max(rt.body_relaxation[0])
+                let rolling_speed = rt.contact.velocity[0]
+                    .abs()
+                    .max((self.radius * state[1]).abs());
+                let ringing = if critical_speed > 0.0 {
+                    (1.0 - rolling_speed / critical_speed).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                [
+                    own.max(ringing * rt.body_relaxation[0]),
+                    own.max(rt.body_relaxation[0]),
+                ]
             };
             rt.floored_relaxation = [
-                rolling.max(ringing * rt.body_relaxation[0]),
+                rolling,
                 held,
                 tire.relaxation_length[1].max(rt.body_relaxation[1]),
             ];
