@@ -42,6 +42,14 @@ impl<B: Block> Block for Delegate<B> {
     ) -> ModeChange {
         self.0.begin_step(runtime, state, step)
     }
+    fn begin_substep(
+        &self,
+        runtime: &mut B::Runtime,
+        state: &mut [f64],
+        substep: f64,
+    ) -> ModeChange {
+        self.0.begin_substep(runtime, state, substep)
+    }
     fn upstream(
         &self,
         runtime: &B::Runtime,

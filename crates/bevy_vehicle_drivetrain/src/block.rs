@@ -443,8 +443,9 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     /// substep rather than the fixed step. An automatic's ratio ramp does, so that a shift
     /// makes the same ratio changes, and loses the same energy in the momentum passes they
     /// call for, at any fixed-step rate. Reports a mode change as `begin_step` does. Called on
-    /// custom blocks only; the built-in engine, motor, clutch, gearbox, differential and
-    /// wheel have nothing to do here.
+    /// custom blocks and on the manual gearbox, whose shift engages at the substep nearest its
+    /// end; the built-in engine, motor, clutch, differential and wheel have nothing to do
+    /// here.
     fn begin_substep(
         &self,
         runtime: &mut Self::Runtime,

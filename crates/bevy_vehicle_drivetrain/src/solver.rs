@@ -7,14 +7,14 @@
 //! One fixed step of length `dt` with `N` substeps of length `h = dt/N`:
 //!
 //! ```text
-//! begin_step (every block, once)            ── per-step logic
+//! begin_step (every block, once)              ── per-step logic
 //! for each substep:
-//!     begin_substep (custom blocks)         ── per-substep logic (an automatic's ratio ramp)
-//!     k1 = f(x)                             ── upstream pass, root, downstream pass
+//!     begin_substep (custom blocks, gearboxes) ── per-substep logic (a shift engaging)
+//!     k1 = f(x)                               ── upstream pass, root, downstream pass
 //!     settle: update_modes; if a rigid connection appeared: momentum pass; k1 = f(x); repeat
 //!     k2 = f(x + h/2·k1); k3 = f(x + h/2·k2); k4 = f(x + h·k3)
-//!     x += h/6·(k1 + 2k2 + 2k3 + k4)        ── state committed once per substep
-//! f(x); settle                              ── shafts and modes at the end of the step
+//!     x += h/6·(k1 + 2k2 + 2k3 + k4)          ── state committed once per substep
+//! f(x); settle                                ── shafts and modes at the end of the step
 //! sensors (computed when the plugin writes the sensor components)
 //! ```
 
@@ -282,6 +282,16 @@ impl Cell {
         with_cell!(self, c => c.begin_step(state, step), open => ModeChange::Unchanged)
     }
 
+    /// [`Block::begin_substep`], for the blocks that have one: custom blocks and the manual
+    /// gearbox (whose shift engages at the substep nearest its end).
+    fn begin_substep(&mut self, state: &mut [f64], substep: f64) -> ModeChange {
+        match self {
+            Cell::Gearbox(c) => c.begin_substep(state, substep),
+            Cell::Custom(c) => c.begin_substep(state, substep),
+            _ => ModeChange::Unchanged,
+        }
+    }
+
     /// Runs the block's upstream function and writes its message into `up`. A wheel takes
     /// its road torque from the last [`Passes::load_wheels`].
     ///
@@ -423,9 +433,10 @@ pub(crate) struct Program {
     /// [`Passes::load_wheels`] computes ahead of the passes. A wheel's load cannot change
     /// between a tire and another kind without a rebuild: they differ in state length.
     tire_wheels: SmallVec<[u16; TIRE_LANES]>,
-    /// The block indices of the custom blocks, whose [`Block::begin_substep`] runs at the
-    /// start of every substep (the built-in blocks have none).
-    custom_blocks: SmallVec<[u16; 2]>,
+    /// The block indices of the blocks whose [`Block::begin_substep`] runs at the start of
+    /// every substep: custom blocks and manual gearboxes (the other built-in blocks have
+    /// none).
+    substep_blocks: SmallVec<[u16; 2]>,
     /// The drive limit of the last step's last stage ([`StageContext::drive_limit`]), for the
     /// sensors.
     drive_limit: f64,
@@ -465,15 +476,15 @@ impl Program {
             x: SmallVec::from_elem(0.0, n),
             pending_projection: true,
             tire_wheels: SmallVec::new(),
-            custom_blocks: SmallVec::new(),
+            substep_blocks: SmallVec::new(),
             drive_limit: 1.0,
         };
         program.tire_wheels = (0..program.blocks.len())
             .filter(|&i| matches!(&program.blocks[i], Cell::Wheel(c) if c.has_tire()))
             .map(|i| i as u16)
             .collect();
-        program.custom_blocks = (0..program.blocks.len())
-            .filter(|&i| matches!(&program.blocks[i], Cell::Custom(_)))
+        program.substep_blocks = (0..program.blocks.len())
+            .filter(|&i| matches!(&program.blocks[i], Cell::Custom(_) | Cell::Gearbox(_)))
             .map(|i| i as u16)
             .collect();
         for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
@@ -535,7 +546,7 @@ impl Program {
             x,
             pending_projection,
             tire_wheels,
-            custom_blocks,
+            substep_blocks,
             drive_limit,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
@@ -572,14 +583,12 @@ impl Program {
         let (k4, xs) = rest.split_at_mut(n);
         for s in 0..substeps {
             let t0 = f64::from(s) * h;
-            if !custom_blocks.is_empty() {
+            if !substep_blocks.is_empty() {
                 let mut change = ModeChange::Unchanged;
-                for &i in custom_blocks.iter() {
+                for &i in substep_blocks.iter() {
                     let i = usize::from(i);
-                    if let Cell::Custom(block) = &mut passes.blocks[i] {
-                        let state = &mut x[passes.nodes[i].state()];
-                        change = change.max(block.begin_substep(state, h));
-                    }
+                    let state = &mut x[passes.nodes[i].state()];
+                    change = change.max(passes.blocks[i].begin_substep(state, h));
                 }
                 if change == ModeChange::Impulsive {
                     passes.project(x, delta, h);

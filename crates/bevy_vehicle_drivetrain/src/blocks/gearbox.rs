@@ -59,7 +59,7 @@ impl PowerFlow {
 ///
 /// The lever (`gear`) selects reverse (`< 0`), neutral (`0`) or a forward gear (`> 0`) and is
 /// clamped to the gears that exist. Changing gear spends `shift_time` in neutral (rounded to
-/// the nearest whole fixed step, [`wait_over`]), then engages the new gear; engaging forces
+/// the nearest drivetrain substep, [`wait_over`]), then engages the new gear; engaging forces
 /// the two sides to a common speed while conserving angular momentum, as a synchroniser
 /// would. In neutral the input drives nothing and the output turns freely.
 ///
@@ -253,7 +253,7 @@ impl Block for Gearbox {
         rt.resolve(self);
     }
 
-    fn begin_step(&self, rt: &mut GearboxRuntime, _: &mut [f64], step: &StepContext) -> ModeChange {
+    fn begin_step(&self, rt: &mut GearboxRuntime, _: &mut [f64], _: &StepContext) -> ModeChange {
         let selected = self.clamped_gear(self.gear);
         let mut change = ModeChange::Unchanged;
         if selected != rt.target {
@@ -263,23 +263,31 @@ impl Block for Gearbox {
                 rt.engaged = 0;
                 change = ModeChange::Smooth;
             }
-        } else if rt.engaged != rt.target {
-            // The last step was spent in neutral. (Counting this step down too, before it has
-            // run, left every shift one step short: 0.2 s in neutral at 15 Hz for a 0.3 s shift,
-            // 0.29 s at 120 Hz.)
-            rt.shift_timer -= step.dt;
         }
-        if rt.engaged != rt.target && (wait_over(rt.shift_timer, step.dt) || rt.target == 0) {
-            rt.engaged = rt.target;
-            rt.shift_timer = 0.0;
-            change = if rt.engaged == 0 {
-                change.max(ModeChange::Smooth)
-            } else {
-                ModeChange::Impulsive
-            };
-        }
+        // The new gear engages in `begin_substep`.
         rt.resolve(self);
         change
+    }
+
+    /// A shift under way engages its gear at the start of the substep nearest to its end
+    /// ([`wait_over`]), so that it spends `shift_time` in neutral to within half a substep at
+    /// any fixed-step rate. (Engaging at a fixed step's start rounded the time to whole fixed
+    /// steps: a 0.25 s shift took 0.267 s at 30 Hz, and a 0.3 s one 0.267 s at 15 Hz. Before
+    /// that, the step that began a shift was counted down before it ran, and every shift
+    /// engaged one step early: 0.2 s in neutral at 15 Hz for 0.3 s, 0.29 s at 120 Hz.)
+    fn begin_substep(&self, rt: &mut GearboxRuntime, _: &mut [f64], substep: f64) -> ModeChange {
+        if rt.engaged == rt.target {
+            return ModeChange::Unchanged;
+        }
+        if !wait_over(rt.shift_timer, substep) {
+            // This substep is spent in neutral.
+            rt.shift_timer -= substep;
+            return ModeChange::Unchanged;
+        }
+        rt.engaged = rt.target;
+        rt.shift_timer = 0.0;
+        rt.resolve(self);
+        ModeChange::Impulsive
     }
 
     #[inline]
