@@ -653,8 +653,9 @@ struct Passes<'a> {
 }
 
 impl Passes<'_> {
-    /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step;
-    /// returns the drive limit for the stage (the hook's, or the one it set last).
+    /// Runs a stage hook on the wheels at stage state `state`, `time` (s) into the step, in a
+    /// substep of length `substep` (s) that this stage starts if `starts_substep`; returns the
+    /// drive limit for the stage (the hook's, or the one it set last).
     #[inline]
     fn hook<H: FnMut(&mut StageWheels)>(
         &mut self,

@@ -136,18 +136,24 @@ impl BuiltinBrakes {
         };
         let grant = self.grant[i];
         self.grant[i] = grant + (target - grant) * (1.0 - (-dt / lag).exp());
-        pedal.min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
+        self.limited(abs, ctx, i, peak)
     }
 
     /// The pedal torque (N·m) the ABS lets through at wheel `i` at its current grant, without
-    /// deciding anew.
+    /// deciding anew (at the start of the step, until the first substep decides).
     fn granted(&self, abs: &AntiLock, ctx: &ModuleContext, i: usize) -> f64 {
         let peak = ctx.peak_force.get(i).copied().unwrap_or(0.0);
         if self.speed[i].abs() >= abs.min_speed && peak > 0.0 {
-            self.pedal[i].min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
+            self.limited(abs, ctx, i, peak)
         } else {
             self.pedal[i]
         }
+    }
+
+    /// Wheel `i`'s pedal torque (N·m) capped at the granted share of what its tire passes at
+    /// its peak force `peak` (N): `peak_share · peak · radius · grant`.
+    fn limited(&self, abs: &AntiLock, ctx: &ModuleContext, i: usize, peak: f64) -> f64 {
+        self.pedal[i].min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
     }
 }
 

@@ -412,15 +412,16 @@ pub(crate) fn step_vehicles(
                 stage.set_drive_limit(traction_limit.min(governed));
             }
             // Per-substep decisions, at the state committed at the substep's start.
-            let mut changed = false;
-            if every_substep && stage.starts_substep() {
+            let decides = every_substep && stage.starts_substep();
+            // The modules see this stage's wheel spins (gathered once for both calls).
+            if decides || every_stage || first {
                 for (i, wheel) in inputs.wheels.iter().enumerate() {
                     if let Some(s) = stage.spin(wheel.node) {
                         inputs.spin[i] = s;
                     }
                 }
-                changed = brake.begin_substep(&inputs.context(stage.time()));
             }
+            let changed = decides && brake.begin_substep(&inputs.context(stage.time()));
             if !(every_stage || first || changed) {
                 if traction.is_some() {
                     for (i, wheel) in inputs.wheels.iter().enumerate() {
@@ -430,11 +431,6 @@ pub(crate) fn step_vehicles(
                     }
                 }
                 return;
-            }
-            for (i, wheel) in inputs.wheels.iter().enumerate() {
-                if let Some(s) = stage.spin(wheel.node) {
-                    inputs.spin[i] = s;
-                }
             }
             let ctx = inputs.context(stage.time());
             // Every module of the stage first, then one pass over the wheels.
