@@ -55,9 +55,9 @@ const FRICTION_BLEND_SPEED: f64 = 1.0;
 /// momentum-conserving pass, so a rigidly coupled engine is pulled along smoothly; behind a
 /// slipping torque converter the turbine simply follows. A ratio cannot ramp through neutral
 /// (a ratio of 0 would hold the input, not free it), so engaging from neutral (N→D, N→R,
-/// D↔R, leaving park) waits `transition_time` in neutral and then engages the gear, as a
-/// manual [`Gearbox`](super::Gearbox) does; put a torque converter upstream to take up the
-/// speed difference.
+/// D↔R, leaving park) waits `transition_time` in neutral (to the nearest substep) and then
+/// engages the gear, as a manual [`Gearbox`](super::Gearbox) does; put a torque converter
+/// upstream to take up the speed difference.
 ///
 /// # Losses
 ///
@@ -449,19 +449,10 @@ impl Block for AutomaticTransmission {
                 rt.shifting = false;
                 rt.pending = 0;
             } else if !same_direction {
-                // From neutral (or the other direction): wait in neutral, then engage.
+                // From neutral (or the other direction): wait in neutral, then engage (in
+                // `begin_substep`, at the substep nearest the wait's end).
                 if rt.pending != wanted {
                     rt.engage_from_neutral(wanted, self);
-                } else {
-                    // The last step was spent waiting in neutral.
-                    rt.engage_timer -= dt;
-                }
-                if wait_over(rt.engage_timer, dt) {
-                    rt.gear = wanted;
-                    rt.ratio = self.ratio(wanted);
-                    rt.pending = 0;
-                    rt.engage_timer = 0.0;
-                    rt.since_shift = 0.0;
                 }
             } else if wanted < 0 {
                 // Reverse: a change of reverse gear goes through a ratio transition.
@@ -501,7 +492,26 @@ impl Block for AutomaticTransmission {
     /// A shift's ratio moves once per substep, not once per fixed step: each change of ratio
     /// costs a momentum pass, whose loss grows with the square of the jump, so a ramp in
     /// fewer, larger jumps (a slower fixed step) lost more of the car's speed.
+    ///
+    /// A gear waiting in neutral (`pending`) engages here too, at the start of the substep
+    /// nearest the end of its wait ([`wait_over`]), so that it waits `transition_time` to
+    /// within half a substep at any fixed-step rate. (Engaging at a fixed step's start rounded
+    /// the wait to whole fixed steps: 0.25 s took 0.267 s at 30 Hz.)
     fn begin_substep(&self, rt: &mut AutomaticRuntime, _: &mut [f64], substep: f64) -> ModeChange {
+        if rt.pending != 0 {
+            if !wait_over(rt.engage_timer, substep) {
+                // This substep is spent in neutral.
+                rt.engage_timer -= substep;
+                return ModeChange::Unchanged;
+            }
+            rt.gear = rt.pending;
+            rt.ratio = self.ratio(rt.gear);
+            rt.pending = 0;
+            rt.engage_timer = 0.0;
+            rt.since_shift = 0.0;
+            rt.resolve(self);
+            return ModeChange::Impulsive;
+        }
         if !rt.shifting {
             return ModeChange::Unchanged;
         }
