@@ -69,7 +69,9 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
-/// A block component with the solver's state beside it.
+/// A block component with the solver's state beside it: the block's settings first, then its
+/// runtime (`repr(C)`; see [`WheelRuntime`] for why the order matters).
+#[repr(C)]
 pub(crate) struct BlockCell<B: Block> {
     pub block: B,
     pub runtime: B::Runtime,
@@ -179,7 +181,8 @@ pub(crate) enum Cell {
 }
 
 /// A wheel's cell, with the road and tire torque of its last torque stage beside it: see
-/// [`Passes::load_wheels`]. Derefs to the wheel's [`BlockCell`].
+/// [`Passes::load_wheels`]. Derefs to the wheel's [`BlockCell`], which starts it (`repr(C)`).
+#[repr(C)]
 pub(crate) struct WheelCell {
     cell: BlockCell<Wheel>,
     /// Road and tire torque on a wheel with a tire at the last torque stage (N·m).

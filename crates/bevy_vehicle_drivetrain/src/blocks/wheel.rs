@@ -283,16 +283,34 @@ pub const HELD_DAMPING_SPEED: f64 = 1.0;
 pub const FLOOR_SUBSTEP: f64 = 1.0 / 240.0;
 
 /// Runtime state of a [`Wheel`].
+///
+/// Laid out in the order written (`repr(C)`): the fields every wheel uses each step come
+/// first, next to the wheel's settings in its solver cell, so a wheel without a tire touches
+/// two cache lines a step rather than six; with thousands of vehicles, whose data comes from
+/// memory, that is what a step costs.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct WheelRuntime {
-    /// State fed by the chassis each step: the ground contact under the tire.
-    pub contact: WheelContact,
     /// Brake mode.
     pub mode: BrakeMode,
-    /// The tire model at this step's load and friction.
-    pub tire: LoadedTire,
+    /// Brake torque capacity in effect (N·m, ≥ 0): the block's [`Wheel::brake_torque`] input,
+    /// taken at the start of each step. A stage hook (see
+    /// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)) may change it before any
+    /// stage; the brake then applies the new capacity from that stage on.
+    pub brake: f64,
+    /// Drive torque from outside the block graph (N·m, positive forward), acting on a wheel that
+    /// no block drives. Zero at the start of each step; a stage hook may set it before any
+    /// stage.
+    pub drive: f64,
+    /// How far the wheel has been steered since its contact was measured (rad, positive left):
+    /// see [`WheelRuntime::set_steer`].
+    steer: f64,
     /// Length of the current substep (s), which bounds how fast the slips may relax.
     pub substep: f64,
+    /// State fed by the chassis each step: the ground contact under the tire.
+    pub contact: WheelContact,
+    /// The tire model at this step's load and friction.
+    pub tire: LoadedTire,
     /// Peak forces `[longitudinal, lateral]` of the tire at this step's load and friction
     /// (N, ≥ 0): the contact-patch damping may add to the tire's force only up to these (or
     /// up to the force without damping, where that is larger).
@@ -373,18 +391,6 @@ pub struct WheelRuntime {
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
     /// than [`HELD_DAMPING_SPEED`], else 0.
     pub held_damping: f64,
-    /// Brake torque capacity in effect (N·m, ≥ 0): the block's [`Wheel::brake_torque`] input,
-    /// taken at the start of each step. A stage hook (see
-    /// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)) may change it before any
-    /// stage; the brake then applies the new capacity from that stage on.
-    pub brake: f64,
-    /// Drive torque from outside the block graph (N·m, positive forward), acting on a wheel that
-    /// no block drives. Zero at the start of each step; a stage hook may set it before any
-    /// stage.
-    pub drive: f64,
-    /// How far the wheel has been steered since its contact was measured (rad, positive left):
-    /// see [`WheelRuntime::set_steer`].
-    steer: f64,
     /// The contact's velocity and acceleration as measured, before any steering turn
     /// (tire frame, m/s and m/s²).
     measured: [[f64; 2]; 2],
