@@ -1,6 +1,7 @@
 //! Torque tables: torque (N·m) against engine speed (rpm), linearly interpolated.
 
 use crate::block::{SettingError, check_finite};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Revolutions per minute per radian per second: `rpm = ω · RPM_PER_RAD_S`.
 pub const RPM_PER_RAD_S: f64 = 60.0 / core::f64::consts::TAU;
@@ -177,10 +178,53 @@ impl TorqueCurve {
 /// A [`TorqueCurve`] ready for a solver's stages: each point with the slope of the segment that
 /// starts there, so that a stage interpolates without dividing. Built once per curve (see
 /// [`CurveTable::follows`]), not per stage.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Engines with the same curve share one table ([`shared_table`]): a thousand vehicles spawned
+/// from one file read one table, which stays in the processor's cache, where each copy of its
+/// own would be fetched from memory at every step.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CurveTable {
     /// `[rpm, N·m, N·m per rpm to the next point]`; the last point's slope is 0.
-    points: Vec<[f64; 3]>,
+    points: Arc<[[f64; 3]]>,
+}
+
+impl Default for CurveTable {
+    fn default() -> Self {
+        CurveTable {
+            points: Arc::new([]),
+        }
+    }
+}
+
+/// Every table built and still held by some engine. A handful of distinct curves at most, so
+/// a linear search; entries whose engines are all gone are dropped as new tables come in.
+static TABLES: Mutex<Vec<Weak<[[f64; 3]]>>> = Mutex::new(Vec::new());
+
+/// The table for `points`, shared with every other engine whose table has the same bits.
+fn shared_table(points: Vec<[f64; 3]>) -> Arc<[[f64; 3]]> {
+    let same = |table: &[[f64; 3]]| {
+        table.len() == points.len()
+            && table
+                .iter()
+                .flatten()
+                .zip(points.iter().flatten())
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+    };
+    // A poisoned lock still holds a valid list: a panic elsewhere cannot leave it half-written.
+    let mut tables = TABLES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    tables.retain(|weak| weak.strong_count() > 0);
+    if let Some(table) = tables
+        .iter()
+        .filter_map(Weak::upgrade)
+        .find(|table| same(table))
+    {
+        return table;
+    }
+    let table: Arc<[[f64; 3]]> = points.into();
+    tables.push(Arc::downgrade(&table));
+    table
 }
 
 impl CurveTable {
@@ -201,17 +245,21 @@ impl CurveTable {
                 .all(|(a, b)| a[0].to_bits() == b.0.to_bits() && a[1].to_bits() == b.1.to_bits())
     }
 
-    /// Rebuilds the table from `curve`, reusing its storage.
+    /// Rebuilds the table from `curve`, sharing it with any engine that has the same one.
     pub fn rebuild(&mut self, curve: &TorqueCurve) {
-        self.points.clear();
-        self.points
-            .extend(curve.points.iter().enumerate().map(|(i, &(r0, t0))| {
+        let points = curve
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, &(r0, t0))| {
                 let slope = curve
                     .points
                     .get(i + 1)
                     .map_or(0.0, |&(r1, t1)| (t1 - t0) / (r1 - r0));
                 [r0, t0, slope]
-            }));
+            })
+            .collect();
+        self.points = shared_table(points);
     }
 
     /// Torque (N·m) at `rpm`, as [`TorqueCurve::torque_at`] gives it (to rounding).
@@ -281,6 +329,24 @@ mod tests {
         let p = c.peak_power(9000.0);
         assert!((p.rpm - 4500.0).abs() < 1e-9, "{p:?}");
         assert!((p.value - 150.0 * rpm_to_rad_s(4500.0)).abs() < 1e-6);
+    }
+
+    /// Engines with the same curve share one table; a changed curve gets its own, and the
+    /// others keep theirs.
+    #[test]
+    fn engines_with_the_same_curve_share_one_table() {
+        let curve = || TorqueCurve::new(vec![(1000.0, 101.0), (3000.0, 202.5), (6000.0, 150.25)]);
+        let (mut a, mut b) = (CurveTable::default(), CurveTable::default());
+        a.rebuild(&curve());
+        b.rebuild(&curve());
+        assert!(Arc::ptr_eq(&a.points, &b.points));
+        let mut changed = curve();
+        changed.points[1].1 = 210.0;
+        b.rebuild(&changed);
+        assert!(!Arc::ptr_eq(&a.points, &b.points));
+        assert!(a.follows(&curve()) && b.follows(&changed));
+        assert_eq!(a.torque_at(3000.0), 202.5);
+        assert_eq!(b.torque_at(3000.0), 210.0);
     }
 
     #[test]
