@@ -286,8 +286,9 @@ pub const FLOOR_SUBSTEP: f64 = 1.0 / 240.0;
 ///
 /// Laid out in the order written (`repr(C)`): the fields every wheel uses each step come
 /// first, next to the wheel's settings in its solver cell, so a wheel without a tire touches
-/// two cache lines a step rather than six; with thousands of vehicles, whose data comes from
-/// memory, that is what a step costs.
+/// about four cache lines a step rather than seven (the cell is not aligned to lines); with
+/// thousands of vehicles, whose data comes from memory, the lines touched are what a step
+/// costs.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct WheelRuntime {
