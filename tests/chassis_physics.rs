@@ -847,7 +847,7 @@ fn traction_control_launches_near_the_traction_limit_at_any_step_rate() {
 /// tires at their peak, less the front tires' rolling resistance, a quarter of the limit on
 /// ice), no rear tire slips so far that it passes less than 90 % of its peak force, and the
 /// acceleration agrees at 30, 60, 120 and 240 Hz within 1 % on snow and on ice (measured:
-/// 0.2 % and 0.25 %; see [`TractionControl`]'s docs on the look-ahead and on
+/// 0.2 % and 0.3 %; see [`TractionControl`]'s docs on the look-ahead and on
 /// `SUBSTEP_SHARE`). (On ice 30 and 60 Hz ran 4.3 % above 240 Hz until a tire's slip past its
 /// peak unwound faster than it relaxes in rolling; then 60 Hz ran 2.4 % below it, the cut
 /// swinging from step to step at the default substep, until the control took finer
@@ -930,8 +930,8 @@ fn acceleration_at_the_traction_limit() {
 /// Rapier's semi-implicit Euler moves a body each step at the step's end velocity, so a stop
 /// from `v0` at a steady deceleration covers `v0·dt/2` less than the exact `v0²/(2a)`: 0.93 m
 /// at 15 Hz, 0.12 m at 120 Hz. The distances are compared with that bias added back
-/// (measured: 44.06, 44.97, 45.21 and 45.31 m at 15, 30, 60 and 120 Hz; with the bias added
-/// back 44.99, 45.43, 45.44 and 45.43 m).
+/// (measured 2026-11-27: 45.16, 45.32, 45.45 and 45.43 m at 15, 30, 60 and 120 Hz; with the
+/// bias added back 46.09, 45.78, 45.68 and 45.55 m; the 0–100 km/h run 6.47 s at each).
 #[test]
 fn braking_and_acceleration_are_independent_of_the_fixed_rate() {
     let v0 = 100.0 / 3.6;
@@ -1281,7 +1281,7 @@ fn extreme_conditions_stay_finite() {
 
 /// A car pushed sideways slides to a stop and stays there. The default car launched sideways at
 /// 3 m/s on μ = 0.9, 0.3 and 0.1, at 30, 60 and 120 Hz: it slides at least as far as friction
-/// allows, `v²/(2·μ·g)` (measured 1.16–1.21 times that), is at rest after 10 s (below
+/// allows, `v²/(2·μ·g)` (measured 1.17–1.21 times that), is at rest after 10 s (below
 /// 1 mm/s), and its tires' contact patches spring back by no more than twice the lateral
 /// deflection a tire holds at its peak, `2·σ_α·tan α_peak` (0.196, 0.065 and 0.022 m; measured
 /// 0.17, 0.058 and 0.019 m). A tire that stored its whole slide as patch deflection gave it
