@@ -138,6 +138,21 @@ pub fn wait_over(remaining: f64, tick: f64) -> bool {
     remaining <= 0.5 * tick
 }
 
+/// Counts a wait down by one tick of `tick` seconds: returns `true` (and leaves `remaining` at
+/// 0) when the wait is over by [`wait_over`] before this tick, else spends the tick
+/// (`remaining -= tick`) and returns `false`. What a gear waiting in neutral does at the start
+/// of each substep, manual or automatic.
+#[inline]
+pub(crate) fn count_down(remaining: &mut f64, tick: f64) -> bool {
+    if wait_over(*remaining, tick) {
+        *remaining = 0.0;
+        true
+    } else {
+        *remaining -= tick;
+        false
+    }
+}
+
 /// What the solver hands to the stage functions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StageContext {

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
-    check_non_negative, check_positive, check_range, clamp_input, wait_over,
+    check_non_negative, check_positive, check_range, clamp_input, count_down, wait_over,
 };
 use crate::blocks::gearbox::PowerFlow;
 use crate::controls::{VehicleControls, set_if_changed};
@@ -499,15 +499,13 @@ impl Block for AutomaticTransmission {
     /// the wait to whole fixed steps: 0.25 s took 0.267 s at 30 Hz.)
     fn begin_substep(&self, rt: &mut AutomaticRuntime, _: &mut [f64], substep: f64) -> ModeChange {
         if rt.pending != 0 {
-            if !wait_over(rt.engage_timer, substep) {
+            if !count_down(&mut rt.engage_timer, substep) {
                 // This substep is spent in neutral.
-                rt.engage_timer -= substep;
                 return ModeChange::Unchanged;
             }
             rt.gear = rt.pending;
             rt.ratio = self.ratio(rt.gear);
             rt.pending = 0;
-            rt.engage_timer = 0.0;
             rt.since_shift = 0.0;
             rt.resolve(self);
             return ModeChange::Impulsive;

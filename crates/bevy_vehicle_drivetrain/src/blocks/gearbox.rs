@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
-    check_positive, wait_over,
+    check_positive, count_down,
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Shaft, ShaftDown, ShaftUp};
@@ -59,9 +59,9 @@ impl PowerFlow {
 ///
 /// The lever (`gear`) selects reverse (`< 0`), neutral (`0`) or a forward gear (`> 0`) and is
 /// clamped to the gears that exist. Changing gear spends `shift_time` in neutral (rounded to
-/// the nearest drivetrain substep, [`wait_over`]), then engages the new gear; engaging forces
-/// the two sides to a common speed while conserving angular momentum, as a synchroniser
-/// would. In neutral the input drives nothing and the output turns freely.
+/// the nearest drivetrain substep, [`wait_over`](crate::wait_over)), then engages the new
+/// gear; engaging forces the two sides to a common speed while conserving angular momentum, as
+/// a synchroniser would. In neutral the input drives nothing and the output turns freely.
 ///
 /// No state; no inertia. Ports: `out`.
 #[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -270,7 +270,7 @@ impl Block for Gearbox {
     }
 
     /// A shift under way engages its gear at the start of the substep nearest to its end
-    /// ([`wait_over`]), so that it spends `shift_time` in neutral to within half a substep at
+    /// ([`wait_over`](crate::wait_over)), so that it spends `shift_time` in neutral to within half a substep at
     /// any fixed-step rate. (Engaging at a fixed step's start rounded the time to whole fixed
     /// steps: a 0.25 s shift took 0.267 s at 30 Hz, and a 0.3 s one 0.267 s at 15 Hz. Before
     /// that, the step that began a shift was counted down before it ran, and every shift
@@ -279,13 +279,11 @@ impl Block for Gearbox {
         if rt.engaged == rt.target {
             return ModeChange::Unchanged;
         }
-        if !wait_over(rt.shift_timer, substep) {
+        if !count_down(&mut rt.shift_timer, substep) {
             // This substep is spent in neutral.
-            rt.shift_timer -= substep;
             return ModeChange::Unchanged;
         }
         rt.engaged = rt.target;
-        rt.shift_timer = 0.0;
         rt.resolve(self);
         ModeChange::Impulsive
     }
