@@ -60,7 +60,7 @@ pub enum VehicleSystems {
 /// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)). Below 15 Hz the others
 /// show (at 12 Hz the GTE rocks at rest after a stop). Driven off a 2 m ledge at 15 m/s a car
 /// lands upright at 15 Hz but bounces off course, and the tracked excavator's stiff running
-/// gear needs 20 Hz; the README's "Fixed-step rate" has the measurements. The
+/// gear needs 20 Hz; `docs/fixed_step_rate.md` has the measurements. The
 /// [`ChassisPlugin`] warns once when the fixed step is longer than this
 /// ([`fixed_step_warning`]).
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;
