@@ -485,7 +485,15 @@ fn cases() -> Vec<Case> {
             VEHICLE,
             ("-1200.0", "-1200.0"),
             "chassis.mass",
-            "must be greater than 0",
+            "must be greater than 0 (kg), got -1200",
+        ),
+        case(
+            "a negative track, quoted as written (an f32 of -1.505, not its f64 expansion)",
+            vec![Replace(VEHICLE, "track: 1.55", "track: -1.505")],
+            VEHICLE,
+            ("-1.505", "-1.505"),
+            "axles[0].track",
+            "must be greater than 0 (m), got -1.505",
         ),
         case(
             "a NaN",
@@ -536,6 +544,14 @@ fn cases() -> Vec<Case> {
             "sorted by rpm",
         ),
         case(
+            "a negative torque in a CSV torque table",
+            vec![Replace(CSV, "2000,240", "2000,-240")],
+            CSV,
+            ("2000,-240", "-240"),
+            "blocks.engine.torque_curve[1][1]",
+            "must not be negative, got -240",
+        ),
+        case(
             "a CSV cell that is not a number",
             vec![Replace(CSV, "2000,240", "2000,24O")],
             CSV,
@@ -579,7 +595,7 @@ fn cases() -> Vec<Case> {
             VEHICLE,
             (r#""wide""#, r#""wide""#),
             "axles[0].track",
-            "",
+            r#"expected a number, found `"wide"`"#,
         ),
         case(
             "a number where a list goes",

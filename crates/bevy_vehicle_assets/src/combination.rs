@@ -26,9 +26,9 @@ use bevy_vehicle_chassis::{Coupling, Hitch};
 use serde::Deserialize;
 
 use crate::blocks::FileBlockTypes;
-use crate::description::{VehicleDescription, describe_ron_error, ron_error_at, syntax_error};
+use crate::description::{VehicleDescription, syntax_error};
 use crate::error::VehicleFileError;
-use crate::source::{FieldPath, SourceFile, offset_of, parse_tree};
+use crate::source::{FieldPath, SourceFile, parse_tree};
 
 /// A tow vehicle and a trailer from a combination file, read and checked.
 #[derive(Clone, Debug)]
@@ -82,12 +82,8 @@ impl CombinationDescription {
         mut read: impl FnMut(&str) -> Result<String, String>,
     ) -> Result<Self, VehicleFileError> {
         let source = SourceFile::new(path, text);
+        let file: CombinationFile = VehicleFileError::parse_ron(&source)?;
         let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
-        let file: CombinationFile = ron::Options::default().from_str(text).map_err(|e| {
-            let offset = offset_of(text, e.span.start.line, e.span.start.col);
-            let (field, offset) = ron_error_at(&tree, text, offset, &e.code);
-            VehicleFileError::at(&source, offset, &field, describe_ron_error(&e.code))
-        })?;
         // An error at the value of the top-level `field`.
         let at = |field: &str, reason: String| {
             let path = FieldPath::root().field(field);

@@ -44,7 +44,8 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy_vehicle_chassis::modules::VehicleModule;
 use bevy_vehicle_chassis::{
-    Aerodynamics, Brakes, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
+    Aerodynamics, Brakes, ChassisError, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
+    checks,
 };
 use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
@@ -611,7 +612,7 @@ impl Builder<'_> {
         let d = &self.docs[doc];
         let offset = base + offset_of(text, e.span.start.line, e.span.start.col);
         let (path, offset) = ron_error_at(node, &d.source.text, offset, &e.code);
-        let reason = describe_ron_error(&e.code);
+        let reason = describe_ron_error_at(&e.code, &d.source.text, offset);
         self.error_at(doc, offset, &prefix.join(&path), reason)
     }
 
@@ -986,7 +987,7 @@ impl Builder<'_> {
         })?;
         let located = |offset: usize, code: &ron::Error| {
             let (path, offset) = ron_error_at(&tree, &composed.text, offset, code);
-            let reason = describe_ron_error(code);
+            let reason = describe_ron_error_at(code, &composed.text, offset);
             let (doc, origin) = composed.origin(offset);
             self.error_at(doc, origin, &prefix_of(doc, origin).join(&path), reason)
         };
@@ -1425,19 +1426,19 @@ impl Builder<'_> {
                 VEHICLE,
                 self,
                 &path.field("z"),
-                check_finite("", f64::from(axle.z)),
+                chassis_check(checks::finite("", axle.z, "m")),
             )?;
             check(
                 VEHICLE,
                 self,
                 &path.field("track"),
-                check_positive("", f64::from(axle.track)),
+                chassis_check(checks::positive("", axle.track, "m")),
             )?;
             check(
                 VEHICLE,
                 self,
                 &path.field("height"),
-                check_finite("", f64::from(axle.height)),
+                chassis_check(checks::finite("", axle.height, "m")),
             )?;
             check(
                 VEHICLE,
@@ -1478,26 +1479,25 @@ impl Builder<'_> {
             VEHICLE,
             self,
             &chassis.field("mass"),
-            check_positive("", f64::from(c.mass)),
+            chassis_check(checks::positive("", c.mass, "kg")),
         )?;
-        for (field, values, positive) in [
-            ("inertia", c.inertia, true),
-            ("center_of_mass", c.center_of_mass, false),
-            ("body_half_extents", c.body_half_extents, true),
-            ("body_center", c.body_center, false),
+        for (field, values, positive, unit) in [
+            ("inertia", c.inertia, true, "kg·m²"),
+            ("center_of_mass", c.center_of_mass, false, "m"),
+            ("body_half_extents", c.body_half_extents, true, "m"),
+            ("body_center", c.body_center, false, "m"),
         ] {
-            for (i, v) in values.iter().enumerate() {
-                let v = f64::from(*v);
-                let result = if positive {
-                    check_positive("", v)
+            for (i, &v) in values.iter().enumerate() {
+                let result = chassis_check(if positive {
+                    checks::positive("", v, unit)
                 } else {
-                    check_finite("", v)
-                };
+                    checks::finite("", v, unit)
+                });
                 check(VEHICLE, self, &chassis.field(field).index(i), result)?;
             }
         }
-        for (i, v) in d.coupling.iter().flatten().enumerate() {
-            let result = check_finite("", f64::from(*v));
+        for (i, &v) in d.coupling.iter().flatten().enumerate() {
+            let result = chassis_check(checks::finite("", v, "m"));
             check(VEHICLE, self, &root.field("coupling").index(i), result)?;
         }
         if !(1..=MAX_SUBSTEPS).contains(&d.substeps) {
@@ -1558,6 +1558,12 @@ impl Builder<'_> {
 
 fn check(doc: usize, b: &Builder, path: &FieldPath, result: Result<(), SettingError>) -> Built<()> {
     result.map_err(|e| b.error(doc, path, e.reason))
+}
+
+/// A chassis check's result (which quotes the unit, and an `f32` as the file wrote it) in the
+/// form [`check`] takes.
+fn chassis_check(result: Result<(), ChassisError>) -> Result<(), SettingError> {
+    result.map_err(|e| SettingError::new(e.field, e.reason))
 }
 
 /// Static load on each axle (N), both wheels together: the chassis rests on springs, so the
@@ -1643,6 +1649,36 @@ fn quoted(names: &[&str]) -> String {
         .map(|n| format!("'{n}'"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// [`describe_ron_error`] for an error at `offset` of `text`: a value of the wrong type also
+/// quotes what the file has there (``expected a number, found `"heavy"` ``).
+pub(crate) fn describe_ron_error_at(code: &ron::Error, text: &str, offset: usize) -> String {
+    let expected = match code {
+        ron::Error::ExpectedFloat => "a number",
+        ron::Error::ExpectedInteger => "a whole number",
+        ron::Error::ExpectedBoolean => "`true` or `false`",
+        ron::Error::ExpectedString => "a string in double quotes",
+        ron::Error::ExpectedOption => "`Some(..)` or `None`",
+        _ => return describe_ron_error(code),
+    };
+    format!("expected {expected}, found `{}`", value_at(text, offset))
+}
+
+/// The value written at `offset` of `text`, for a message: a quoted string whole, otherwise up
+/// to the next separator; at most 40 characters.
+fn value_at(text: &str, offset: usize) -> String {
+    let rest = text.get(next_token(text, offset)..).unwrap_or("");
+    let end = if let Some(quoted) = rest.strip_prefix('"') {
+        quoted.find('"').map_or(rest.len(), |i| i + 2)
+    } else {
+        rest.find([',', ')', ']', '}', '\n']).unwrap_or(rest.len())
+    };
+    let value = rest[..end].trim_end();
+    match value.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &value[..i]),
+        None => value.to_owned(),
+    }
 }
 
 /// `ron`'s error, worded for a person editing the file.

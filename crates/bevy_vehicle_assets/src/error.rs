@@ -48,6 +48,22 @@ impl VehicleFileError {
 }
 
 impl VehicleFileError {
+    /// Reads any RON file of yours the way the vehicle files are read: `T` from `source`, or
+    /// an error located and worded as theirs are (at the value, with its field path, a "did
+    /// you mean" for a misspelt field, and what a value of the wrong type has there). For
+    /// files a game or tool defines next to the vehicle files, such as a driving program.
+    pub fn parse_ron<T: serde::de::DeserializeOwned>(source: &SourceFile) -> Result<T, Self> {
+        let text = &source.text;
+        let tree = crate::source::parse_tree(text)
+            .map_err(|e| crate::description::syntax_error(source, e))?;
+        ron::Options::default().from_str(text).map_err(|e| {
+            let offset = crate::source::offset_of(text, e.span.start.line, e.span.start.col);
+            let (field, offset) = crate::description::ron_error_at(&tree, text, offset, &e.code);
+            let reason = crate::description::describe_ron_error_at(&e.code, text, offset);
+            VehicleFileError::at(source, offset, &field, reason)
+        })
+    }
+
     /// Reads the file `path` under `asset_root`; an error about the whole file when it cannot.
     pub(crate) fn read(asset_root: &std::path::Path, path: &str) -> Result<String, Self> {
         std::fs::read_to_string(asset_root.join(path)).map_err(|e| VehicleFileError {

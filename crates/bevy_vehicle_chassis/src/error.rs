@@ -83,7 +83,10 @@ impl std::error::Error for ChassisError {}
 const F32_LIMIT: f64 = f32::MAX as f64;
 
 /// A number a setting may be: `f64` (chassis dynamics) or `f32` (Rapier and Bevy geometry).
-pub(crate) trait Value: Copy + fmt::Display + fmt::LowerExp {
+/// Messages quote it as written: an `f32` of `-1.505` prints as `-1.505`, not as the
+/// `-1.5049999952316284` of its conversion to `f64`.
+pub trait Value: Copy + fmt::Display + fmt::LowerExp {
+    /// The value as an `f64`, for the comparisons.
     fn get(self) -> f64;
 }
 
@@ -108,8 +111,9 @@ fn unit_suffix(unit: &str) -> String {
     }
 }
 
-/// Checks that `value` is finite and within the physics engine's range.
-pub(crate) fn finite(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+/// Checks that `value` is finite and within the physics engine's range; `unit` (e.g. `"kg"`,
+/// empty for none) goes into the message.
+pub fn finite(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
     let v = value.get();
     if !v.is_finite() {
         return Err(ChassisError::new(
@@ -129,8 +133,8 @@ pub(crate) fn finite(field: &str, value: impl Value, unit: &str) -> Result<(), C
     Ok(())
 }
 
-/// Checks that `value` is finite and `> 0`.
-pub(crate) fn positive(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+/// Checks that `value` is finite and `> 0`; `unit` goes into the message.
+pub fn positive(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
     finite(field, value, unit)?;
     if value.get() > 0.0 {
         Ok(())
@@ -142,8 +146,8 @@ pub(crate) fn positive(field: &str, value: impl Value, unit: &str) -> Result<(),
     }
 }
 
-/// Checks that `value` is finite and `≥ 0`.
-pub(crate) fn non_negative(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
+/// Checks that `value` is finite and `≥ 0`; `unit` goes into the message.
+pub fn non_negative(field: &str, value: impl Value, unit: &str) -> Result<(), ChassisError> {
     finite(field, value, unit)?;
     if value.get() >= 0.0 {
         Ok(())

@@ -51,6 +51,13 @@ pub use components::{
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
+
+/// The checks the chassis's settings go through, with the unit in each message (`must be
+/// greater than 0 (kg), got -1133`): for modules, files and tools that check their own
+/// settings the way the built-in components do.
+pub mod checks {
+    pub use crate::error::{Value, finite, non_negative, positive};
+}
 pub use hitch::{Coupling, Hitch};
 pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{

@@ -30,7 +30,7 @@ pub fn rad_s_to_rpm(speed: f64) -> f64 {
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TorqueCurve {
-    /// (rpm, N·m) points, strictly increasing in rpm, at least two.
+    /// (rpm, N·m) points, strictly increasing in rpm, at least two; torques ≥ 0.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -64,7 +64,7 @@ impl TorqueCurve {
         }
     }
 
-    /// Checks the points: at least two, finite, rpm ≥ 0 and strictly increasing.
+    /// Checks the points: at least two, finite, rpm ≥ 0 and strictly increasing, values ≥ 0.
     /// `field` names the curve in the error (e.g. `torque_curve`).
     pub fn validate(&self, field: &str) -> Result<(), SettingError> {
         if self.points.len() < 2 {
@@ -85,6 +85,16 @@ impl TorqueCurve {
                 return Err(SettingError::new(
                     format!("{field}[{i}].0"),
                     format!("must not be negative, got {rpm} rpm"),
+                ));
+            }
+            // A negative value would make the block drive backwards at full throttle (or
+            // full lever): losses such as friction and engine braking have their own settings.
+            if torque < 0.0 {
+                return Err(SettingError::new(
+                    format!("{field}[{i}].1"),
+                    format!(
+                        "must not be negative, got {torque} (the table holds what the block gives at full throttle or lever; friction and engine braking are separate settings)"
+                    ),
                 ));
             }
             if i > 0 && rpm <= self.points[i - 1].0 {
