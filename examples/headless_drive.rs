@@ -2,20 +2,9 @@
 //!
 //! ```text
 //! cargo run --release --example headless_drive -- [options]
-//!   --vehicle PATH    vehicle file, relative to the asset folder (default vehicles/hatchback.vehicle.ron)
-//!   --combination PATH  a combination file instead (a tow vehicle and its trailer, coupled);
-//!                     the CSV follows the tow vehicle
-//!   --program PATH    driving program (default assets/programs/pull_away_brake_slalom.program.ron)
-//!   --tour            instead of a program, drive the test track's tour
-//!                     (`test_track::truck_tour`) with a path follower, until it stops at the end
-//!   --csv PATH        where to write the CSV (default headless_drive.csv)
-//!   --hz N            fixed steps per second (default 60)
-//!   --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
-//!   --friction MU     the flat road's friction coefficient (default 0.9), about the tires'
-//!                     peak friction on it; a tire file's `mu_reference` is the road it was
-//!                     measured on (1.21 for the passenger tire: dry asphalt)
-//!   --assets DIR      the asset folder (default this repository's assets/)
 //! ```
+//!
+//! `--help` prints the options (`USAGE`).
 //!
 //! The program is a RON list of timed throttle, brake, clutch, steering, gear and handbrake
 //! settings (see `assets/programs/`); a command may also wait for a speed (`at_speed`, km/h),
@@ -33,7 +22,8 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_rapier3d::prelude::*;
-use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes};
+use bevy_vehicle_physics::assets::source::SourceFile;
+use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, VehicleFileError};
 use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::prelude::*;
@@ -174,8 +164,7 @@ impl Program {
 /// errors are: at the field's value, or at the deepest part of it the file writes (a field
 /// left to its default is not in the file).
 fn located(path: &std::path::Path, text: &str, field: &str, reason: &str) -> String {
-    use bevy_vehicle_physics::assets::VehicleFileError;
-    use bevy_vehicle_physics::assets::source::{FieldPath, SourceFile, parse_tree};
+    use bevy_vehicle_physics::assets::source::{FieldPath, parse_tree};
     let field = FieldPath::parse(field);
     let offset = parse_tree(text).map_or(0, |tree| tree.find_written(text, &field.0).span.start);
     VehicleFileError::at(&SourceFile::new(path, text), offset, &field, reason).to_string()
@@ -196,6 +185,28 @@ struct Args {
 
 /// Longest a tour may take (s).
 const TOUR_LIMIT: f64 = 600.0;
+
+/// The runner's options, printed by `--help`.
+const USAGE: &str = "\
+usage: cargo run --release --example headless_drive -- [options]
+  --vehicle PATH    vehicle file, relative to the asset folder, or absolute
+                    (default vehicles/hatchback.vehicle.ron)
+  --combination PATH  a combination file instead (a tow vehicle and its trailer, coupled);
+                    the CSV follows the tow vehicle
+  --program PATH    driving program, relative to the working directory (default this
+                    repository's assets/programs/pull_away_brake_slalom.program.ron)
+  --tour            instead of a program, drive the test track's tour
+                    (`test_track::truck_tour`) with a path follower, until it stops at the end
+  --csv PATH        where to write the CSV, relative to the working directory
+                    (default headless_drive.csv)
+  --hz N            fixed steps per second (default 60)
+  --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
+  --friction MU     the flat road's friction coefficient (default 0.9), about the tires'
+                    peak friction on it; a tire file's `mu_reference` is the road it was
+                    measured on (1.21 for the passenger tire: dry asphalt)
+  --assets DIR      the asset folder (default this repository's assets/)
+  --help            print this and exit
+";
 
 /// The positive, finite number `text`, given for `flag`.
 fn positive<T: core::str::FromStr + Into<f64> + Copy>(text: &str, flag: &str) -> Result<T, String> {
@@ -231,6 +242,10 @@ fn parse_args() -> Result<Args, String> {
             "--vehicle" => args.vehicle = value()?,
             "--combination" => args.combination = Some(value()?),
             "--tour" => args.tour = true,
+            "--help" | "-h" => {
+                print!("{USAGE}");
+                std::process::exit(0);
+            }
             "--program" => args.program = value()?.into(),
             "--csv" => args.csv = value()?.into(),
             "--hz" => args.hz = positive(&value()?, "--hz")?,
@@ -246,7 +261,7 @@ fn parse_args() -> Result<Args, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (see the example's docs)"
+                    "unknown argument `{other}` (`--help` lists the options)"
                 ));
             }
         }
@@ -288,9 +303,9 @@ fn main() {
     }
     let program_text = std::fs::read_to_string(&args.program)
         .unwrap_or_else(|e| fail(format!("{}: {e}", args.program.display())));
-    let program: Program = ron::Options::default()
-        .from_str(&program_text)
-        .unwrap_or_else(|e| fail(format!("{}:{e}", args.program.display())));
+    let program: Program =
+        VehicleFileError::parse_ron(&SourceFile::new(&args.program, program_text.as_str()))
+            .unwrap_or_else(|e| fail(e.to_string()));
     if let Err((field, reason)) = program.check() {
         fail(located(&args.program, &program_text, &field, &reason));
     }
@@ -365,7 +380,34 @@ fn main() {
     let mut last_shift = f64::NEG_INFINITY;
     // The highest forward gear, for the program's shifting.
     let world = app.world_mut();
-    let top = block_of::<Gearbox>(world, car).map_or(1, |g| g.forward_ratios.len() as i32);
+    let gearbox = block_of::<Gearbox>(world, car);
+    let top = gearbox
+        .as_ref()
+        .map_or(1, |g| g.forward_ratios.len() as i32);
+    // A manual gearbox takes a gear it lacks as its nearest one: say so, since the program
+    // then drives another car than it was written for.
+    if let Some(g) = &gearbox {
+        for (i, c) in program.commands.iter().enumerate() {
+            if let Some(gear) = c.gear
+                && gear != g.clamped_gear(gear)
+            {
+                eprintln!(
+                    "warning: {}",
+                    located(
+                        &args.program,
+                        &program_text,
+                        &format!("commands[{i}].gear"),
+                        &format!(
+                            "the gearbox has gears {} to {}, so it takes {gear} as {}",
+                            -(g.reverse_ratios.len() as i32),
+                            g.forward_ratios.len(),
+                            g.clamped_gear(gear)
+                        ),
+                    )
+                );
+            }
+        }
+    }
     // The rev limit (rpm) of the engine whose speed the telemetry reports (a motor's where
     // there is no engine), for the program's shift points.
     let rev_limit = block_of::<Engine>(world, car)
@@ -382,6 +424,18 @@ fn main() {
         app.world().get::<Transform>(car).unwrap().translation,
     );
     let mut stops: Vec<(f64, f64, f64)> = Vec::new();
+    // The vehicle's engines, and when one first stalled while the controls kept it running (s).
+    let engines: Vec<Entity> = {
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<(Entity, &BlockOf), With<Engine>>();
+        q.iter(world)
+            .filter(|(_, b)| b.0 == car)
+            .map(|(e, _)| e)
+            .collect()
+    };
+    let mut stalled: Option<f64> = None;
+    // Forward speed at the end of each step (m/s): whether the top speed was still rising.
+    let mut speeds: Vec<f64> = Vec::new();
     let mut ran = 0;
     // The throttle the driver's foot applies, and the largest slip ratio of the last step.
     let easing = program.ease_above_slip.map(ThrottleEasing::above_slip);
@@ -454,6 +508,7 @@ fn main() {
             .fold(0.0, f64::max);
         let controls = world.get::<VehicleControls>(car).unwrap();
         top_speed = top_speed.max(tel.forward_speed);
+        speeds.push(tel.forward_speed);
         // A braking run starts when the brake pedal goes down while moving and ends at
         // standstill (below 0.1 m/s) or when the pedal comes up.
         if let Some((from, at)) = braking {
@@ -478,6 +533,16 @@ fn main() {
             to_100 = start.map(|s| t + within * dt - s);
         }
         before = (tel.forward_speed, p);
+        if stalled.is_none()
+            && controls.engine_running
+            && engines.iter().any(|&e| {
+                world
+                    .get::<EngineSensors>(e)
+                    .is_some_and(|s| !s.running && !s.cranking)
+            })
+        {
+            stalled = Some(t + dt);
+        }
         write_csv_row(
             &mut csv,
             t + dt,
@@ -517,7 +582,30 @@ fn main() {
         args.csv.display(),
         description.substeps
     );
-    println!("top speed: {:.1} km/h", top_speed * 3.6);
+    // A run that ends while the car still gathers speed has not found its top speed.
+    let window = (10.0 * hz).round() as usize;
+    let rising = match speeds.as_slice() {
+        [.., last] if speeds.len() > window && *last >= top_speed => {
+            Some((last - speeds[speeds.len() - 1 - window]) * 3.6)
+        }
+        _ => None,
+    };
+    match rising {
+        Some(gain) if gain > 0.5 => println!(
+            "top speed: {:.1} km/h, still rising at the end ({gain:.1} km/h in the last 10 s): \
+             a longer program would find the car's top speed",
+            top_speed * 3.6
+        ),
+        _ => println!("top speed: {:.1} km/h", top_speed * 3.6),
+    }
+    if let Some(at) = stalled {
+        // Not an error: a program may stall an engine. But a manual clutch the program never
+        // works (its `automatic` unset) stalls at the first pull-away, and says so only here.
+        println!(
+            "engine stalled at {at:.2} s (below its stall_rpm) while the controls kept it running; \
+             a clutch without `automatic` needs the program to work the clutch pedal"
+        );
+    }
     if let Some(follower) = app.world().get::<PathFollower>(car) {
         let length: f32 = follower
             .route
