@@ -40,7 +40,10 @@ const LIMITER_BAND: f64 = 150.0;
 #[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Engine {
-    /// Full-throttle torque (N·m) against crank speed (rpm).
+    /// Full-throttle torque (N·m) against crank speed (rpm), before the engine's own friction
+    /// (`friction_torque`, `viscous_friction`), which is subtracted from it at every throttle:
+    /// a published (net) curve entered as it is delivers that much less (14 N·m at 6000 rpm
+    /// with the default friction).
     pub torque_curve: TorqueCurve,
     /// Inertia of crank, flywheel and everything turning at crank speed (kg·m², > 0).
     pub inertia: f64,
