@@ -51,13 +51,6 @@ pub use components::{
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
-
-/// The checks the chassis's settings go through, with the unit in each message (`must be
-/// greater than 0 (kg), got -1133`): for modules, files and tools that check their own
-/// settings the way the built-in components do.
-pub mod checks {
-    pub use crate::error::{Value, finite, non_negative, positive};
-}
 pub use hitch::{Coupling, Hitch};
 pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{
@@ -65,6 +58,13 @@ pub use plugin::{
 };
 pub use validation::ChassisStatus;
 pub use vehicle::Vehicle;
+
+/// The checks the chassis's settings go through, with the unit in each message (`must be
+/// greater than 0 (kg), got -1133`): for modules, files and tools that check their own
+/// settings the way the built-in components do.
+pub mod checks {
+    pub use crate::error::{Value, finite, non_negative, positive};
+}
 
 /// Everything needed to build and drive vehicles.
 pub mod prelude {
