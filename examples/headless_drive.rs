@@ -53,10 +53,12 @@ struct Program {
 /// One program drives every vehicle file, and a diesel's rev limit lies below a petrol
 /// engine's shift point: the driver shifts up at `up_rpm` or at 92 % of the engine's rev
 /// limit, whichever is lower, and down at `down_rpm` or 45 % of the limit
-/// ([`ShiftSchedule::below_limit`]).
+/// ([`ShiftSchedule::below_limit`]). Without `up_rpm` the driver shifts up at 92 % of the
+/// limit, as a magazine's acceleration test does.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Shift {
+    #[serde(default = "at_the_limit")]
     up_rpm: f64,
     down_rpm: f64,
     #[serde(default = "default_pause")]
@@ -65,6 +67,11 @@ struct Shift {
 
 fn default_pause() -> f64 {
     1.0
+}
+
+/// No up-shift point of the program's own: the engine's limit sets it.
+fn at_the_limit() -> f64 {
+    f64::INFINITY
 }
 
 /// The driver's inputs from `time` (s) on; unset pedals are released. With `at_speed` (km/h)
@@ -102,7 +109,7 @@ impl Program {
                     format!("{} is not a positive speed", shift.down_rpm),
                 );
             }
-            if !(shift.up_rpm.is_finite() && shift.up_rpm > shift.down_rpm) {
+            if !(shift.up_rpm > shift.down_rpm) {
                 return bad(
                     "shift.up_rpm".into(),
                     format!(
