@@ -12,6 +12,8 @@
 //! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
 //! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel and whether
 //! it touches the ground.
+//! A vehicle whose clutch opens only by its pedal (no `automatic`) is driven with the pedal
+//! worked for it when the program never sets `clutch` (a note says so).
 //! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the
 //! distance covered from the pedal going down to standstill (or to the pedal coming up, with
 //! the speed then); it exits with status 1 if the
@@ -26,6 +28,7 @@ use bevy_vehicle_physics::assets::source::SourceFile;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, VehicleFileError};
 use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
+use bevy_vehicle_physics::drivetrain::blocks::AutomaticClutch;
 use bevy_vehicle_physics::prelude::*;
 use bevy_vehicle_physics::test_track::{spawn_test_track, tour_follower};
 use core::f32::consts::{PI, TAU};
@@ -421,6 +424,34 @@ fn main() {
         .map(|e| e.max_rpm)
         .or_else(|| block_of::<Motor>(world, car).map(|m| m.max_rpm))
         .unwrap_or(f64::INFINITY);
+    // A clutch without `automatic` opens only by its pedal, and a program that never works
+    // the pedal would stall the engine at the first pull-away. Its driver then works it the
+    // way a centrifugal clutch does (the engagement law latched at each drivetrain substep,
+    // so the launch is the same at every step rate): biting from 1.2 times idle, closed by
+    // 1000 rpm above that or 40 % of the rev limit, whichever is higher.
+    let works_pedal = !args.tour && program.commands.iter().any(|c| c.clutch > 0.0);
+    if let (false, Some(engine)) = (works_pedal, block_of::<Engine>(world, car)) {
+        let engage_rpm = 1.2 * engine.idle_rpm;
+        let foot = AutomaticClutch {
+            engage_rpm,
+            lock_rpm: (engage_rpm + 1000.0).max(0.4 * engine.max_rpm),
+        };
+        let mut clutches = world.query::<(&BlockOf, &mut Clutch)>();
+        let mut footed = false;
+        for (block, mut clutch) in clutches.iter_mut(world) {
+            if block.0 == car && clutch.automatic.is_none() {
+                clutch.automatic = Some(foot);
+                footed = true;
+            }
+        }
+        if footed {
+            eprintln!(
+                "note: the clutch opens only by its pedal and the program does not work it: the \
+                 driver lets it bite from {:.0} rpm and close by {:.0} rpm (as `automatic` would)",
+                foot.engage_rpm, foot.lock_rpm
+            );
+        }
+    }
     // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
     // (speed before, speed after (m/s), distance (m)).
     let mut braking: Option<(f64, Vec3)> = None;
