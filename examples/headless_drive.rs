@@ -112,7 +112,7 @@ impl Program {
                     format!("{} is not a positive speed", shift.down_rpm),
                 );
             }
-            if !(shift.up_rpm > shift.down_rpm) {
+            if shift.up_rpm.is_nan() || shift.up_rpm <= shift.down_rpm {
                 return bad(
                     "shift.up_rpm".into(),
                     format!(

@@ -398,6 +398,7 @@ fn straight_line_braking_distance() {
         "ABS stop {abs} m vs v²/(2μg) = {ideal} m"
     );
     let locked = braking_distance(60.0, v0, mu, false);
+    println!("stop from 100 km/h: ABS {abs:.2} m, locked {locked:.2} m, v²/(2μg) {ideal:.2} m");
     assert!(locked > abs * 1.05, "locked {locked} m vs ABS {abs} m");
 }
 
