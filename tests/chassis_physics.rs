@@ -198,6 +198,7 @@ fn parked_on_a_30_percent_slope_stays_put() {
                 }
             }
             let moved = (position(&app, car) - start).dot(downhill).abs();
+            println!("{hold} at {hz} Hz: moved {:.2} mm", moved * 1e3);
             assert!(
                 moved < 0.01,
                 "{hold} at {hz} Hz: moved {moved} m down the slope"
@@ -456,6 +457,63 @@ fn abs_stop(hz: f64, v0: f32, mu: f32) -> (f64, f64) {
         }
     }
     (f64::from((position(&app, car) - start).length()), max_slip)
+}
+
+/// How far (m) a car braked at full pedal from 100 km/h on μ = 0.9 rolls back from where it
+/// first stopped (below 0.01 m/s), held on the pedal for 3 s more; with the built-in ABS if
+/// `abs`, otherwise on locked wheels.
+fn roll_back_after_a_stop(hz: f64, abs: bool) -> f64 {
+    let (mut app, car) = rolling_car_with_strong_brakes(hz, 0.9, abs, 100.0 / 3.6);
+    let forward = velocity(&app, car).normalize();
+    controls(&mut app, car, |c| c.brake = 1.0);
+    let mut stopped = None;
+    for _ in 0..(10.0 * hz) as usize {
+        tick(&mut app, 1);
+        if velocity(&app, car).length() < 0.01 {
+            stopped = Some(position(&app, car));
+            break;
+        }
+    }
+    let stopped = stopped.expect("the car stops within 10 s");
+    tick(&mut app, (3.0 * hz) as usize);
+    f64::from((stopped - position(&app, car)).dot(forward))
+}
+
+/// A car stopped on its brakes from 100 km/h, held on the pedal, should settle alike at any
+/// step rate: it gives back about the deflection its tires held when it stopped (`σ·F/C`,
+/// below `σ·κ_peak`: 0.15 m × at most 0.2 for this tire) and its body's dive. It does not yet:
+/// with the ABS it rolls back 1.4 / 1.9 / 31.1 mm at 30 / 60 / 120 Hz, and on locked wheels
+/// −0.3 / 0.8 / −11.6 mm (docs/fixed_step_rate.md, "Found by an outside test"). Ignored until
+/// that is fixed; run it with `--ignored` to see the figures.
+#[test]
+#[ignore = "a known rate dependence: the roll-back after a stop differs between 60 and 120 Hz"]
+fn a_car_stopped_on_its_brakes_settles_alike_at_any_step_rate() {
+    let peak_deflection = 0.15 * 0.2;
+    let mut abs_back = Vec::new();
+    for hz in [30.0, 60.0, 120.0, 240.0] {
+        let with_abs = roll_back_after_a_stop(hz, true);
+        let locked = roll_back_after_a_stop(hz, false);
+        println!(
+            "{hz} Hz: rolled back {:.2} mm after an ABS stop, {:.2} mm after a locked one",
+            with_abs * 1e3,
+            locked * 1e3
+        );
+        assert!(
+            (-1e-3..peak_deflection).contains(&with_abs),
+            "{hz} Hz: ABS stop rolled back {with_abs} m"
+        );
+        assert!(
+            (-1e-3..2.0 * peak_deflection).contains(&locked),
+            "{hz} Hz: locked stop rolled back {locked} m"
+        );
+        abs_back.push(with_abs);
+    }
+    let spread = abs_back.iter().copied().fold(f64::MIN, f64::max)
+        - abs_back.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        spread < 1.5e-3,
+        "roll-backs {abs_back:?} m differ by {spread} m"
+    );
 }
 
 /// The built-in ABS: from 100 km/h on μ = 0.9 with brakes that lock every wheel without it,
