@@ -483,7 +483,7 @@ fn roll_back_after_a_stop(hz: f64, abs: bool) -> f64 {
 /// step rate: it gives back about the deflection its tires held when it stopped (`σ·F/C`,
 /// below `σ·κ_peak`: 0.15 m × at most 0.2 for this tire) and its body's dive. It does not yet:
 /// with the ABS it rolls back 1.4 / 1.9 / 31.1 mm at 30 / 60 / 120 Hz, and on locked wheels
-/// −0.3 / 0.8 / −11.6 mm (docs/fixed_step_rate.md, "Found by an outside test"). Ignored until
+/// −0.3 / 0.8 / −11.6 mm (`docs/fixed_step_rate.md`, "Found by an outside test"). Ignored until
 /// that is fixed; run it with `--ignored` to see the figures.
 #[test]
 #[ignore = "a known rate dependence: the roll-back after a stop differs between 60 and 120 Hz"]
