@@ -449,8 +449,8 @@ fn automatic_upshifts_at_the_low_throttle_point_at_light_throttle() {
 }
 
 /// Held at 13.7 m/s by a stiff rolling road, half throttle (up 3250 rpm, down 1800 rpm): the
-/// transmission climbs 1 → 2 → 3 (input 2312 rpm in third, measured 2026-11-27) and then stays: over 30 s at most
-/// the two initial shifts, none in the last 25 s.
+/// transmission climbs 1 → 2 → 3 (input 2312 rpm in third, measured 2026-11-27) and then stays:
+/// over 30 s at most the two initial shifts, none in the last 25 s.
 #[test]
 fn automatic_does_not_hunt_at_steady_speed() {
     let mut app = create_app(60.0);

@@ -489,17 +489,16 @@ fn hard_stop(hz: f64, substeps: u32) -> (f64, f64, Vec<f64>) {
     (distance, v0, slips)
 }
 
-/// A hard stop must not depend on the drivetrain's substep. At 0.75 of its pedal, without its
-/// ABS, the hatchback's rear wheels lock and its front tires work near their peak (slip up to
-/// 0.136), with the load on them swinging as the body pitches from the squat into the dive.
-/// With the default 1/240 s substep (4 at 60 Hz) the front tire's slip over the first second
-/// stays within 1 % of its peak of the slip with 8 substeps (measured 2026-11-27: 0.32 %), and
-/// the stop within 0.5 % of the stop with 8 substeps and within 1 % of the stop at 120 Hz
-/// (measured: under 0.01 %, 0.04 %). (Keeping the patch spring within `ω·h ≤ 1` instead of `PATCH_SPRING_LIMIT`
-/// lengthened the front tires' relaxation at their braking load with 4 substeps: the slips
-/// differed by 3.4 % of the peak, and at 0.79 of the pedal, where the front wheels lock too,
-/// the stops by 1.1 %.) No stop may be shorter than friction
-/// allows, `v₀²/(2·μ·g)`.
+/// A hard stop must not depend on the drivetrain's substep. At 0.75 of its pedal, without its ABS,
+/// the hatchback's rear wheels lock and its front tires work near their peak (slip up to 0.136),
+/// with the load on them swinging as the body pitches from the squat into the dive. With the
+/// default 1/240 s substep (4 at 60 Hz) the front tire's slip over the first second stays within 1
+/// % of its peak of the slip with 8 substeps (measured 2026-11-27: 0.32 %), and the stop within 0.5
+/// % of the stop with 8 substeps and within 1 % of the stop at 120 Hz (measured: under 0.01 %, 0.04
+/// %). (Keeping the patch spring within `ω·h ≤ 1` instead of `PATCH_SPRING_LIMIT` lengthened the
+/// front tires' relaxation at their braking load with 4 substeps: the slips differed by 3.4 % of
+/// the peak, and at 0.79 of the pedal, where the front wheels lock too, the stops by 1.1 %.) No
+/// stop may be shorter than friction allows, `v₀²/(2·μ·g)`.
 #[test]
 fn a_hard_stop_does_not_depend_on_the_substep() {
     let (coarse, v0, coarse_slips) = hard_stop(60.0, 4);

@@ -265,11 +265,11 @@ fn assert_alike_across_rates(path: &str, means: &[(f64, f64)], tolerance: f64) {
 
 /// The traction control holds a front-driven launch near the friction limit without juddering,
 /// behind the hatchback's automatic clutch (its capacity follows engine speed) and behind the
-/// automatic sedan's torque converter (`K·ω²`), at 30, 60 and 120 Hz: from 0.2 to 1.0 s after
-/// the throttle the front tires' total force never falls below 70 % of its mean, and the mean
-/// is at least 80 % of μ times the front load (measured 2026-11-27: 0.94–0.97 of the mean, 0.99–1.00 of
-/// μ·load). Acting on the slip alone (`lead` 0), the hatchback's front force swung at about
-/// 10 Hz: at 30 Hz its least was 0.15 of its mean, and the mean 0.71 of μ·load.
+/// automatic sedan's torque converter (`K·ω²`), at 30, 60 and 120 Hz: from 0.2 to 1.0 s after the
+/// throttle the front tires' total force never falls below 70 % of its mean, and the mean is at
+/// least 80 % of μ times the front load (measured 2026-11-27: 0.94–0.97 of the mean, 0.99–1.00 of
+/// μ·load). Acting on the slip alone (`lead` 0), the hatchback's front force swung at about 10 Hz:
+/// at 30 Hz its least was 0.15 of its mean, and the mean 0.71 of μ·load.
 #[test]
 fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
     for path in ["vehicles/hatchback.vehicle.ron", SEDAN] {
@@ -292,14 +292,14 @@ fn traction_control_launches_without_judder_behind_a_clutch_or_converter() {
     }
 }
 
-/// The traction control on ice (μ 0.1) behind a torque converter, whose creep at idle alone
-/// drives the tires far past their peak there (cutting the throttle cannot go below idle): the
-/// control brakes a tire that spins on past its cut. The automatic sedan (front-driven) and the
-/// BMW (rear-driven, 8-speed automatic) floored from rest at 30, 60 and 120 Hz: from 1 to 4 s
-/// after the throttle the driven tires' mean force is at least 85 % of μ times their load
-/// (measured: 0.94 and 0.88), and alike within 1 % across the rates (measured 2026-11-27: the same to the newton, under 0.15 %). Without
-/// the brake the BMW's rear tires spun at three times the car's speed, and the sedan's front
-/// tires passed 0.33 of μ·load.
+/// The traction control on ice (μ 0.1) behind a torque converter, whose creep at idle alone drives
+/// the tires far past their peak there (cutting the throttle cannot go below idle): the control
+/// brakes a tire that spins on past its cut. The automatic sedan (front-driven) and the BMW
+/// (rear-driven, 8-speed automatic) floored from rest at 30, 60 and 120 Hz: from 1 to 4 s after the
+/// throttle the driven tires' mean force is at least 85 % of μ times their load (measured: 0.94 and
+/// 0.88), and alike within 1 % across the rates (measured 2026-11-27: the same to the newton, under
+/// 0.15 %). Without the brake the BMW's rear tires spun at three times the car's speed, and the
+/// sedan's front tires passed 0.33 of μ·load.
 #[test]
 fn traction_control_drives_on_ice_behind_an_idling_converter() {
     for (path, axle) in [(SEDAN, [0]), ("vehicles/rwd_sports_sedan.vehicle.ron", [1])] {
@@ -324,15 +324,14 @@ fn traction_control_drives_on_ice_behind_an_idling_converter() {
     }
 }
 
-/// A truck's twin tires on ice: the 6×4 tractor unit floored from rest in first gear on μ 0.1
-/// with its traction control, at 30, 60 and 120 Hz. From 1 to 6 s after the throttle the
-/// driven tandem's mean force is at least 80 % of its four tires' peak force at their load
-/// (measured: 0.89–0.90; 0.74 of μ·load, the heavily loaded twins peaking below it), it
-/// never pulls the truck back (least measured 2026-11-27: 1.1–1.2 kN), and the rates agree
-/// within 2 % (measured: 0.36 %). A tire that had spun past its peak at a crawl used to keep its excess
-/// slip for seconds (see the wheel's relaxation past the peak): the control kept cutting the
-/// drive, the tandem's mean force was 0.23 of the tires' peak and at times −2.1 kN, and the
-/// truck crept to 2.2 km/h in 11 s.
+/// A truck's twin tires on ice: the 6×4 tractor unit floored from rest in first gear on μ 0.1 with
+/// its traction control, at 30, 60 and 120 Hz. From 1 to 6 s after the throttle the driven tandem's
+/// mean force is at least 80 % of its four tires' peak force at their load (measured: 0.89–0.90;
+/// 0.74 of μ·load, the heavily loaded twins peaking below it), it never pulls the truck back (least
+/// measured 2026-11-27: 1.1–1.2 kN), and the rates agree within 2 % (measured: 0.36 %). A tire that
+/// had spun past its peak at a crawl used to keep its excess slip for seconds (see the wheel's
+/// relaxation past the peak): the control kept cutting the drive, the tandem's mean force was 0.23
+/// of the tires' peak and at times −2.1 kN, and the truck crept to 2.2 km/h in 11 s.
 #[test]
 fn traction_control_launches_a_truck_on_ice() {
     let path = "vehicles/semi_truck.vehicle.ron";

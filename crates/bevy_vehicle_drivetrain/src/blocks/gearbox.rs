@@ -270,10 +270,10 @@ impl Block for Gearbox {
     }
 
     /// A shift under way engages its gear at the start of the substep nearest to its end
-    /// ([`wait_over`](crate::wait_over)), so that it spends `shift_time` in neutral to within half a substep at
-    /// any fixed-step rate. (Engaging at a fixed step's start rounded the time to whole fixed
-    /// steps: a 0.25 s shift took 0.267 s at 30 Hz, and a 0.3 s one 0.267 s at 15 Hz. Before
-    /// that, the step that began a shift was counted down before it ran, and every shift
+    /// ([`wait_over`](crate::wait_over)), so that it spends `shift_time` in neutral to within half
+    /// a substep at any fixed-step rate. (Engaging at a fixed step's start rounded the time to
+    /// whole fixed steps: a 0.25 s shift took 0.267 s at 30 Hz, and a 0.3 s one 0.267 s at 15 Hz.
+    /// Before that, the step that began a shift was counted down before it ran, and every shift
     /// engaged one step early: 0.2 s in neutral at 15 Hz for 0.3 s, 0.29 s at 120 Hz.)
     fn begin_substep(&self, rt: &mut GearboxRuntime, _: &mut [f64], substep: f64) -> ModeChange {
         if rt.engaged == rt.target {
