@@ -82,8 +82,8 @@ impl CombinationDescription {
         mut read: impl FnMut(&str) -> Result<String, String>,
     ) -> Result<Self, VehicleFileError> {
         let source = SourceFile::new(path, text);
-        let file: CombinationFile = VehicleFileError::parse_ron(&source)?;
         let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
+        let file: CombinationFile = VehicleFileError::parse_ron_in(&source, &tree)?;
         // An error at the value of the top-level `field`.
         let at = |field: &str, reason: String| {
             let path = FieldPath::root().field(field);

@@ -53,12 +53,21 @@ impl VehicleFileError {
     /// you mean" for a misspelt field, and what a value of the wrong type has there). For
     /// files a game or tool defines next to the vehicle files, such as a driving program.
     pub fn parse_ron<T: serde::de::DeserializeOwned>(source: &SourceFile) -> Result<T, Self> {
-        let text = &source.text;
-        let tree = crate::source::parse_tree(text)
+        let tree = crate::source::parse_tree(&source.text)
             .map_err(|e| crate::description::syntax_error(source, e))?;
+        Self::parse_ron_in(source, &tree)
+    }
+
+    /// [`VehicleFileError::parse_ron`] given the file's scanned `tree`, for a caller that
+    /// goes on to use it.
+    pub(crate) fn parse_ron_in<T: serde::de::DeserializeOwned>(
+        source: &SourceFile,
+        tree: &crate::source::Node,
+    ) -> Result<T, Self> {
+        let text = &source.text;
         ron::Options::default().from_str(text).map_err(|e| {
             let offset = crate::source::offset_of(text, e.span.start.line, e.span.start.col);
-            let (field, offset) = crate::description::ron_error_at(&tree, text, offset, &e.code);
+            let (field, offset) = crate::description::ron_error_at(tree, text, offset, &e.code);
             let reason = crate::description::describe_ron_error_at(&e.code, text, offset);
             VehicleFileError::at(source, offset, &field, reason)
         })
