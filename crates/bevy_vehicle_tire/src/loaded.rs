@@ -406,6 +406,41 @@ impl LoadedTire {
         }
     }
 
+    /// The slips `[κ, tan α]` on the rising side of each pure-slip curve with the same sign
+    /// and pure force as `slips` (dimensionless): a slip past its curve's peak
+    /// ([`LoadedTire::peak_slip`]) is taken to the slip below the peak where the curve gives
+    /// as much force, found by bisection to 1e-14 of the peak slip; one within the peak is
+    /// returned as it is. Where a tire that slid past its peak comes back to once its patch
+    /// sticks again: the deflection its force bends the carcass by.
+    pub fn rising_slips(&self, slips: [f64; 2]) -> [f64; 2] {
+        let peaks = self.peak_slip();
+        let force = |axis: usize, slip: f64| {
+            let mut at = [0.0; 2];
+            at[axis] = slip;
+            self.pure_forces(at[0], at[1])[axis].abs()
+        };
+        [0, 1].map(|axis| {
+            let (slip, peak) = (slips[axis], peaks[axis]);
+            if !(peak > 0.0 && peak.is_finite() && slip.abs() > peak) {
+                return slip;
+            }
+            let target = force(axis, slip);
+            let (mut below, mut above) = (0.0, peak.copysign(slip));
+            if force(axis, above) <= target {
+                return above;
+            }
+            for _ in 0..48 {
+                let middle = 0.5 * (below + above);
+                if force(axis, middle) < target {
+                    below = middle;
+                } else {
+                    above = middle;
+                }
+            }
+            below
+        })
+    }
+
     /// Small-slip stiffnesses `[dFx/dκ, dFy/d tanα]` at zero slip, N per unit slip. For the
     /// Magic Formula these are `Kₓ` and `K_y`, the slopes at zero *shifted* slip
     /// (`κ = −S_Hx`, `tan α = −S_Hy`); for the brush and linear tires `C·fz`.
@@ -673,6 +708,35 @@ fn weighting_forces(x: &MfAxis, y: &MfAxis, w: &Weights, kappa: f64, tan_alpha: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A slip past the peak comes back below it at the same pure force (1e-9 relative), with
+    /// its sign; a slip within the peak stays as it is.
+    #[test]
+    fn rising_slips_keep_the_force_below_the_peak() {
+        let tire = crate::TireModel::MagicFormula(
+            crate::MagicFormula::passenger_205_60_r15().without_shifts(),
+        )
+        .at_load(4000.0, 0.9);
+        let peaks = tire.peak_slip();
+        for slips in [[0.6, -0.8], [-0.3, 0.5], [0.05, -0.1], [-0.15, 0.25]] {
+            let rising = tire.rising_slips(slips);
+            for axis in 0..2 {
+                if slips[axis].abs() <= peaks[axis] {
+                    assert_eq!(rising[axis], slips[axis]);
+                    continue;
+                }
+                let pure = |s: f64| {
+                    let mut at = [0.0; 2];
+                    at[axis] = s;
+                    tire.pure_forces(at[0], at[1])[axis]
+                };
+                assert!(rising[axis].abs() < peaks[axis]);
+                assert_eq!(rising[axis].signum(), slips[axis].signum());
+                let (f, g) = (pure(slips[axis]), pure(rising[axis]));
+                assert!(((f - g) / f).abs() < 1e-9, "axis {axis}: {f} N vs {g} N");
+            }
+        }
+    }
 
     #[test]
     fn saturation_keeps_direction_and_handles_infinities() {
