@@ -39,6 +39,14 @@ const TAN_SLIP_LIMIT: f64 = 5.0;
 /// tire acts as a spring in the patch: that is what holds a parked car on a slope. The contact
 /// patch adds a damping force `damping·Fz·σ·dκ/dt` (and laterally) on the deflection rate,
 /// which damps that spring at low speed and vanishes in steady rolling.
+///
+/// Past the force's peak most of the slip is slide, not deflection. A slip state past its
+/// peak that moves back toward it relaxes over a shortened length, and once the road and the
+/// wheel slip less than the peak again (sideways always, fore and aft while the brake holds
+/// the wheel) it is taken, at the next step's start, to the rising side of its curve at the
+/// force it slid with. So a tire that slid or skidded to a stop gives back about its
+/// carcass's deflection (`F·σ/C`, with `C` the slip stiffness: a few millimetres for a car
+/// tire), not its slide.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Tire {
