@@ -84,6 +84,9 @@ impl<B: Block> Block for Delegate<B> {
     fn reshape_state(&self, old: &[f64], state: &mut [f64]) {
         self.0.reshape_state(old, state)
     }
+    fn state_set(&self, runtime: &mut B::Runtime, state: &[f64]) {
+        self.0.state_set(runtime, state)
+    }
 }
 
 fn maybe_wrap<B: Block>(wrap: bool, block: B, entity: &mut EntityWorldMut) {
@@ -94,8 +97,9 @@ fn maybe_wrap<B: Block>(wrap: bool, block: B, entity: &mut EntityWorldMut) {
     }
 }
 
-/// Clutch start, gear change and braking to a stop with a limited-slip differential; returns the
-/// state bits after every step. `wrap[i]` wraps block i in `Delegate`.
+/// Clutch start, gear change and braking to a stop with a limited-slip differential, then a
+/// wheel set spinning and the engine set turning; returns the state bits after every step.
+/// `wrap[i]` wraps block i in `Delegate`.
 fn trajectory(wrap: [bool; 6]) -> Vec<u64> {
     let mut app = create_app(60.0);
     app.register_block::<Delegate<Engine>>()
@@ -195,6 +199,12 @@ fn trajectory(wrap: [bool; 6]) -> Vec<u64> {
             if let Some(mut wh) = world.get_mut::<Delegate<Wheel>>(w) {
                 wh.0.brake_torque = brake
             }
+        }
+        // Stopped and held: set a wheel spinning and the engine turning (what the blocks'
+        // `state_set` makes of it is delegated too).
+        if step == 540 {
+            set_state(&mut app, car, ids[5], &[0.0, 5.0]);
+            set_state(&mut app, car, ids[0], &[rpm_to_rad_s(2500.0)]);
         }
         tick(&mut app, 1);
         assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);

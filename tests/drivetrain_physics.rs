@@ -762,10 +762,9 @@ fn spin_up_is_independent_of_the_fixed_rate() {
     }
 }
 
-/// The idle controller holds idle; closing the throttle at high rpm brakes the engine; a
-/// loaded engine pulled below its stall speed stalls, and turning the key restarts it.
-#[test]
-fn engine_idles_brakes_stalls_and_restarts() {
+/// The default engine driving a 5 kg·m² load through an open clutch (400 N·m) at 60 Hz:
+/// `(app, vehicle, [engine, clutch, load])`.
+fn engine_on_open_clutch() -> (App, Entity, [Entity; 3]) {
     let mut app = create_app(60.0);
     let car = spawn_vehicle(&mut app, "car", 4);
     let engine = spawn_block(&mut app, car, "engine", Engine::default(), None);
@@ -780,13 +779,21 @@ fn engine_idles_brakes_stalls_and_restarts() {
         },
         Some((engine, Port::OUT)),
     );
-    let w = spawn_block(
+    let load = spawn_block(
         &mut app,
         car,
         "load",
         wheel(5.0, WheelLoad::Viscous(0.0)),
         Some((clutch, Port::OUT)),
     );
+    (app, car, [engine, clutch, load])
+}
+
+/// The idle controller holds idle; closing the throttle at high rpm brakes the engine; a
+/// loaded engine pulled below its stall speed stalls, and turning the key restarts it.
+#[test]
+fn engine_idles_brakes_stalls_and_restarts() {
+    let (mut app, car, [engine, clutch, w]) = engine_on_open_clutch();
     // Idle: within 2 % of 800 rpm (a proportional controller droops a little).
     tick(&mut app, 120);
     let s = get::<EngineSensors>(&app, engine);
@@ -837,6 +844,54 @@ fn engine_idles_brakes_stalls_and_restarts() {
     assert!(
         s.running && (s.rpm - 800.0).abs() < 16.0,
         "restarted: {s:?}"
+    );
+}
+
+/// `Drivetrain::set_state` updates the modes the new state contradicts. A wheel held still by
+/// its brake (30 N·m on 1.5 kg·m²) and set spinning at 40 rad/s slides against the brake: one
+/// step later it turns at `40 − 20·dt` rad/s (1e-12), no longer held, where it used to stay
+/// held and lose its spin to the momentum pass. A stalled engine, its ignition on, set turning
+/// at 3000 rpm fires: it runs and pulls at full throttle.
+#[test]
+fn set_state_releases_a_held_wheel_and_fires_a_stalled_engine() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "wheel", 4);
+    let braked = Wheel {
+        brake_torque: 30.0,
+        ..wheel(1.5, WheelLoad::None)
+    };
+    let w = spawn_block(&mut app, car, "wheel", braked, None);
+    tick(&mut app, 2);
+    assert!(
+        get::<WheelSensors>(&app, w).held,
+        "the brake holds the wheel"
+    );
+    set_state(&mut app, car, w, &[0.0, 40.0]);
+    tick(&mut app, 1);
+    let s = get::<WheelSensors>(&app, w);
+    let expected = 40.0 - 30.0 / 1.5 * fixed_dt(&app);
+    assert!(
+        rel(s.speed, expected) < 1e-12 && !s.held,
+        "set spinning: {} rad/s (expected {expected}), held {}",
+        s.speed,
+        s.held
+    );
+
+    let (mut app, car, [engine, ..]) = engine_on_open_clutch();
+    tick(&mut app, 2);
+    set_state(&mut app, car, engine, &[0.0]);
+    tick(&mut app, 2);
+    assert!(
+        !get::<EngineSensors>(&app, engine).running,
+        "stalled at 0 rpm"
+    );
+    set_state(&mut app, car, engine, &[rpm_to_rad_s(3000.0)]);
+    set::<Engine>(&mut app, engine, |e| e.throttle = 1.0);
+    tick(&mut app, 30);
+    let s = get::<EngineSensors>(&app, engine);
+    assert!(
+        s.running && s.torque > 100.0 && s.rpm > 3000.0,
+        "set turning at 3000 rpm: {s:?}"
     );
 }
 

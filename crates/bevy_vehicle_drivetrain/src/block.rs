@@ -440,6 +440,16 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         let _ = (old, state);
     }
 
+    /// Called after [`Drivetrain::set_state`](crate::Drivetrain::set_state) overwrote this
+    /// block's continuous state with `state`, before the momentum pass that makes speeds agree
+    /// across rigid connections again: for the modes the new state contradicts. The built-in
+    /// wheel lets go of a brake that held it still once it is set spinning (a held brake is
+    /// static friction, which a spinning wheel does not have); the engine fires again when
+    /// set turning at or above its stall speed with the ignition on. Default: nothing.
+    fn state_set(&self, runtime: &mut Self::Runtime, state: &[f64]) {
+        let _ = (runtime, state);
+    }
+
     /// Per-step logic, called once per fixed step before any stage: throttle lag, shift timers,
     /// anything that must not run several times per step. May reset continuous states that
     /// accumulate over a step (force impulses, for instance); speeds should be left alone.

@@ -162,8 +162,11 @@ impl Drivetrain {
 
     /// Overwrites the continuous state of block `block`; returns `false` if the block is not
     /// part of this compiled drivetrain or `values` has the wrong length. Non-finite values are
-    /// refused. Before the next step, a momentum pass makes speeds agree across rigid
-    /// connections again.
+    /// refused. The block then updates the modes the new state contradicts
+    /// ([`Block::state_set`]: a wheel set spinning is no longer held by its brake, an engine
+    /// set turning at or above its stall speed with the ignition on fires), and before the
+    /// next step a momentum pass makes speeds agree across rigid connections again (a locked
+    /// clutch, a locked differential: set both sides of one to move them).
     pub fn set_state(&mut self, block: Entity, values: &[f64]) -> bool {
         let Some(p) = self.program.as_mut() else {
             return false;
@@ -174,8 +177,7 @@ impl Drivetrain {
         if p.state_of(i).len() != values.len() || values.iter().any(|v| !v.is_finite()) {
             return false;
         }
-        p.state_of_mut(i).copy_from_slice(values);
-        p.pending_projection = true;
+        p.set_state(i, values);
         true
     }
 

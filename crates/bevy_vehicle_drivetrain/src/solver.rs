@@ -42,6 +42,7 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn init(&mut self, state: &mut [f64]);
     fn begin_step(&mut self, state: &mut [f64], step: &StepContext) -> ModeChange;
     fn begin_substep(&mut self, state: &mut [f64], substep: f64) -> ModeChange;
+    fn state_set(&mut self, state: &[f64]);
     fn upstream(
         &self,
         state: &[f64],
@@ -107,6 +108,9 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     }
     fn begin_substep(&mut self, state: &mut [f64], substep: f64) -> ModeChange {
         self.block.begin_substep(&mut self.runtime, state, substep)
+    }
+    fn state_set(&mut self, state: &[f64]) {
+        self.block.state_set(&mut self.runtime, state);
     }
     #[inline]
     fn upstream(
@@ -526,6 +530,16 @@ impl Program {
     pub fn state_of_mut(&mut self, i: usize) -> &mut [f64] {
         let r = self.nodes[i].state();
         &mut self.x[r]
+    }
+
+    /// Overwrites the continuous state of node `i` with `values` (of its length), lets its
+    /// block update the modes the new state contradicts ([`Block::state_set`]), and asks for a
+    /// momentum pass before the next stage.
+    pub fn set_state(&mut self, i: usize, values: &[f64]) {
+        let r = self.nodes[i].state();
+        self.x[r.clone()].copy_from_slice(values);
+        with_cell!(&mut self.blocks[i], c => c.state_set(&self.x[r]), open => ());
+        self.pending_projection = true;
     }
 
     /// Advances the drivetrain by one fixed step of `dt` seconds in `substeps` RK4 substeps.

@@ -29,9 +29,11 @@ const LIMITER_BAND: f64 = 150.0;
 /// ```
 ///
 /// with `θ` the effective throttle: the driver's throttle after the throttle lag, raised by the
-/// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`) and cut by
-/// the rev limiter near `max_rpm`. `T_brake` is engine braking, proportional to rpm and equal to
-/// `−braking_torque` at `max_rpm`, scaled and offset by the braking inputs. An engine that is not
+/// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`: a
+/// proportional controller, so a loaded engine idles a little below `idle_rpm`) and cut by
+/// the rev limiter near `max_rpm`. `T_brake` is engine braking,
+/// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
+/// the direction of rotation (faded to 0 below 1 rad/s). An engine that is not
 /// running produces no combustion torque; below `stall_rpm` a running engine stalls, and it
 /// restarts when `running` goes from `false` to `true` (the starter cranks it with
 /// `starter_torque` until it passes `stall_rpm`).
@@ -183,15 +185,21 @@ pub struct EngineSensors {
     pub shaft_torque: f64,
     /// Net engine power, `torque × speed` (W).
     pub power: f64,
-    /// Effective throttle after lag, traction control, idle controller and rev limiter (0..1).
+    /// Effective throttle after lag, traction control, idle controller and rev limiter (0..1),
+    /// at the step's end; the lag's part is the step's mean of the lagged throttle (see
+    /// [`EngineRuntime::throttle`]), so after a throttle step it reads 1 from the first step
+    /// that starts after `throttle_delay` has run.
     pub throttle: f64,
     /// Whether the engine is firing.
     pub running: bool,
     /// Whether the starter is cranking.
     pub cranking: bool,
-    /// Peak of the full-throttle torque curve (rpm, N·m).
+    /// Peak of the full-throttle torque table as entered (rpm, N·m): before the engine's own
+    /// friction, `torque_scale` and `torque_added`, so above what [`EngineSensors::torque`]
+    /// reads at that speed by the friction there.
     pub max_torque: Peak,
-    /// Peak of the full-throttle power curve up to the rev limiter (rpm, W).
+    /// Peak of the full-throttle table's power up to the rev limiter (rpm, W), as entered
+    /// (see [`EngineSensors::max_torque`]).
     pub max_power: Peak,
 }
 
@@ -327,6 +335,16 @@ impl Block for Engine {
             );
             runtime.curve.rebuild(&self.torque_curve);
             runtime.peaks_limit = self.max_rpm;
+        }
+    }
+
+    /// An engine set turning at or above its stall speed with the ignition on fires (a stalled
+    /// engine so set restarts, as one turned over by its wheels would); one set below it
+    /// stalls at its next mode update.
+    fn state_set(&self, rt: &mut EngineRuntime, state: &[f64]) {
+        if self.running && rt.ignition && state[0] >= rpm_to_rad_s(self.stall_rpm) {
+            rt.firing = true;
+            rt.cranking = false;
         }
     }
 

@@ -941,6 +941,16 @@ impl Block for Wheel {
 
     take_inputs_fields!(brake_torque);
 
+    /// A wheel set spinning lets go of the brake that held it: the brake slides, opposing the
+    /// new spin, until it holds the wheel again.
+    fn state_set(&self, rt: &mut WheelRuntime, state: &[f64]) {
+        if rt.mode == BrakeMode::Held && state[1] != 0.0 {
+            rt.mode = BrakeMode::Rolling {
+                direction: sign(state[1]),
+            };
+        }
+    }
+
     /// The tire's relaxation lengths until `begin_step` floors them for the step.
     fn settings_changed(&self, rt: &mut WheelRuntime) {
         if let WheelLoad::Tire(tire) = &self.load {
