@@ -105,6 +105,15 @@ impl Program {
                 format!("{} s is not a positive time", self.duration),
             );
         }
+        if self.duration > MAX_DURATION {
+            return bad(
+                "duration".into(),
+                format!(
+                    "{:?} s is longer than the runner runs (at most {MAX_DURATION} s, a day)",
+                    self.duration
+                ),
+            );
+        }
         if let Some(shift) = &self.shift {
             if !(shift.down_rpm.is_finite() && shift.down_rpm > 0.0) {
                 return bad(
@@ -195,6 +204,11 @@ struct Args {
 
 /// Longest a tour may take (s).
 const TOUR_LIMIT: f64 = 600.0;
+/// Longest a program may run (s): a day.
+const MAX_DURATION: f64 = 86_400.0;
+/// Slowest and fastest fixed-step rates the runner takes (steps per second).
+const MIN_HZ: f64 = 1.0;
+const MAX_HZ: f64 = 10_000.0;
 
 /// The runner's options, printed by `--help`.
 const USAGE: &str = "\
@@ -209,7 +223,7 @@ usage: cargo run --release --example headless_drive -- [options]
                     (`test_track::truck_tour`) with a path follower, until it stops at the end
   --csv PATH        where to write the CSV, relative to the working directory
                     (default headless_drive.csv)
-  --hz N            fixed steps per second (default 60)
+  --hz N            fixed steps per second, 1 to 10000 (default 60)
   --substeps N      drivetrain RK4 substeps per step (default: the vehicle file's)
   --friction MU     the flat road's friction coefficient (default 0.9), about the tires'
                     peak friction on it; a tire file's `mu_reference` is the road it was
@@ -258,7 +272,15 @@ fn parse_args() -> Result<Args, String> {
             }
             "--program" => args.program = value()?.into(),
             "--csv" => args.csv = value()?.into(),
-            "--hz" => args.hz = positive(&value()?, "--hz")?,
+            "--hz" => {
+                args.hz = positive(&value()?, "--hz")?;
+                if !(MIN_HZ..=MAX_HZ).contains(&args.hz) {
+                    return Err(format!(
+                        "--hz needs a rate from {MIN_HZ} to {MAX_HZ} steps per second, got {:?}",
+                        args.hz
+                    ));
+                }
+            }
             "--friction" => args.friction = positive(&value()?, "--friction")?,
             "--substeps" => {
                 args.substeps = Some(
