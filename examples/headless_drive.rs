@@ -635,9 +635,12 @@ fn main() {
         }
     }
     std::fs::write(&args.csv, csv).unwrap_or_else(|e| fail(format!("{}: {e}", args.csv.display())));
-    let status = app.world().get::<Drivetrain>(car).unwrap().status().clone();
+    let status = match app.world().get::<Drivetrain>(car).unwrap().status() {
+        DrivetrainStatus::Invalid(error) => format!("drivetrain stopped: {error}"),
+        other => format!("drivetrain {other:?}"),
+    };
     println!(
-        "{}: wrote {} ({ran} steps at {hz} Hz, {} substeps; drivetrain {status:?})",
+        "{}: wrote {} ({ran} steps at {hz} Hz, {} substeps; {status})",
         description.name,
         args.csv.display(),
         description.substeps

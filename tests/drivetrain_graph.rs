@@ -208,6 +208,52 @@ fn invalid_settings_are_refused_when_spawned_and_when_set() {
     );
 }
 
+/// A step that leaves a state not finite is undone, and the drivetrain stops there with a
+/// status naming the vehicle and the block, never NaN. A 1e-6 kg·m² flywheel on a 1 N·m·s/rad
+/// viscous load at 10 rad/s is far beyond what a 1/240 s substep follows (`c·h/I` = 4200):
+/// its spin overflows within a few steps. The state stays finite, the sensors keep their last
+/// good values, and a change of its settings (a real inertia, 1 kg·m²) runs it again from where
+/// it stopped: its spin then decays as `e^(−c·t/I)` (1e-9 over 60 steps).
+#[test]
+fn a_step_that_goes_astray_is_undone_and_named() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let w = spawn_block(
+        &mut app,
+        car,
+        "flywheel",
+        wheel(1e-6, WheelLoad::Viscous(1.0)),
+        None,
+    );
+    tick(&mut app, 1);
+    set_state(&mut app, car, w, &[0.0, 10.0]);
+    tick(&mut app, 20);
+    let error = error_text(&app, car);
+    assert!(
+        error.starts_with("vehicle 'car' block 'flywheel': a step left its state not finite"),
+        "{error}"
+    );
+    let stopped = state(&app, car, w);
+    assert!(stopped.iter().all(|v| v.is_finite()), "{stopped:?}");
+    assert!(get::<WheelSensors>(&app, w).speed.is_finite());
+    tick(&mut app, 5);
+    assert_eq!(
+        state(&app, car, w),
+        stopped,
+        "a stopped drivetrain stays put"
+    );
+
+    set::<Wheel>(&mut app, w, |w| w.inertia = 1.0);
+    tick(&mut app, 60);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    let spin = state(&app, car, w)[1];
+    assert!(
+        rel(spin, stopped[1] * (-60.0 * fixed_dt(&app)).exp()) < 1e-9,
+        "resumed: {spin} rad/s from {}",
+        stopped[1]
+    );
+}
+
 /// A block whose settings change its shape (here a wheel's load, from a carried vehicle mass
 /// with two states to a tire with five) cannot be updated in place: the vehicle is rebuilt
 /// around it, keeps running (the wheel keeps its angle and spin), and the new load acts.

@@ -76,6 +76,14 @@ pub enum DrivetrainError {
         /// The other block's vehicle, if it has one.
         other_vehicle: Option<String>,
     },
+    /// A step left the state of a block not finite (NaN or infinite): the step was undone and
+    /// the drivetrain stopped. Its settings ask more than the substep can follow (a wheel or
+    /// engine far too light for the torques on it, a torque, ratio or brake of 1e9); changing
+    /// any of its blocks rebuilds it.
+    Diverged {
+        /// The first block whose state went astray.
+        block: String,
+    },
     /// More blocks or continuous states than one drivetrain can index.
     TooLarge {
         /// Number of blocks.
@@ -159,6 +167,13 @@ impl fmt::Display for DrivetrainError {
                     "block '{block}' is connected to '{other}', which belongs to no vehicle"
                 ),
             },
+            DrivetrainError::Diverged { block } => write!(
+                f,
+                "block '{block}': a step left its state not finite (NaN or infinite), so the \
+                 step was undone and the drivetrain stopped; its settings ask more than the \
+                 substep can follow (a wheel or engine far too light for the torques on it, a \
+                 torque, ratio or brake far too large)"
+            ),
             DrivetrainError::TooLarge { blocks } => write!(
                 f,
                 "has {blocks} blocks; a drivetrain holds at most {MAX_BLOCKS} blocks and {MAX_BLOCKS} continuous states"

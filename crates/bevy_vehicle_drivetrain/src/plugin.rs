@@ -101,6 +101,9 @@ pub struct Drivetrain {
     /// A [`SensorWriter`] wrote the built-in blocks' sensors since the last
     /// [`DrivetrainSystems::SyncOut`].
     sensors_written: bool,
+    /// The block whose state a step left not finite, until [`DrivetrainSystems::SyncOut`]
+    /// names it in the status (see [`DrivetrainError::Diverged`]).
+    diverged: Option<Entity>,
 }
 
 impl Default for Drivetrain {
@@ -121,6 +124,17 @@ impl Drivetrain {
             status: DrivetrainStatus::Pending,
             rejected: None,
             sensors_written: false,
+            diverged: None,
+        }
+    }
+
+    /// Runs again a drivetrain a step stopped ([`DrivetrainError::Diverged`]), from the
+    /// finite state it stopped at: a block's settings changed.
+    fn resume(&mut self) {
+        if let Some(p) = self.program.as_mut().filter(|p| p.diverged.is_some()) {
+            p.diverged = None;
+            self.diverged = None;
+            self.status = DrivetrainStatus::Ready;
         }
     }
 
@@ -262,8 +276,24 @@ impl Drivetrain {
         hook: &mut H,
     ) {
         let substeps = self.substeps_within(dt, max_substep);
-        if let Some(p) = self.program.as_mut() {
-            p.step(dt, substeps, scratch, hook);
+        let Some(p) = self.program.as_mut() else {
+            return;
+        };
+        if p.diverged.is_some() {
+            return;
+        }
+        p.step(dt, substeps, scratch, hook);
+        // A step that went astray was undone: the drivetrain stops where it was, with finite
+        // states, until a block's settings change. `SyncOut` names the vehicle and the block.
+        if let Some(i) = p.diverged {
+            let block = p.nodes[i].entity;
+            self.diverged = Some(block);
+            self.status = DrivetrainStatus::Invalid(Box::new(VehicleError {
+                vehicle: String::new(),
+                error: DrivetrainError::Diverged {
+                    block: format!("{block}"),
+                },
+            }));
         }
     }
 
@@ -830,6 +860,7 @@ fn sync_block_in<B: Block>(
             Ok(()) => {
                 if let Some(cell) = drivetrain.block_cell_mut::<B>(slot.node, entity) {
                     cell.update_block(&block);
+                    drivetrain.resume();
                 }
             }
             Err(error) => {
@@ -919,7 +950,8 @@ impl SensorWriter<'_, '_> {
                 *s = program.sensors_of(cell, i);
             }
         }
-        let Some(p) = drivetrain.program.as_ref() else {
+        // A drivetrain a step stopped keeps the sensors of its last good step.
+        let Some(p) = drivetrain.program.as_ref().filter(|p| p.diverged.is_none()) else {
             return;
         };
         for i in 0..p.nodes.len() {
@@ -937,12 +969,30 @@ impl SensorWriter<'_, '_> {
 }
 
 /// Writes the sensors of every built-in block whose vehicle's sensors no [`SensorWriter`]
-/// wrote since the last run.
-fn write_builtin_sensors(mut vehicles: Query<&mut Drivetrain>, mut sensors: SensorWriter) {
-    for mut drivetrain in &mut vehicles {
+/// wrote since the last run, and names the vehicle and the block in the status of a
+/// drivetrain whose step went astray (in the same pass, which touches every vehicle anyway).
+fn write_builtin_sensors(
+    mut vehicles: Query<(Entity, &mut Drivetrain)>,
+    mut sensors: SensorWriter,
+    names: Query<NameOrEntity>,
+) {
+    for (vehicle, mut drivetrain) in &mut vehicles {
         let drivetrain = drivetrain.bypass_change_detection();
         if !core::mem::take(&mut drivetrain.sensors_written) {
             sensors.write_sensors(drivetrain);
+        }
+        if let Some(block) = drivetrain.diverged.take() {
+            let name = |e: Entity| {
+                names
+                    .get(e)
+                    .map_or_else(|_| format!("{e}"), |n| n.to_string())
+            };
+            let error = VehicleError {
+                vehicle: name(vehicle),
+                error: DrivetrainError::Diverged { block: name(block) },
+            };
+            error!("{error}");
+            drivetrain.status = DrivetrainStatus::Invalid(Box::new(error));
         }
     }
 }

@@ -447,6 +447,9 @@ pub(crate) struct Program {
     /// The drive limit of the last step's last stage ([`StageContext::drive_limit`]), for the
     /// sensors.
     drive_limit: f64,
+    /// The node whose state the last step left not finite, if it did: the step was undone
+    /// ([`Program::step`]).
+    pub diverged: Option<usize>,
 }
 
 impl Program {
@@ -485,6 +488,7 @@ impl Program {
             tire_wheels: SmallVec::new(),
             substep_blocks: SmallVec::new(),
             drive_limit: 1.0,
+            diverged: None,
         };
         program.tire_wheels = (0..program.blocks.len())
             .filter(|&i| matches!(&program.blocks[i], Cell::Wheel(c) if c.has_tire()))
@@ -548,6 +552,11 @@ impl Program {
     /// not survive the step, and one buffer shared by every vehicle stays in cache.
     /// `hook` runs before each of the four RK4 stages of every substep (never in the mode
     /// settling or momentum passes), with the stage's state.
+    ///
+    /// A step that leaves any state not finite (settings beyond what the substep can follow:
+    /// a wheel or engine far too light for its loads, a torque or ratio of 1e9) is undone:
+    /// the state goes back to where the step started and [`Program::diverged`] names the first
+    /// node that went astray. The sensors are not brought up to date.
     pub fn step<H: FnMut(&mut StageWheels)>(
         &mut self,
         dt: f64,
@@ -565,13 +574,16 @@ impl Program {
             tire_wheels,
             substep_blocks,
             drive_limit,
+            diverged,
         } = self;
         // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
         let x: &mut [f64] = x;
         let n = x.len();
-        scratch.resize(6 * n, 0.0);
-        // scratch = [k1 | k2 | k3 | k4 | xs | delta]
-        let (work, delta) = scratch.split_at_mut(5 * n);
+        scratch.resize(7 * n, 0.0);
+        // scratch = [k1 | k2 | k3 | k4 | xs | delta | the state at the step's start]
+        let (work, rest) = scratch.split_at_mut(5 * n);
+        let (delta, start) = rest.split_at_mut(n);
+        start.copy_from_slice(x);
         let mut passes = Passes {
             nodes,
             blocks,
@@ -633,16 +645,22 @@ impl Program {
                 x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
             }
         }
+        if let Some(bad) = x.iter().position(|v| !v.is_finite()) {
+            x.copy_from_slice(start);
+            *diverged = passes.nodes.iter().position(|n| n.state().contains(&bad));
+            return;
+        }
         // Shaft values and modes at the end of the step, for the sensors.
         passes.evaluate(x, k1, &torque);
         passes.settle_modes(x, delta, k1, &torque);
         *drive_limit = torque.drive_limit;
     }
 
-    /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`.
+    /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`
+    /// and the last step did not go astray (see [`Program::step`]).
     pub fn sensors<B: Block>(&self, node: u32, entity: Entity) -> Option<B::Sensors> {
         let i = node as usize;
-        if self.nodes.get(i)?.entity != entity {
+        if self.diverged.is_some() || self.nodes.get(i)?.entity != entity {
             return None;
         }
         let cell = self.blocks[i].as_any()?.downcast_ref::<BlockCell<B>>()?;
