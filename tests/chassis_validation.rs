@@ -479,6 +479,17 @@ fn try_spawn_refuses_and_spawns_nothing() {
         err.to_string(),
         "vehicle 'car': setting `transform.translation.y` must be a finite number (m), got NaN"
     );
+    // So is a zero scale, which would make the body's and wheels' rotations NaN.
+    let err = try_spawn_car(
+        &mut app,
+        &CarBuilder::default(),
+        Transform::from_xyz(0.0, 0.4, 0.0).with_scale(Vec3::new(1.0, 0.0, 1.0)),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "vehicle 'car': setting `transform.scale.y` must be greater than 0, got 0"
+    );
     assert_eq!(entity_count(&mut app), before, "nothing may be spawned");
     tick(&mut app, 10);
     assert_eq!(entity_count(&mut app), before);

@@ -712,3 +712,38 @@ fn the_golf_gte_holds_its_published_top_speed() {
         );
     }
 }
+
+/// A vehicle file spawned at a transform that is not finite, or with a scale of 0, is not
+/// built: the entity returned is an inert placeholder whose `ChassisStatus` names the
+/// vehicle and the field, with no body and no blocks, and nothing turns NaN.
+#[test]
+fn a_vehicle_spawned_at_a_bad_transform_is_not_built() {
+    let d = load_vehicle("vehicles/hatchback.vehicle.ron");
+    for (transform, message) in [
+        (
+            Transform::from_xyz(f32::NAN, 1.0, 0.0),
+            "setting `transform.translation.x` must be a finite number (m), got NaN",
+        ),
+        (
+            Transform::from_xyz(0.0, 1.0, 0.0).with_scale(Vec3::ZERO),
+            "setting `transform.scale.x` must be greater than 0, got 0",
+        ),
+    ] {
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 0.9);
+        let placeholder = spawn_described(&mut app, &d, transform);
+        tick(&mut app, 5);
+        let world = app.world_mut();
+        let status = world.get::<ChassisStatus>(placeholder).cloned();
+        let Some(ChassisStatus::Invalid(error)) = status else {
+            panic!("expected an invalid placeholder, got {status:?}");
+        };
+        assert_eq!(
+            error.to_string(),
+            format!("vehicle '{}': {message}", d.name)
+        );
+        assert!(world.get::<Vehicle>(placeholder).is_none());
+        let blocks = world.query::<&BlockOf>().iter(world).count();
+        assert_eq!(blocks, 0, "no blocks may be spawned");
+    }
+}

@@ -8,7 +8,7 @@ use bevy_vehicle_chassis::modules::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
 };
 use bevy_vehicle_chassis::{
-    AntiRollBar, AntiRollBars, Coupling, Side, SpeedLimiter, Vehicle, WheelMount,
+    AntiRollBar, AntiRollBars, ChassisStatus, Coupling, Side, SpeedLimiter, Vehicle, WheelMount,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -28,7 +28,22 @@ pub struct SpawnedFrom {
 impl VehicleDescription {
     /// Spawns the vehicle at `transform` and returns the vehicle entity: a Rapier body with the
     /// chassis, and one entity per block (wheels are also children of the vehicle).
+    ///
+    /// A `transform` that is not finite or has a scale of 0 or less on an axis
+    /// ([`checks::transform`](bevy_vehicle_chassis::checks::transform)) is refused: the error
+    /// is logged with `error!` and the returned entity is an inert placeholder holding the
+    /// vehicle's `Name` and [`ChassisStatus::Invalid`] with the error (no body, no blocks).
     pub fn spawn(&self, commands: &mut Commands, transform: Transform) -> Entity {
+        if let Err(error) = bevy_vehicle_chassis::checks::transform(&transform) {
+            let error = error.at_vehicle(self.name.clone());
+            error!("{error}; the vehicle was not built");
+            return commands
+                .spawn((
+                    Name::new(self.name.clone()),
+                    ChassisStatus::Invalid(Box::new(error)),
+                ))
+                .id();
+        }
         let vehicle = commands.spawn(transform).id();
         self.build_on(commands, vehicle, &VehicleControls::default());
         vehicle

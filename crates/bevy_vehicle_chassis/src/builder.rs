@@ -349,7 +349,8 @@ impl CarBuilder {
         self.aerodynamics.validate()
     }
 
-    /// Checks the settings ([`CarBuilder::validate`]) and `transform` (finite), then spawns the
+    /// Checks the settings ([`CarBuilder::validate`]) and `transform` (finite, scale greater
+    /// than 0: [`checks::transform`](crate::checks::transform)), then spawns the
     /// car at `transform` and returns the vehicle entity. When something is refused, spawns
     /// nothing and returns the error.
     pub fn try_spawn(
@@ -358,19 +359,7 @@ impl CarBuilder {
         transform: Transform,
     ) -> Result<Entity, ChassisError> {
         self.validate()?;
-        let at_vehicle = |e: ChassisError| e.at_vehicle(self.name.clone());
-        each_axis("transform.translation", transform.translation, "m", finite)
-            .map_err(at_vehicle)?;
-        each_axis("transform.scale", transform.scale, "", finite).map_err(at_vehicle)?;
-        if !(transform.rotation.is_finite() && transform.rotation.length() > 1e-6) {
-            return Err(at_vehicle(ChassisError::new(
-                "transform.rotation",
-                format!(
-                    "must be a finite, non-zero quaternion, got {}",
-                    transform.rotation
-                ),
-            )));
-        }
+        crate::error::transform(&transform).map_err(|e| e.at_vehicle(self.name.clone()))?;
         Ok(self.spawn_checked(commands, transform))
     }
 

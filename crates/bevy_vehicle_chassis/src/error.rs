@@ -194,6 +194,24 @@ pub(crate) fn each_axis(
     Ok(())
 }
 
+/// Checks a spawn transform: a finite translation (m), a scale greater than 0 on each axis
+/// (a zero scale makes the body's and the wheels' rotations NaN) and a finite, non-zero
+/// rotation quaternion. Fields are named `transform.translation.x` and so on.
+pub fn transform(transform: &bevy::prelude::Transform) -> Result<(), ChassisError> {
+    each_axis("transform.translation", transform.translation, "m", finite)?;
+    each_axis("transform.scale", transform.scale, "", positive)?;
+    if !(transform.rotation.is_finite() && transform.rotation.length() > 1e-6) {
+        return Err(ChassisError::new(
+            "transform.rotation",
+            format!(
+                "must be a finite, non-zero quaternion, got {}",
+                transform.rotation
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
