@@ -206,8 +206,11 @@ struct Args {
 const TOUR_LIMIT: f64 = 600.0;
 /// Longest a program may run (s): a day.
 const MAX_DURATION: f64 = 86_400.0;
-/// Slowest and fastest fixed-step rates the runner takes (steps per second).
+/// Slowest fixed-step rate the runner takes (steps per second).
 const MIN_HZ: f64 = 1.0;
+/// Fastest fixed-step rate the runner takes (steps per second): far finer than any vehicle
+/// needs; far beyond it (2e9, 1e10) Bevy's fixed step, kept in whole nanoseconds, hangs or
+/// panics.
 const MAX_HZ: f64 = 10_000.0;
 
 /// The runner's options, printed by `--help`.

@@ -887,12 +887,12 @@ fn past_peak(sigma: f64, floor: f64, peak: f64, slip: f64, drive: f64) -> f64 {
 /// A slip state stands for the patch's deflection, but past the peak most of it is slide,
 /// which [`past_peak`] unwinds quickly as the tire rolls: at a crawl it barely rolls, and a
 /// car that slid or skidded to a stop gave back its slide as motion. The patch of a tire that
-/// sticks again holds only the deflection its force bends the carcass by, about
-/// `F·σ/C` (with `C` the slip stiffness (N) and `σ` the relaxation length (m)); the
-/// state at the same force on the curve's rising side holds a little more (the slope falls
-/// toward the peak). A car stopped on locked wheels from 100 km/h rolled back 31-37 mm as its
-/// tires unwound, where their carcasses held 3.6-4.3 mm (now 4.5-6.2 mm), and one slid sideways to
-/// a stop sprang back 0.17 m, where they held 0.03 m (now 0.04 m).
+/// sticks again holds only the deflection its force bends the carcass by, about `F·σ/C`
+/// (with `F` its force (N), `C` the slip stiffness (N) and `σ` the relaxation length (m));
+/// the state at the same force on the curve's rising side holds a little more (the slope
+/// falls toward the peak). A car stopped on locked wheels from 100 km/h rolled back 31-37 mm
+/// as its tires unwound, where their carcasses held 3.6-4.3 mm (now 4.5-6.2 mm), and one slid
+/// sideways to a stop sprang back 0.17 m, where they held 0.03 m (now 0.04 m).
 fn stick_again(rt: &WheelRuntime, radius: f64, state: &mut [f64]) {
     let [vx, vy] = rt.contact.velocity;
     let kinematic = [radius * state[1] - vx, -vy];
