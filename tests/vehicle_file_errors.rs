@@ -1018,6 +1018,14 @@ fn cases() -> Vec<Case> {
             "there is no axle 2: the vehicle has 2 axle(s)",
         ),
         case(
+            "module: drives an axle that does not exist",
+            vec![modules("drivetrain: DirectDrive(driven_axles: [1, 9])")],
+            VEHICLE,
+            ("driven_axles: [1, 9]", "9"),
+            "modules.drivetrain.driven_axles[1]",
+            "there is no axle 9: the vehicle has 2 axle(s)",
+        ),
+        case(
             "module: setting out of range",
             vec![modules(
                 "anti_roll_bars: { 1: LinearAntiRollBar(stiffness: -5.0) }",

@@ -747,3 +747,124 @@ fn a_vehicle_spawned_at_a_bad_transform_is_not_built() {
         assert_eq!(blocks, 0, "no blocks may be spawned");
     }
 }
+
+/// A description read from its files and then changed in code is held to the files' rules
+/// before it spawns: [`VehicleDescription::validate`] names the field and the reason,
+/// `try_spawn` returns that error and spawns nothing, and `spawn` leaves an inert placeholder
+/// (no body, no blocks) whose status carries it, so that nothing half-built or NaN runs.
+#[test]
+fn a_description_changed_in_code_is_checked_before_it_spawns() {
+    type Edit = fn(&mut VehicleDescription);
+    let cases: [(&str, Edit, &str, &str); 12] = [
+        (
+            "NaN box",
+            |d| d.chassis.body_half_extents[0] = f32::NAN,
+            "chassis.body_half_extents[0]",
+            "must be a finite number (m), got NaN",
+        ),
+        (
+            "negative mass",
+            |d| d.chassis.mass = -1.0,
+            "chassis.mass",
+            "must be greater than 0 (kg), got -1",
+        ),
+        (
+            "no axles",
+            |d| d.axles.clear(),
+            "axles",
+            "the topology has 2 axle(s) but the vehicle sets 0",
+        ),
+        (
+            "handbrake on a missing axle",
+            |d| d.brakes.handbrake_axle = 9,
+            "brakes.handbrake_axle",
+            "must name one of the 2 axle(s) (0 = front-most), got 9",
+        ),
+        (
+            "negative track",
+            |d| d.axles[0].track = -1.5,
+            "axles[0].track",
+            "must be greater than 0 (m), got -1.5",
+        ),
+        (
+            "NaN spring",
+            |d| d.axles[1].wheel.suspension.stiffness = f64::NAN,
+            "axles[1].wheel.suspension.stiffness",
+            "must be a finite number",
+        ),
+        (
+            "no substeps",
+            |d| d.substeps = 0,
+            "substeps",
+            "must lie in [1, ",
+        ),
+        (
+            "a block without settings",
+            |d| d.blocks.retain(|b| b.name != "gearbox"),
+            "topology.blocks.gearbox",
+            "'gearbox' has 0 settings entries",
+        ),
+        (
+            "a block setting out of range",
+            |d| {
+                let gearbox = d.blocks.iter_mut().find(|b| b.name == "gearbox").unwrap();
+                gearbox.block = Box::new(Gearbox {
+                    forward_ratios: vec![3.5, -2.0],
+                    ..Gearbox::default()
+                });
+            },
+            "blocks.gearbox.forward_ratios[1]",
+            "got -2",
+        ),
+        (
+            "an engine on an axle",
+            |d| d.topology.axles[0].left = "engine".into(),
+            "topology.axles[0].left",
+            "'engine' is a `Engine`, not a `Wheel`",
+        ),
+        (
+            "a wheel on a port that does not exist",
+            |d| {
+                let c = d.topology.connections.iter_mut();
+                c.filter(|c| c.block == "wheel_fl")
+                    .for_each(|c| c.port = "middle");
+            },
+            "topology.connections.wheel_fl",
+            "'differential' has no port `middle`",
+        ),
+        (
+            "NaN coupling",
+            |d| d.coupling = Some([0.0, f32::NAN, 2.0]),
+            "coupling[1]",
+            "must be a finite number (m), got NaN",
+        ),
+    ];
+    let base = load_vehicle("vehicles/hatchback.vehicle.ron");
+    base.validate().unwrap_or_else(|e| panic!("as read: {e}"));
+    for (what, edit, field, reason) in cases {
+        let mut d = base.clone();
+        edit(&mut d);
+        let error = d.validate().expect_err(what);
+        assert_eq!(error.vehicle.as_deref(), Some(d.name.as_str()), "{what}");
+        assert_eq!(error.field, field, "{what}: {error}");
+        assert!(error.reason.contains(reason), "{what}: {error}");
+
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 0.9);
+        let world = app.world_mut();
+        let refused = d.try_spawn(&mut world.commands(), Transform::from_xyz(0.0, 1.0, 0.0));
+        world.flush();
+        assert_eq!(refused, Err(error.clone()), "{what}");
+        let placeholder = spawn_described(&mut app, &d, Transform::from_xyz(0.0, 1.0, 0.0));
+        tick(&mut app, 5);
+        let world = app.world_mut();
+        assert_eq!(
+            world.get::<ChassisStatus>(placeholder),
+            Some(&ChassisStatus::Invalid(Box::new(error))),
+            "{what}"
+        );
+        assert!(world.get::<Vehicle>(placeholder).is_none(), "{what}");
+        assert_eq!(world.query::<&BlockOf>().iter(world).count(), 0, "{what}");
+        assert_eq!(world.query::<&Vehicle>().iter(world).count(), 0, "{what}");
+    }
+}

@@ -37,18 +37,15 @@
 //!
 //! Every field, with its unit and default, is listed in `docs/vehicle_files.md`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use bevy::prelude::*;
 use bevy_vehicle_chassis::modules::VehicleModule;
 use bevy_vehicle_chassis::{
-    Aerodynamics, Brakes, ChassisError, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
-    checks,
+    Aerodynamics, Brakes, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
 };
-use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
-use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
 use bevy_vehicle_drivetrain::prelude::*;
 use ron::value::RawValue;
 use serde::de::IgnoredAny;
@@ -166,7 +163,7 @@ pub struct VehicleDescription {
     pub aerodynamics: Aerodynamics,
     /// A speed limiter, if the vehicle has one (its `speed_limiter` field, `None` by default).
     pub speed_limiter: Option<SpeedLimiter>,
-    /// Drivetrain RK4 substeps per fixed step (1..=[`MAX_SUBSTEPS`]).
+    /// Drivetrain RK4 substeps per fixed step (1..=[`MAX_SUBSTEPS`](bevy_vehicle_drivetrain::MAX_SUBSTEPS)).
     pub substeps: u32,
     /// Whether each suspension's preload was set to its static deflection, so that the vehicle
     /// rests at design ride height.
@@ -198,7 +195,7 @@ pub struct ModuleChoices {
 impl ModuleChoices {
     /// The slots and their chosen modules, in slot order (`brake`, `steering`, `drivetrain`,
     /// `suspension`, then the bars by axle).
-    fn slots(&self) -> impl Iterator<Item = (ModuleKind, u8, &dyn FileModule)> {
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (ModuleKind, u8, &dyn FileModule)> {
         [
             (ModuleKind::Brake, &self.brake),
             (ModuleKind::Steering, &self.steering),
@@ -1069,8 +1066,9 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Checks the connections and the graph: port names, ports used twice, wheels on axles,
-    /// then the drivetrain's own rules (one root, required ports, no cycles).
+    /// Checks the connections' block and port names (with a hint for a misspelt one), then the
+    /// rest of [`VehicleTopology::validate`]: ports used twice, wheels on axles, the
+    /// drivetrain's own rules (one root, required ports, no cycles).
     fn check_graph(
         &self,
         topology: &TopologyFile,
@@ -1108,7 +1106,6 @@ impl Builder<'_> {
         };
 
         let mut connections = Vec::new();
-        let mut used: HashMap<(String, &'static str), String> = HashMap::new();
         for (block, upstream) in &topology.connections {
             let path = FieldPath::root().field("connections").key(block);
             let at = node_of(&path);
@@ -1137,17 +1134,6 @@ impl Builder<'_> {
                     },
                 ));
             };
-            if let Some(first) = used.insert((up.to_owned(), port.name), block.clone()) {
-                return Err(self.error_at(
-                    doc,
-                    at,
-                    &prefix.join(&path),
-                    format!(
-                        "port `{}` of '{up}' is connected twice: to '{first}' and to '{block}'",
-                        port.name
-                    ),
-                ));
-            }
             connections.push(Connection {
                 block: block.clone(),
                 upstream: up.to_owned(),
@@ -1155,98 +1141,19 @@ impl Builder<'_> {
             });
         }
 
-        // Wheels: every wheel block on exactly one axle side, and nothing else on axles.
-        let mut on_axle: HashMap<&str, usize> = HashMap::new();
-        for (i, axle) in topology.axles.iter().enumerate() {
-            for (side, wheel) in [("left", &axle.left), ("right", &axle.right)] {
-                let path = FieldPath::root().field("axles").index(i).field(side);
-                let at = node_of(&path);
-                match types.iter().find(|(n, _)| n == wheel) {
-                    None => {
-                        return Err(self.error_at(doc, at, &prefix.join(&path), unknown(wheel)));
-                    }
-                    Some((_, t)) if *t != WHEEL_TYPE => {
-                        return Err(self.error_at(
-                            doc,
-                            at,
-                            &prefix.join(&path),
-                            format!("'{wheel}' is a `{t}`, not a `Wheel`"),
-                        ));
-                    }
-                    _ => {}
-                }
-                if on_axle.insert(wheel, i).is_some() {
-                    return Err(self.error_at(
-                        doc,
-                        at,
-                        &prefix.join(&path),
-                        format!("wheel '{wheel}' is on two axles"),
-                    ));
-                }
-            }
-        }
-        if let Some((name, _)) = types
-            .iter()
-            .find(|(n, t)| *t == WHEEL_TYPE && !on_axle.contains_key(n.as_str()))
-        {
-            let path = FieldPath::root().field("blocks").key(name);
-            return Err(self.error_at(
-                doc,
-                node_of(&path),
-                &prefix.join(&path),
-                format!("wheel '{name}' is on no axle: add it to `axles`"),
-            ));
-        }
-
-        // The drivetrain's own rules, on stand-in entities.
-        let entity = |i: usize| Entity::from_raw_u32(i as u32 + 1).expect("small index");
-        let index = |name: &str| types.iter().position(|(n, _)| n == name).expect("checked");
-        let graph: Vec<GraphBlock> = types
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _))| GraphBlock {
-                entity: entity(i),
-                name: name.clone(),
-                ports: ports_of(name).expect("known"),
-                driven_by: connections
-                    .iter()
-                    .find(|c| &c.block == name)
-                    .map(|c| (entity(index(&c.upstream)), Port(c.port))),
-            })
-            .collect();
-        if let Err(error) = order_blocks(&graph) {
-            // The block at fault, and whether its connection is what is wrong (rather than
-            // the block lacking one, or a port of it left open).
-            let (block, by_connection) = match &error {
-                DrivetrainError::MultipleRoots { roots } => (roots.get(1).cloned(), false),
-                DrivetrainError::UnconnectedInput { block }
-                | DrivetrainError::UnconnectedPort { block, .. } => (Some(block.clone()), false),
-                DrivetrainError::RootHasInput { block, .. } => (Some(block.clone()), true),
-                DrivetrainError::Cycle { blocks } => (blocks.first().cloned(), true),
-                _ => (None, false),
-            };
-            let path = match &block {
-                Some(b) if by_connection && topology.connections.contains_key(b) => {
-                    FieldPath::root().field("connections").key(b)
-                }
-                Some(b) => FieldPath::root().field("blocks").key(b),
-                None => FieldPath::root().field("blocks"),
-            };
-            // The drivetrain words some errors to follow a vehicle's name ("has a cycle: ..").
-            let mut reason = error.to_string();
-            if reason.starts_with("has ") {
-                reason.insert_str(0, "the drivetrain ");
-            }
-            return Err(self.error_at(doc, node_of(&path), &prefix.join(&path), reason));
-        }
-
         let mut blocks_sorted = types.to_vec();
         blocks_sorted.sort();
-        Ok(VehicleTopology {
+        let checked = VehicleTopology {
             blocks: blocks_sorted,
             connections,
             axles: topology.axles.clone(),
-        })
+        };
+        // The rest of the rules, which a topology built in code is held to as well.
+        if let Err(e) = checked.validate(blocks) {
+            let path = FieldPath::parse(&e.field);
+            return Err(self.error_at(doc, node_of(&path), &prefix.join(&path), e.reason));
+        }
+        Ok(checked)
     }
 
     /// Reads the `modules` field: each slot's module by its registered type name, checked
@@ -1265,7 +1172,7 @@ impl Builder<'_> {
             ModuleKind::Suspension,
         ] {
             if let Some(f) = modules.field(kind.field()) {
-                let module = self.read_module(&f.value, kind, &path.field(kind.field()))?;
+                let module = self.read_module(&f.value, kind, &path.field(kind.field()), axles)?;
                 let slot = match kind {
                     ModuleKind::Brake => &mut choices.brake,
                     ModuleKind::Steering => &mut choices.steering,
@@ -1295,19 +1202,21 @@ impl Builder<'_> {
                         ),
                     ));
                 }
-                let module = self.read_module(value, ModuleKind::AntiRollBar, &at)?;
+                let module = self.read_module(value, ModuleKind::AntiRollBar, &at, axles)?;
                 choices.anti_roll_bars.push((axle, module));
             }
         }
         Ok(choices)
     }
 
-    /// Reads one module, `Name(settings..)`, for a slot of `kind` at `path`.
+    /// Reads one module, `Name(settings..)`, for a slot of `kind` at `path` on a vehicle with
+    /// `axles` axles.
     fn read_module(
         &self,
         node: &Node,
         kind: ModuleKind,
         path: &FieldPath,
+        axles: usize,
     ) -> Built<Box<dyn FileModule>> {
         let types = self.types.modules();
         let text = &self.docs[VEHICLE].source.text;
@@ -1366,7 +1275,10 @@ impl Builder<'_> {
             }
             None => unreachable!("the kind was found above"),
         };
-        if let Err(e) = module.validate() {
+        if let Err(e) = module
+            .validate()
+            .and_then(|()| module.validate_axles(axles))
+        {
             let field = FieldPath::parse(&e.field);
             let at = node.find_written(text, &field.0);
             return Err(self.error_at(VEHICLE, at.span.start, &path.join(&field), e.reason));
@@ -1412,7 +1324,6 @@ impl Builder<'_> {
                 }
             };
             let tire: Tire = self.deserialize(tire_doc, &tire_node, &tire_prefix)?;
-            let wheel_node = path.field("wheel");
             let wheel = &axle.wheel;
             let spec = WheelSpec {
                 radius: wheel.radius,
@@ -1422,117 +1333,41 @@ impl Builder<'_> {
                 suspension: wheel.suspension.clone(),
                 probe: wheel.probe,
             };
-            check(
-                VEHICLE,
-                self,
-                &path.field("z"),
-                chassis_check(checks::finite("", axle.z, "m")),
-            )?;
-            check(
-                VEHICLE,
-                self,
-                &path.field("track"),
-                chassis_check(checks::positive("", axle.track, "m")),
-            )?;
-            check(
-                VEHICLE,
-                self,
-                &path.field("height"),
-                chassis_check(checks::finite("", axle.height, "m")),
-            )?;
-            check(
-                VEHICLE,
-                self,
-                &path.field("anti_roll_bar"),
-                check_non_negative("", axle.anti_roll_bar),
-            )?;
-            if let Err(e) = spec.validate() {
-                return Err(match e.field.strip_prefix("tire.") {
-                    Some(inner) if tire_doc != VEHICLE => {
-                        self.error(tire_doc, &FieldPath::parse(inner), e.reason)
-                    }
-                    _ => self.error(
-                        VEHICLE,
-                        &wheel_node.join(&FieldPath::parse(&e.field)),
-                        e.reason,
-                    ),
-                });
-            }
-            axles.push(AxleSpec {
+            let axle = AxleSpec {
                 z: axle.z,
                 track: axle.track,
                 height: axle.height,
                 steered: axle.steered,
                 anti_roll_bar: axle.anti_roll_bar,
                 wheel: spec,
-            });
+            };
+            if let Err(e) = axle.validate() {
+                return Err(match e.field.strip_prefix("wheel.tire.") {
+                    Some(inner) if tire_doc != VEHICLE => {
+                        self.error(tire_doc, &FieldPath::parse(inner), e.reason)
+                    }
+                    _ => self.error(VEHICLE, &path.join(&FieldPath::parse(&e.field)), e.reason),
+                });
+            }
+            axles.push(axle);
         }
         Ok(axles)
     }
 
-    /// The chassis-level checks, then the static preload.
+    /// The whole description's checks ([`VehicleDescription::validate`]; what the reading
+    /// checked already passes again), then the static preload.
     fn check_vehicle(&self, mut d: VehicleDescription) -> Built<VehicleDescription> {
         let root = FieldPath::root();
-        let chassis = root.field("chassis");
-        let c = &d.chassis;
-        check(
-            VEHICLE,
-            self,
-            &chassis.field("mass"),
-            chassis_check(checks::positive("", c.mass, "kg")),
-        )?;
-        for (field, values, positive, unit) in [
-            ("inertia", c.inertia, true, "kg·m²"),
-            ("center_of_mass", c.center_of_mass, false, "m"),
-            ("body_half_extents", c.body_half_extents, true, "m"),
-            ("body_center", c.body_center, false, "m"),
-        ] {
-            for (i, &v) in values.iter().enumerate() {
-                let result = chassis_check(if positive {
-                    checks::positive("", v, unit)
-                } else {
-                    checks::finite("", v, unit)
-                });
-                check(VEHICLE, self, &chassis.field(field).index(i), result)?;
-            }
-        }
-        for (i, &v) in d.coupling.iter().flatten().enumerate() {
-            let result = chassis_check(checks::finite("", v, "m"));
-            check(VEHICLE, self, &root.field("coupling").index(i), result)?;
-        }
-        if !(1..=MAX_SUBSTEPS).contains(&d.substeps) {
-            return Err(self.error(
-                VEHICLE,
-                &root.field("substeps"),
-                format!("must lie in [1, {MAX_SUBSTEPS}], got {}", d.substeps),
-            ));
-        }
-        for result in [
-            d.brakes.validate(),
-            d.steering.validate(),
-            d.aerodynamics.validate(),
-            d.speed_limiter
-                .as_ref()
-                .map_or(Ok(()), SpeedLimiter::validate),
-        ] {
-            if let Err(e) = result {
-                return Err(self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason));
-            }
-        }
-        if usize::from(d.brakes.handbrake_axle) >= d.axles.len() {
-            return Err(self.error(
-                VEHICLE,
-                &root.field("brakes").field("handbrake_axle"),
-                format!(
-                    "must name one of the {} axle(s) (0 = front-most), got {}",
-                    d.axles.len(),
-                    d.brakes.handbrake_axle
-                ),
-            ));
+        if let Err(e) = d.validate() {
+            return Err(self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason));
         }
         if d.static_preload {
             let loads = static_axle_loads(&d).map_err(|reason| {
-                self.error(VEHICLE, &chassis.field("center_of_mass").index(2), reason)
+                self.error(
+                    VEHICLE,
+                    &root.field("chassis").field("center_of_mass").index(2),
+                    reason,
+                )
             })?;
             for (axle, load) in d.axles.iter_mut().zip(loads) {
                 let suspension = &mut axle.wheel.suspension;
@@ -1554,16 +1389,6 @@ impl Builder<'_> {
         }
         Ok(d)
     }
-}
-
-fn check(doc: usize, b: &Builder, path: &FieldPath, result: Result<(), SettingError>) -> Built<()> {
-    result.map_err(|e| b.error(doc, path, e.reason))
-}
-
-/// A chassis check's result (which quotes the unit, and an `f32` as the file wrote it) in the
-/// form [`check`] takes.
-fn chassis_check(result: Result<(), ChassisError>) -> Result<(), SettingError> {
-    result.map_err(|e| SettingError::new(e.field, e.reason))
 }
 
 /// Static load on each axle (N), both wheels together: the chassis rests on springs, so the
@@ -1643,7 +1468,7 @@ pub(crate) fn ron_error_at(
     }
 }
 
-fn quoted(names: &[&str]) -> String {
+pub(crate) fn quoted(names: &[&str]) -> String {
     names
         .iter()
         .map(|n| format!("'{n}'"))

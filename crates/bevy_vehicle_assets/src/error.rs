@@ -17,9 +17,10 @@ use crate::source::{FieldPath, SourceFile, line_col};
 pub struct VehicleFileError {
     /// The file the error is in, as it was named (asset path or file system path).
     pub file: PathBuf,
-    /// 1-based line.
+    /// 1-based line; 0 for a value set in code after the file was read (a
+    /// [`LoadedVehicle`](crate::LoadedVehicle) asset changed in code).
     pub line: usize,
-    /// 1-based column, in characters.
+    /// 1-based column, in characters; 0 with a line of 0.
     pub column: usize,
     /// Path of the field inside the file, e.g. `blocks.gearbox.forward_ratios[2]`; empty for an
     /// error about the file as a whole (broken syntax before any field).

@@ -32,3 +32,4 @@ pub use spawn::SpawnedFrom;
 
 mod plugin;
 mod spawn;
+mod validate;

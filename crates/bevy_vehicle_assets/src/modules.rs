@@ -37,6 +37,13 @@ pub trait ModuleSettings:
     fn validate(&self) -> Result<(), SettingError> {
         Ok(())
     }
+
+    /// Checks the settings that name axles (numbered from 0 at the front) against a vehicle
+    /// with `axles` axles; the error names the field. None by default.
+    fn validate_axles(&self, axles: usize) -> Result<(), SettingError> {
+        let _ = axles;
+        Ok(())
+    }
 }
 
 impl ModuleSettings for DirectDrive {
@@ -45,6 +52,24 @@ impl ModuleSettings for DirectDrive {
     fn validate(&self) -> Result<(), SettingError> {
         check_non_negative("max_torque", self.max_torque)?;
         check_non_negative("max_power", self.max_power)
+    }
+
+    fn validate_axles(&self, axles: usize) -> Result<(), SettingError> {
+        match self
+            .driven_axles
+            .iter()
+            .position(|&a| usize::from(a) >= axles)
+        {
+            Some(i) => Err(SettingError::new(
+                format!("driven_axles[{i}]"),
+                format!(
+                    "there is no axle {}: the vehicle has {axles} axle(s), numbered from 0 at \
+                     the front",
+                    self.driven_axles[i]
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -92,6 +117,9 @@ pub trait FileModule: Send + Sync + 'static {
     fn kind(&self) -> ModuleKind;
     /// Checks the settings.
     fn validate(&self) -> Result<(), SettingError>;
+    /// Checks the settings that name axles against a vehicle with `axles` axles
+    /// ([`ModuleSettings::validate_axles`]).
+    fn validate_axles(&self, axles: usize) -> Result<(), SettingError>;
     /// A new module with these settings, for `axle` when it is an anti-roll bar.
     fn module(&self, axle: u8) -> VehicleModule;
     /// The settings as one line of RON, e.g. `DirectDrive(max_torque: 400.0, ..)`.
@@ -167,6 +195,9 @@ impl<M: ModuleSettings, K: MakeModule<M>> FileModule for Registered<M, K> {
     }
     fn validate(&self) -> Result<(), SettingError> {
         self.settings.validate()
+    }
+    fn validate_axles(&self, axles: usize) -> Result<(), SettingError> {
+        self.settings.validate_axles(axles)
     }
     fn module(&self, axle: u8) -> VehicleModule {
         K::make(self.settings.clone(), axle)

@@ -248,6 +248,22 @@ fn sync_vehicle_assets(
             None => {}
             Some(Err(error)) => *status = VehicleAssetStatus::Refused(error.clone()),
             Some(Ok(description)) => {
+                // Read from a file, it passes; an asset changed in code may not.
+                if let Err(error) = description.validate() {
+                    error!("{error}; the changed description was not applied");
+                    *status = VehicleAssetStatus::Refused(VehicleFileError {
+                        file: asset
+                            .0
+                            .path()
+                            .map(|p| p.path().to_owned())
+                            .unwrap_or_default(),
+                        line: 0,
+                        column: 0,
+                        field: error.field,
+                        reason: format!("{} (set in code after the file was read)", error.reason),
+                    });
+                    continue;
+                }
                 let controls = controls.cloned().unwrap_or_default();
                 match spawned {
                     None => description.build_on(&mut commands, entity, &controls),

@@ -8,7 +8,8 @@ use bevy_vehicle_chassis::modules::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
 };
 use bevy_vehicle_chassis::{
-    AntiRollBar, AntiRollBars, ChassisStatus, Coupling, Side, SpeedLimiter, Vehicle, WheelMount,
+    AntiRollBar, AntiRollBars, ChassisError, ChassisStatus, Coupling, Side, SpeedLimiter, Vehicle,
+    WheelMount,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -29,24 +30,41 @@ impl VehicleDescription {
     /// Spawns the vehicle at `transform` and returns the vehicle entity: a Rapier body with the
     /// chassis, and one entity per block (wheels are also children of the vehicle).
     ///
-    /// A `transform` that is not finite or has a scale of 0 or less on an axis
-    /// ([`checks::transform`](bevy_vehicle_chassis::checks::transform)) is refused: the error
-    /// is logged with `error!` and the returned entity is an inert placeholder holding the
-    /// vehicle's `Name` and [`ChassisStatus::Invalid`] with the error (no body, no blocks).
+    /// A description that fails [`VehicleDescription::validate`] (one edited in code after it
+    /// was read, say), or a `transform` that is not finite or has a scale of 0 or less on an
+    /// axis ([`checks::transform`](bevy_vehicle_chassis::checks::transform)), is refused: the
+    /// error is logged with `error!` and the returned entity is an inert placeholder holding
+    /// the vehicle's `Name` and [`ChassisStatus::Invalid`] with the error (no body, no
+    /// blocks). [`VehicleDescription::try_spawn`] returns the error instead.
     pub fn spawn(&self, commands: &mut Commands, transform: Transform) -> Entity {
-        if let Err(error) = bevy_vehicle_chassis::checks::transform(&transform) {
-            let error = error.at_vehicle(self.name.clone());
-            error!("{error}; the vehicle was not built");
-            return commands
-                .spawn((
-                    Name::new(self.name.clone()),
-                    ChassisStatus::Invalid(Box::new(error)),
-                ))
-                .id();
+        match self.try_spawn(commands, transform) {
+            Ok(vehicle) => vehicle,
+            Err(error) => {
+                error!("{error}; the vehicle was not built");
+                commands
+                    .spawn((
+                        Name::new(self.name.clone()),
+                        ChassisStatus::Invalid(Box::new(error)),
+                    ))
+                    .id()
+            }
         }
+    }
+
+    /// [`VehicleDescription::spawn`], or the reason it would spawn a placeholder: the
+    /// description's [`validate`](VehicleDescription::validate) error or the transform's,
+    /// naming the vehicle. Nothing is spawned on an error.
+    pub fn try_spawn(
+        &self,
+        commands: &mut Commands,
+        transform: Transform,
+    ) -> Result<Entity, ChassisError> {
+        bevy_vehicle_chassis::checks::transform(&transform)
+            .map_err(|e| e.at_vehicle(self.name.clone()))?;
+        self.validate()?;
         let vehicle = commands.spawn(transform).id();
         self.build_on(commands, vehicle, &VehicleControls::default());
-        vehicle
+        Ok(vehicle)
     }
 
     /// Makes `vehicle` (an entity with a `Transform`) this vehicle: adds the chassis and spawns
