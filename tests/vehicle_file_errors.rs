@@ -746,6 +746,31 @@ fn cases() -> Vec<Case> {
             "got -0.5",
         ),
         case(
+            "a bad coefficient of a tire model",
+            vec![Replace(
+                TIRE,
+                "cornering_stiffness: 12.0",
+                "cornering_stiffness: -12.0",
+            )],
+            TIRE,
+            ("-12.0", "-12.0"),
+            "model.cornering_stiffness",
+            "must not be negative, got -12",
+        ),
+        case(
+            "a bad coefficient of an inline tire model",
+            vec![Replace(
+                VEHICLE,
+                "tire: \"tires/test.tire.ron\",\n                radius: 0.3,",
+                "tire: Tire(model: LinearTire((longitudinal_stiffness: 16.0, \
+                 cornering_stiffness: 12.0, separate_axes: Some(1.5)))),\n                radius: 0.3,",
+            )],
+            VEHICLE,
+            ("separate_axes: Some(1.5)", "Some"),
+            "axles[1].wheel.tire.model.separate_axes",
+            "must lie in (0, 1], got 1.5",
+        ),
+        case(
             "a negative speed term of the rolling resistance in a tire file",
             vec![Replace(
                 TIRE,

@@ -50,7 +50,7 @@ impl Checker<'_> {
         } else {
             Err(TireError::new(
                 self.path(name),
-                format!("must be finite, got {value}"),
+                format!("must be a finite number, got {value}"),
             ))
         }
     }
@@ -62,7 +62,7 @@ impl Checker<'_> {
         } else {
             Err(TireError::new(
                 self.path(name),
-                format!("must be > 0, got {value}"),
+                format!("must be greater than 0, got {value}"),
             ))
         }
     }
@@ -74,7 +74,7 @@ impl Checker<'_> {
         } else {
             Err(TireError::new(
                 self.path(name),
-                format!("must be ≥ 0, got {value}"),
+                format!("must not be negative, got {value}"),
             ))
         }
     }

@@ -253,7 +253,7 @@ fn validation_names_the_offending_field() {
     let err = mf_error(|m| m.p_dx1 = f64::NAN);
     assert_eq!(
         err.to_string(),
-        "invalid tire parameter `magic_formula.p_dx1`: must be finite, got NaN"
+        "invalid tire parameter `magic_formula.p_dx1`: must be a finite number, got NaN"
     );
     let boxed: Box<dyn std::error::Error> = Box::new(err);
     assert!(boxed.to_string().contains("p_dx1"));

@@ -987,7 +987,10 @@ impl Block for Wheel {
             }
             WheelLoad::Tire(tire) => {
                 tire.model.validate().map_err(|e| {
-                    SettingError::new(format!("load.Tire.model.{}", e.field), e.reason)
+                    // Below the model's name (`magic_formula.p_dx1`) is where a file writes
+                    // the field: `model: MagicFormula((p_dx1: ..))`.
+                    let inner = e.field.split_once('.').map_or(e.field.as_str(), |(_, f)| f);
+                    SettingError::new(format!("load.Tire.model.{inner}"), e.reason)
                 })?;
                 check_positive("load.Tire.relaxation_length[0]", tire.relaxation_length[0])?;
                 check_positive("load.Tire.relaxation_length[1]", tire.relaxation_length[1])?;
