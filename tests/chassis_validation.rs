@@ -711,6 +711,16 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
                 state.steer_angle.is_finite() && !state.grounded,
                 "{state:?}"
             );
+            // The bad value never reaches the wheel's transform (or its global transform).
+            let placed = get::<Transform>(&app, w);
+            assert!(
+                placed.translation.is_finite() && placed.rotation.is_finite(),
+                "{expected}: wheel at {placed:?}"
+            );
+            assert!(
+                get::<GlobalTransform>(&app, w).translation().is_finite(),
+                "{expected}"
+            );
         }
 
         // Restore everything (a limiter the case added goes).

@@ -49,7 +49,8 @@ pub(crate) fn update_telemetry(
 }
 
 /// Places each wheel entity (a child of its chassis) where the wheel is: raised by the
-/// suspension travel, turned by the steering and rolled by its spin.
+/// suspension travel, turned by the steering and rolled by its spin. A wheel whose mount is
+/// not finite (refused by the chassis's checks, its vehicle `Invalid`) stays where it was.
 pub(crate) fn place_wheels(
     mut wheels: Query<(&WheelMount, &WheelState, &WheelSensors, &mut Transform), With<ChildOf>>,
 ) {
@@ -62,6 +63,9 @@ pub(crate) fn place_wheels(
             rotation,
             scale: transform.scale,
         };
+        if !(translation.is_finite() && rotation.is_finite()) {
+            continue;
+        }
         if *transform != placed {
             *transform = placed;
         }
