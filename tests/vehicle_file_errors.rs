@@ -552,6 +552,14 @@ fn cases() -> Vec<Case> {
             "must not be negative, got -240",
         ),
         case(
+            "a CSV table with a header and no rows",
+            vec![Replace(CSV, "\n1000,150\n2000,240\n4000,250\n6500,190\n", "\n")],
+            CSV,
+            ("rpm,torque_nm", "rpm"),
+            "blocks.engine.torque_curve",
+            "got 0",
+        ),
+        case(
             "a CSV cell that is not a number",
             vec![Replace(CSV, "2000,240", "2000,24O")],
             CSV,

@@ -532,6 +532,14 @@ impl Composed {
         self.text.push_str(text);
     }
 
+    /// Marks that the synthetic text from byte `start` of the composed text, up to the next
+    /// piece, stands for `origin` of document `doc`: an error located there (an empty table's
+    /// `[]`, say) points at `origin`.
+    fn mark(&mut self, start: usize, doc: usize, origin: usize) {
+        let at = self.pieces.partition_point(|p| p.0 < start);
+        self.pieces.insert(at, (start, 0, doc, origin));
+    }
+
     /// The document and offset that `offset` of the composed text came from (synthetic text
     /// maps to the start of the next piece, or the end of the last).
     fn origin(&self, offset: usize) -> (usize, usize) {
@@ -1014,6 +1022,7 @@ impl Builder<'_> {
     /// Appends a two-column CSV table as `[(a, b), ..]`, each number a piece of the CSV file.
     fn push_csv(&self, composed: &mut Composed, doc: usize, path: &FieldPath) -> Built<()> {
         let text = self.docs[doc].source.text.clone();
+        let start = composed.text.len();
         composed.push_str("[");
         let mut line_start = 0;
         let mut rows = 0;
@@ -1063,6 +1072,10 @@ impl Builder<'_> {
             rows += 1;
         }
         composed.push_str("]");
+        if rows == 0 {
+            // A table without rows is reported at the start of the CSV file.
+            composed.mark(start, doc, 0);
+        }
         Ok(())
     }
 
