@@ -553,7 +553,11 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "a CSV table with a header and no rows",
-            vec![Replace(CSV, "\n1000,150\n2000,240\n4000,250\n6500,190\n", "\n")],
+            vec![Replace(
+                CSV,
+                "\n1000,150\n2000,240\n4000,250\n6500,190\n",
+                "\n",
+            )],
             CSV,
             ("rpm,torque_nm", "rpm"),
             "blocks.engine.torque_curve",
@@ -947,6 +951,26 @@ fn cases() -> Vec<Case> {
             "must lie in [1,",
         ),
         case(
+            "a fraction where a whole number goes",
+            vec![Replace(
+                VEHICLE,
+                r#"name: "test car","#,
+                r#"name: "test car", substeps: 1.5,"#,
+            )],
+            VEHICLE,
+            ("substeps: 1.5", "."),
+            "substeps",
+            "expected a whole number, found `1.5`",
+        ),
+        case(
+            "a number written in hexadecimal",
+            vec![Replace(VEHICLE, "mass: 1200.0", "mass: 0x4b0")],
+            VEHICLE,
+            ("mass: 0x4b0", "x"),
+            "chassis.mass",
+            "expected a number, found `0x4b0`",
+        ),
+        case(
             "a centre of mass behind every axle",
             vec![Replace(
                 VEHICLE,
@@ -1159,4 +1183,27 @@ fn no_single_character_edit_panics() {
         }
     }
     assert!(checked > 1000);
+}
+
+/// A UTF-8 byte-order mark at the start of a file (some editors write one) is not part of its
+/// text: the files read as without it, and an error after it is at the same line and column.
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    let mut files = base_files();
+    for text in files.values_mut() {
+        text.insert(0, '\u{feff}');
+    }
+    let with_mark = parse(&files).unwrap_or_else(|e| panic!("{e}"));
+    let without = parse(&base_files()).unwrap();
+    assert_eq!(with_mark.to_ron().unwrap(), without.to_ron().unwrap());
+
+    let broken = |files: &mut BTreeMap<&'static str, String>| {
+        let vehicle = files.get_mut(VEHICLE).unwrap();
+        *vehicle = vehicle.replace("mass: 1200.0", "mass: -1200.0");
+        parse(files).expect_err("a negative mass")
+    };
+    let mut plain = base_files();
+    let expected = broken(&mut plain);
+    assert_eq!((expected.line, expected.column), (6, 15), "{expected}");
+    assert_eq!(broken(&mut files), expected);
 }

@@ -82,6 +82,7 @@ impl CombinationDescription {
         mut read: impl FnMut(&str) -> Result<String, String>,
     ) -> Result<Self, VehicleFileError> {
         let source = SourceFile::new(path, text);
+        let text = &*source.text.clone();
         let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
         let file: CombinationFile = VehicleFileError::parse_ron_in(&source, &tree)?;
         // An error at the value of the top-level `field`.

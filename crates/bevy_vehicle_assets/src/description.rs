@@ -1492,6 +1492,17 @@ pub(crate) fn quoted(names: &[&str]) -> String {
 /// [`describe_ron_error`] for an error at `offset` of `text`: a value of the wrong type also
 /// quotes what the file has there (``expected a number, found `"heavy"` ``).
 pub(crate) fn describe_ron_error_at(code: &ron::Error, text: &str, offset: usize) -> String {
+    if let Some((word, read)) = number_cut_short(text, offset) {
+        // `ron` read a number, then stopped at what follows it (`1.5` for a whole number,
+        // `0x541` or `12kg` for a number): name the value, not the comma it then expected.
+        let expected =
+            if read.parse::<i64>().is_ok() && word[read.len()..].starts_with(['.', 'e', 'E']) {
+                "a whole number"
+            } else {
+                "a number"
+            };
+        return format!("expected {expected}, found `{word}`");
+    }
     let expected = match code {
         ron::Error::ExpectedFloat => "a number",
         ron::Error::ExpectedInteger => "a whole number",
@@ -1501,6 +1512,26 @@ pub(crate) fn describe_ron_error_at(code: &ron::Error, text: &str, offset: usize
         _ => return describe_ron_error(code),
     };
     format!("expected {expected}, found `{}`", value_at(text, offset))
+}
+
+/// When `offset` of `text` lies inside a word that starts as a number (`1.5`, `0x541`,
+/// `12kg`), the word and its part before `offset` (what `ron` read as the number).
+fn number_cut_short(text: &str, offset: usize) -> Option<(&str, &str)> {
+    let in_word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-');
+    let start = text
+        .get(..offset)?
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !in_word(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = text[offset..]
+        .char_indices()
+        .find(|&(_, c)| !in_word(c))
+        .map_or(text.len(), |(i, _)| offset + i);
+    let (word, read) = (&text[start..end], &text[start..offset]);
+    let numeric = read.trim_start_matches(['-', '+']);
+    let cut = !read.is_empty() && read.len() < word.len();
+    (cut && numeric.starts_with(|c: char| c.is_ascii_digit())).then_some((word, read))
 }
 
 /// The value written at `offset` of `text`, for a message: a quoted string whole, otherwise up
@@ -1610,7 +1641,7 @@ pub(crate) fn build_topology(
     fetch: &mut dyn FnMut(&str) -> Fetched,
 ) -> Built<VehicleTopology> {
     let source = SourceFile::new(path, text);
-    let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
+    let tree = parse_tree(&source.text).map_err(|e| syntax_error(&source, e))?;
     let root = tree.clone();
     let mut builder = Builder {
         docs: vec![Doc { source, tree }],
@@ -1630,7 +1661,7 @@ pub(crate) fn build(
     fetch: &mut dyn FnMut(&str) -> Fetched,
 ) -> Built<VehicleDescription> {
     let source = SourceFile::new(path, text);
-    let tree = parse_tree(text).map_err(|e| syntax_error(&source, e))?;
+    let tree = parse_tree(&source.text).map_err(|e| syntax_error(&source, e))?;
     let mut builder = Builder {
         docs: vec![Doc { source, tree }],
         fetch,

@@ -294,11 +294,16 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    /// A source file called `path` holding `text`.
+    /// A source file called `path` holding `text`. A UTF-8 byte-order mark at the start (some
+    /// editors write one) is dropped: lines and columns count the text after it.
     pub fn new(path: impl AsRef<Path>, text: impl Into<Arc<str>>) -> Self {
+        let text: Arc<str> = text.into();
         SourceFile {
             path: path.as_ref().to_owned(),
-            text: text.into(),
+            text: match text.strip_prefix('\u{feff}') {
+                Some(rest) => rest.into(),
+                None => text,
+            },
         }
     }
 

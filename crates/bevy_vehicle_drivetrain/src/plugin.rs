@@ -623,6 +623,14 @@ fn rebuild_drivetrains(world: &mut World) {
 
 fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
     if world.get::<Drivetrain>(vehicle).is_none() {
+        // Blocks made `BlockOf` an entity that is no vehicle run nowhere: say so.
+        if world.get::<Blocks>(vehicle).is_some_and(|b| !b.is_empty()) {
+            warn!(
+                "'{}' has drivetrain blocks (their `BlockOf` points at it) but no `Drivetrain`: \
+                 they do not run until it gets one",
+                display_name(world, vehicle)
+            );
+        }
         return;
     }
     let result = compile(world, registry, vehicle);

@@ -82,8 +82,8 @@ pub struct AutomaticTransmission {
     /// backward (dimensionless, > 0).
     pub reverse_ratios: Vec<f64>,
     /// Lowest forward gear automatic shifting may use (≤ 1 for the full range; e.g. 2 for a
-    /// truck that starts in second). Also taken as an input: changing it needs no settings
-    /// check.
+    /// truck that starts in second; above the highest gear, the highest). Also taken as an
+    /// input: changing it needs no settings check.
     pub min_gear: i32,
     /// Time over which the ratio changes during a shift, and spent in neutral when engaging
     /// from neutral (s, ≥ 0).
