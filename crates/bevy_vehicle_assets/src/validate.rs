@@ -16,6 +16,7 @@ use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::blocks::WHEEL_TYPE;
+use crate::error::closest;
 use crate::description::{
     AxleSpec, ChassisSpec, NamedBlock, VehicleDescription, VehicleTopology, quoted,
 };
@@ -184,8 +185,11 @@ impl VehicleTopology {
         let type_of = |name: &str| self.blocks.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
         let names: Vec<&str> = self.blocks.iter().map(|(n, _)| n.as_str()).collect();
         let unknown = |name: &str| {
+            let hint = closest(name, names.iter().copied())
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
             format!(
-                "no block called '{name}'; the blocks are {}",
+                "no block called '{name}'{hint}; the blocks are {}",
                 quoted(&names)
             )
         };
