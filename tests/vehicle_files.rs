@@ -868,3 +868,45 @@ fn a_description_changed_in_code_is_checked_before_it_spawns() {
         assert_eq!(world.query::<&Vehicle>().iter(world).count(), 0, "{what}");
     }
 }
+
+/// A description whose mass is changed in code rests low on its springs until
+/// `apply_static_preload` sets each preload to the new static deflection; then it rests at
+/// its design ride height again (1 cm, as the shipped vehicles do), and the preloads scale
+/// with the weight.
+#[test]
+fn apply_static_preload_brings_a_heavier_description_back_to_its_ride_height() {
+    let base = load_vehicle("vehicles/hatchback.vehicle.ron");
+    let mut heavier = base.clone();
+    heavier.chassis.mass *= 1.3;
+    let sag_of = |d: &VehicleDescription| {
+        let mut app = create_app(60.0);
+        let car = spawn_on_flat_ground(&mut app, d, 1.0, 0.05);
+        tick(&mut app, 240);
+        assert!(velocity(&app, car).length() < 0.01, "{}: moving", d.name);
+        rest_height(d) - position(&app, car).y
+    };
+    let unchanged = sag_of(&heavier);
+    // The extra 30 % of the weight on the front springs alone would sink the front by
+    // 0.3 · preload; the body sinks about that much on average.
+    let front = &base.axles[0].wheel.suspension;
+    assert!(
+        unchanged > 0.15 * front.preload as f32,
+        "sank only {unchanged} m with 30 % more weight (front preload {} m)",
+        front.preload
+    );
+    heavier.apply_static_preload().unwrap();
+    for (new, old) in heavier.axles.iter().zip(&base.axles) {
+        let ratio = new.wheel.suspension.preload / old.wheel.suspension.preload;
+        assert!((ratio - 1.3).abs() < 1e-6, "preload ratio {ratio}");
+    }
+    let sag = sag_of(&heavier);
+    println!("30 % heavier: {unchanged:.4} m low before, {sag:.4} m after apply_static_preload");
+    assert!(sag.abs() < 0.01, "rests {sag} m below design height");
+
+    // A centre of mass behind every axle is refused, and the description is left as it was.
+    let mut tail_heavy = base.clone();
+    tail_heavy.chassis.center_of_mass[2] = 10.0;
+    let error = tail_heavy.apply_static_preload().unwrap_err();
+    assert_eq!(error.field, "chassis.center_of_mass[2]");
+    assert_eq!(tail_heavy.axles, base.axles);
+}

@@ -44,7 +44,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy_vehicle_chassis::modules::VehicleModule;
 use bevy_vehicle_chassis::{
-    Aerodynamics, Brakes, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
+    Aerodynamics, Brakes, ChassisError, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use ron::value::RawValue;
@@ -1370,37 +1370,44 @@ impl Builder<'_> {
     /// The whole description's checks ([`VehicleDescription::validate`]; what the reading
     /// checked already passes again), then the static preload.
     fn check_vehicle(&self, mut d: VehicleDescription) -> Built<VehicleDescription> {
-        let root = FieldPath::root();
         if let Err(e) = d.validate() {
             return Err(self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason));
         }
         if d.static_preload {
-            let loads = static_axle_loads(&d).map_err(|reason| {
-                self.error(
-                    VEHICLE,
-                    &root.field("chassis").field("center_of_mass").index(2),
-                    reason,
-                )
-            })?;
-            for (axle, load) in d.axles.iter_mut().zip(loads) {
-                let suspension = &mut axle.wheel.suspension;
-                suspension.preload = 0.5 * load / suspension.stiffness;
-            }
-            for (i, axle) in d.axles.iter().enumerate() {
-                if let Err(e) = axle.wheel.suspension.validate() {
-                    return Err(self.error(
-                        VEHICLE,
-                        &root
-                            .field("axles")
-                            .index(i)
-                            .field("wheel")
-                            .join(&FieldPath::parse(&e.field)),
-                        format!("{} (with the static preload)", e.reason),
-                    ));
-                }
-            }
+            d.apply_static_preload()
+                .map_err(|e| self.error(VEHICLE, &FieldPath::parse(&e.field), e.reason))?;
         }
         Ok(d)
+    }
+}
+
+impl VehicleDescription {
+    /// Sets each suspension's `preload` to its static deflection under the chassis's weight,
+    /// so that the vehicle rests at its design ride height, and `static_preload` to `true`:
+    /// what a file's `static_preload: true` (the default) does as it is read. Call it after
+    /// changing a description's mass, centre of mass, axles or springs in code.
+    ///
+    /// Refused, with the description unchanged, when the centre of mass puts no weight on an
+    /// axle (`chassis.center_of_mass[2]`) or a preload comes out of its valid range
+    /// (`axles[i].wheel.suspension.preload`); the field paths are those of
+    /// [`VehicleDescription::validate`].
+    pub fn apply_static_preload(&mut self) -> Result<(), ChassisError> {
+        let loads = static_axle_loads(self).map_err(|reason| {
+            ChassisError::new("chassis.center_of_mass[2]", reason).at_vehicle(self.name.clone())
+        })?;
+        let mut axles = self.axles.clone();
+        for (i, (axle, load)) in axles.iter_mut().zip(loads).enumerate() {
+            let suspension = &mut axle.wheel.suspension;
+            suspension.preload = 0.5 * load / suspension.stiffness;
+            suspension.validate().map_err(|e| {
+                ChassisError::new(e.field, format!("{} (with the static preload)", e.reason))
+                    .within(&format!("axles[{i}].wheel"))
+                    .at_vehicle(self.name.clone())
+            })?;
+        }
+        self.axles = axles;
+        self.static_preload = true;
+        Ok(())
     }
 }
 

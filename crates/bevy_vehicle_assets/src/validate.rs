@@ -16,10 +16,10 @@ use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::blocks::WHEEL_TYPE;
-use crate::error::closest;
 use crate::description::{
     AxleSpec, ChassisSpec, NamedBlock, VehicleDescription, VehicleTopology, quoted,
 };
+use crate::error::closest;
 use crate::modules::ModuleKind;
 
 impl VehicleDescription {
