@@ -90,6 +90,32 @@ fn cycle_is_refused_and_named() {
     );
 }
 
+/// A block connected to its own output is a cycle of one: Bevy drops a relationship that
+/// points at its own entity, and the drivetrain still names the cycle (not a block left
+/// unconnected) until the block is connected properly.
+#[test]
+fn a_block_driving_itself_is_refused_as_a_cycle() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, clutch, gearbox, ..] = spawn_chain(&mut app, car);
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    app.world_mut()
+        .entity_mut(gearbox)
+        .insert(DrivenBy::new(gearbox));
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        "vehicle 'car' has a cycle: 'gearbox' → 'gearbox'"
+    );
+    app.world_mut()
+        .entity_mut(gearbox)
+        .insert(DrivenBy::new(clutch));
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    assert_eq!(drivetrain(&app, car).blocks_in_order()[0], engine);
+}
+
 #[test]
 fn unconnected_required_port_is_refused() {
     let mut app = create_app(60.0);

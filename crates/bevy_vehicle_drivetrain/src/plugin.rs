@@ -548,15 +548,28 @@ fn on_external_drive_removed(ev: On<Remove, ExternalDrive>, mut dirty: ResMut<Di
     dirty.0.insert(ev.entity);
 }
 
+/// On a block whose `DrivenBy` pointed at itself: Bevy drops such a relationship (with a
+/// warning) before the drivetrain sees it, so the block remembers it, and the drivetrain is
+/// refused as a cycle through it rather than as a block left unconnected.
+#[derive(Component)]
+struct DrivesItself;
+
 fn on_driven_by_inserted(
     ev: On<Insert, DrivenBy>,
     links: Query<&DrivenBy>,
     block_of: Query<&BlockOf>,
     mut dirty: ResMut<DirtyDrivetrains>,
+    mut commands: Commands,
 ) {
     mark_block_vehicle(ev.entity, &block_of, &mut dirty);
     if let Ok(link) = links.get(ev.entity) {
         mark_block_vehicle(link.upstream, &block_of, &mut dirty);
+        // Bevy's own hook has queued the removal of a link to itself already.
+        if link.upstream == ev.entity {
+            commands.entity(ev.entity).insert(DrivesItself);
+        } else {
+            commands.entity(ev.entity).remove::<DrivesItself>();
+        }
     }
 }
 
@@ -747,6 +760,9 @@ fn compile(
             })
         };
         let driven_by = er.get::<DrivenBy>().filter(|_| !wheels_only);
+        if driven_by.is_none() && !wheels_only && er.contains::<DrivesItself>() {
+            return Err(fail(DrivetrainError::Cycle { blocks: vec![name] }));
+        }
         if let Some(link) = driven_by
             && !entities.contains(&link.upstream)
         {
