@@ -55,6 +55,7 @@ use crate::blocks::{FileBlock, FileBlockTypes, WHEEL_TYPE, compact};
 use crate::error::{VehicleFileError, closest};
 use crate::modules::{FileModule, ModuleKind};
 use crate::source::{FieldPath, Node, NodeKind, SourceFile, next_token, offset_of, parse_tree};
+use crate::validate::no_block_called;
 
 /// Gravity (m/s²) for the static preload: Rapier's default.
 const GRAVITY: f64 = bevy_vehicle_chassis::GRAVITY;
@@ -1108,15 +1109,7 @@ impl Builder<'_> {
             }
         };
         let names: Vec<&str> = types.iter().map(|(n, _)| n.as_str()).collect();
-        let unknown = |name: &str| {
-            let hint = closest(name, names.iter().copied())
-                .map(|c| format!(" (did you mean '{c}'?)"))
-                .unwrap_or_default();
-            format!(
-                "no block called '{name}'{hint}; the blocks are {}",
-                quoted(&names)
-            )
-        };
+        let unknown = |name: &str| no_block_called(name, &names);
 
         let mut connections = Vec::new();
         for (block, upstream) in &topology.connections {

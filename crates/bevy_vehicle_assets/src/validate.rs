@@ -184,15 +184,7 @@ impl VehicleTopology {
     pub fn validate(&self, blocks: &[NamedBlock]) -> Result<(), ChassisError> {
         let type_of = |name: &str| self.blocks.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
         let names: Vec<&str> = self.blocks.iter().map(|(n, _)| n.as_str()).collect();
-        let unknown = |name: &str| {
-            let hint = closest(name, names.iter().copied())
-                .map(|c| format!(" (did you mean '{c}'?)"))
-                .unwrap_or_default();
-            format!(
-                "no block called '{name}'{hint}; the blocks are {}",
-                quoted(&names)
-            )
-        };
+        let unknown = |name: &str| no_block_called(name, &names);
         for (i, (name, _)) in self.blocks.iter().enumerate() {
             if self.blocks[..i].iter().any(|(n, _)| n == name) {
                 return Err(ChassisError::new(
@@ -367,4 +359,16 @@ impl VehicleTopology {
             ChassisError::new(path, reason)
         })
     }
+}
+
+/// Why `name` is refused as a block of a vehicle whose blocks are `names`, with the closest
+/// name as a hint.
+pub(crate) fn no_block_called(name: &str, names: &[&str]) -> String {
+    let hint = closest(name, names.iter().copied())
+        .map(|c| format!(" (did you mean '{c}'?)"))
+        .unwrap_or_default();
+    format!(
+        "no block called '{name}'{hint}; the blocks are {}",
+        quoted(names)
+    )
 }
