@@ -5,7 +5,9 @@
 mod common;
 
 use bevy::prelude::*;
-use bevy_rapier3d::prelude::{Collider, ColliderMassProperties, ExternalForce, Velocity};
+use bevy_rapier3d::prelude::{
+    Collider, ColliderMassProperties, ExternalForce, ExternalImpulse, Velocity,
+};
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
@@ -824,4 +826,72 @@ fn hand_built_vehicle_with_nan_mass_is_kept_out_of_rapier() {
         "rests at {}",
         rested.translation.y
     );
+}
+
+/// A game that writes NaN or an infinity into the body's state as Rapier is handed it (a
+/// teleport, a launch, a push) has the vehicle refused before Rapier sees the value, with the
+/// field named, instead of a body left stuck for good with its status `Ready` (as it was:
+/// a NaN velocity froze the car, and neither a finite velocity nor the throttle moved it
+/// again); once the value is fixed, the car drives. A bad impulse (a one-off push) is
+/// discarded, so the car runs again at the next step; a pose or velocity stays refused until
+/// the game sets it right.
+#[test]
+fn a_bad_body_state_from_the_game_is_refused_and_the_car_drives_once_it_is_fixed() {
+    type Change = fn(&mut App, Entity);
+    let still: Change = |app, car| set::<Velocity>(app, car, |v| *v = Velocity::zero());
+    // (what the game does, how it sets it right (`None`: discarded), the error)
+    let cases: [(Change, Option<Change>, &str); 4] = [
+        (
+            |app, car| set::<Velocity>(app, car, |v| v.linear.x = f32::NAN),
+            Some(still),
+            "setting `velocity.linear.x` must be a finite number (m/s), got NaN",
+        ),
+        (
+            |app, car| set::<Velocity>(app, car, |v| v.angular.y = f32::INFINITY),
+            Some(still),
+            "setting `velocity.angular.y` must be a finite number (rad/s), got inf",
+        ),
+        (
+            |app, car| {
+                app.world_mut().entity_mut(car).insert(ExternalImpulse {
+                    impulse: Vec3::new(0.0, f32::INFINITY, 0.0),
+                    ..default()
+                });
+            },
+            None,
+            "setting `external_impulse.impulse.y` must be a finite number (N·s), got inf",
+        ),
+        (
+            |app, car| set::<Transform>(app, car, |t| t.translation.z = f32::NAN),
+            Some(|app, car| set::<Transform>(app, car, |t| t.translation.z = 0.0)),
+            "setting `transform.translation.z` must be a finite number (m), got NaN",
+        ),
+    ];
+    for (break_it, fix, expected) in cases {
+        let (mut app, car, _) = settled_car(60);
+        break_it(&mut app, car);
+        tick(&mut app, 1);
+        assert_eq!(
+            status(&app, car)
+                .error()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some(format!("vehicle 'car': {expected}").as_str())
+        );
+        if let Some(fix) = fix {
+            tick(&mut app, 30);
+            assert!(status(&app, car).error().is_some(), "{expected}");
+            fix(&mut app, car);
+        }
+        tick(&mut app, 1);
+        assert_eq!(status(&app, car), ChassisStatus::Ready, "{expected}");
+        controls(&mut app, car, |c| {
+            c.gear = 1;
+            c.throttle = 0.5;
+        });
+        let start = tick_finite(&mut app, car, 1);
+        let end = tick_finite(&mut app, car, 120);
+        let moved = (end.translation - start.translation).length();
+        assert!(moved > 1.0, "{expected}: moved {moved} m in 2 s once fixed");
+    }
 }

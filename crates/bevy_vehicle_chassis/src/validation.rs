@@ -20,8 +20,12 @@ use crate::vehicle::Vehicle;
 /// start of each fixed step): on the vehicle entity [`Brakes`], [`Steering`],
 /// [`AntiRollBars`], [`Aerodynamics`], [`SpeedLimiter`] and the Rapier mass properties
 /// ([`ColliderMassProperties`], [`AdditionalMassProperties`]); on each wheel block carrying a
-/// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. NaN and infinities are
-/// refused everywhere, and each value must lie in the range its field documents.
+/// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. And at the start of
+/// every step, the body's state as Rapier is about to be handed it: its `Transform`,
+/// [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with a scale
+/// above 0 (an impulse that is not finite is discarded, so the vehicle runs again at the
+/// next step; a pose or velocity must be set right by whoever set it). NaN and infinities are refused everywhere, and each value must lie in the range
+/// its field documents.
 ///
 /// A vehicle whose settings are refused is **not simulated** until they are fixed: its body gets
 /// Rapier's [`RigidBodyDisabled`] (it stays where it is, and its colliders leave the
@@ -130,11 +134,61 @@ pub(crate) struct VehicleSettings {
     limiter: Option<&'static SpeedLimiter>,
     collider_mass: Option<&'static ColliderMassProperties>,
     additional_mass: Option<&'static AdditionalMassProperties>,
+    body: BodyState,
+}
+
+/// The body's pose and motion as Rapier is handed them: written by Rapier each step, and by
+/// a game that teleports, launches or pushes a vehicle.
+#[derive(QueryData)]
+pub(crate) struct BodyState {
+    transform: &'static Transform,
+    velocity: Option<&'static Velocity>,
+    impulse: Option<&'static ExternalImpulse>,
+}
+
+impl BodyStateItem<'_, '_> {
+    /// Checks that Rapier is handed a finite pose, velocity and impulse: a NaN or infinity
+    /// there (a game's, since Rapier's own writes are finite) would leave the body's internal
+    /// state NaN and the vehicle stuck for good.
+    fn validate(&self) -> Result<(), ChassisError> {
+        crate::error::transform(self.transform)?;
+        if let Some(v) = self.velocity {
+            each_axis("velocity.linear", v.linear, "m/s", finite)?;
+            each_axis("velocity.angular", v.angular, "rad/s", finite)?;
+        }
+        if let Some(i) = self.impulse {
+            each_axis("external_impulse.impulse", i.impulse, "N·s", finite)?;
+            each_axis(
+                "external_impulse.torque_impulse",
+                i.torque_impulse,
+                "N·m·s",
+                finite,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether [`BodyStateItem::validate`] passes, without building its message.
+    fn is_valid(&self) -> bool {
+        let t = self.transform;
+        t.translation.is_finite()
+            && t.rotation.is_finite()
+            && t.rotation.length() > 1e-6
+            && t.scale.is_finite()
+            && t.scale.cmpgt(Vec3::ZERO).all()
+            && self
+                .velocity
+                .is_none_or(|v| v.linear.is_finite() && v.angular.is_finite())
+            && self
+                .impulse
+                .is_none_or(|i| i.impulse.is_finite() && i.torque_impulse.is_finite())
+    }
 }
 
 impl VehicleSettingsItem<'_, '_> {
-    /// Checks the vehicle entity's own settings.
+    /// Checks the vehicle entity's own settings, and its body's state.
     fn validate(&self) -> Result<(), ChassisError> {
+        self.body.validate()?;
         if let Some(m) = self.collider_mass {
             check_collider_mass(m)?;
         }
@@ -224,6 +278,7 @@ pub(crate) fn validate_chassis(
         ),
     >,
     unready: Query<Entity, (With<Vehicle>, Without<ChassisReady>)>,
+    bodies: Query<(Entity, BodyState), (With<Vehicle>, With<ChassisReady>)>,
     changed_wheels: Query<
         &BlockOf,
         (
@@ -239,6 +294,13 @@ pub(crate) fn validate_chassis(
     dirty.extend(changed_vehicles.iter());
     dirty.extend(unready.iter());
     dirty.extend(changed_wheels.iter().map(|b| b.0));
+    // Rapier writes every body each step, so the body's state is checked each step, cheaply.
+    dirty.extend(
+        bodies
+            .iter()
+            .filter(|(_, body)| !body.is_valid())
+            .map(|(e, _)| e),
+    );
     if dirty.is_empty() {
         return;
     }
@@ -300,6 +362,13 @@ pub(crate) fn validate_chassis(
         }
         // Take the vehicle out of the simulation.
         ec.remove::<ChassisReady>();
+        // Rapier applies an impulse even to a disabled body, and then clears it: a bad one is
+        // discarded here, before it reaches the body.
+        if let Some(i) = vehicle.settings.body.impulse
+            && !(i.impulse.is_finite() && i.torque_impulse.is_finite())
+        {
+            ec.insert(ExternalImpulse::default());
+        }
         if !vehicle.disabled {
             ec.insert((RigidBodyDisabled, DisabledByChassis));
         }
