@@ -102,8 +102,9 @@ pub struct Drivetrain {
     /// [`DrivetrainSystems::SyncOut`].
     sensors_written: bool,
     /// The block whose state a step left not finite, until [`DrivetrainSystems::SyncOut`]
-    /// names it in the status (see [`DrivetrainError::Diverged`]).
-    diverged: Option<Entity>,
+    /// names it in the status (see [`DrivetrainError::Diverged`]); whether the drivetrain is
+    /// stopped is its program's [`Program::diverged`].
+    divergence_to_name: Option<Entity>,
 }
 
 impl Default for Drivetrain {
@@ -124,7 +125,7 @@ impl Drivetrain {
             status: DrivetrainStatus::Pending,
             rejected: None,
             sensors_written: false,
-            diverged: None,
+            divergence_to_name: None,
         }
     }
 
@@ -133,7 +134,7 @@ impl Drivetrain {
     fn resume(&mut self) {
         if let Some(p) = self.program.as_mut().filter(|p| p.diverged.is_some()) {
             p.diverged = None;
-            self.diverged = None;
+            self.divergence_to_name = None;
             self.status = DrivetrainStatus::Ready;
         }
     }
@@ -287,7 +288,7 @@ impl Drivetrain {
         // states, until a block's settings change. `SyncOut` names the vehicle and the block.
         if let Some(i) = p.diverged {
             let block = p.nodes[i].entity;
-            self.diverged = Some(block);
+            self.divergence_to_name = Some(block);
             self.status = DrivetrainStatus::Invalid(Box::new(VehicleError {
                 vehicle: String::new(),
                 error: DrivetrainError::Diverged {
@@ -1005,7 +1006,7 @@ fn write_builtin_sensors(
         if !core::mem::take(&mut drivetrain.sensors_written) {
             sensors.write_sensors(drivetrain);
         }
-        if let Some(block) = drivetrain.diverged.take() {
+        if let Some(block) = drivetrain.divergence_to_name.take() {
             let name = |e: Entity| {
                 names
                     .get(e)
