@@ -77,8 +77,8 @@ impl PluginGroup for VehiclePhysicsPlugins {
 pub mod prelude {
     pub use crate::VehiclePhysicsPlugins;
     pub use bevy_vehicle_assets::{
-        ModuleSettings, RegisterFileBlock, RegisterFileModule, VehicleAsset, VehicleDescription,
-        VehicleFileError,
+        FileBlockTypes, LoadedVehicle, ModuleSettings, RegisterFileBlock, RegisterFileModule,
+        VehicleAsset, VehicleAssetStatus, VehicleDescription, VehicleFileError,
     };
     pub use bevy_vehicle_chassis::prelude::*;
     pub use bevy_vehicle_drivetrain::prelude::*;

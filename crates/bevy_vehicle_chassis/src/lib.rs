@@ -69,8 +69,9 @@ pub mod checks {
 /// Everything needed to build and drive vehicles.
 pub mod prelude {
     pub use crate::modules::{
-        AntiRollBarModule, BrakeModule, DrivetrainModule, InstallModule, ModuleContext,
-        ResetVehicle, SteeringModule, SuspensionModule, VehicleModule, VehicleModules,
+        AntiRollBarModule, AxleInput, BrakeModule, CornerInput, DrivetrainModule, InstallModule,
+        ModuleContext, ModuleWheel, ResetVehicle, SteeringModule, SuspensionModule, VehicleModule,
+        VehicleModules, VehicleState,
     };
     pub use crate::{
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
