@@ -350,3 +350,35 @@ fn editing_the_modules_reinstalls_them() {
 fn get_modules(app: &App, car: Entity) -> &VehicleModules {
     app.world().get::<VehicleModules>(car).unwrap()
 }
+
+/// A vehicle file that is not there never becomes an asset: the entity's status says so
+/// (`Refused`, naming the file and why, at line 0) instead of `Loading` for ever, and no
+/// vehicle is built.
+#[test]
+fn a_missing_vehicle_file_is_refused_not_loading_for_ever() {
+    let dir = scratch_assets("missing");
+    let mut app = create_asset_app(&dir);
+    let handle = app
+        .world()
+        .resource::<AssetServer>()
+        .load("no_such.vehicle.ron");
+    let car = app
+        .world_mut()
+        .spawn((VehicleAsset(handle), Transform::from_xyz(0.0, 0.33, 0.0)))
+        .id();
+    update_until(&mut app, 2000, |app| {
+        app.world().get::<VehicleAssetStatus>(car) != Some(&VehicleAssetStatus::Loading)
+    });
+    let Some(VehicleAssetStatus::Refused(error)) = app.world().get::<VehicleAssetStatus>(car)
+    else {
+        panic!("expected a refusal");
+    };
+    assert_eq!(error.file, Path::new("no_such.vehicle.ron"));
+    assert_eq!((error.line, error.column), (0, 0));
+    assert!(
+        error.reason.starts_with("cannot load the file: "),
+        "{error}"
+    );
+    assert!(app.world().get::<SpawnedFrom>(car).is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}

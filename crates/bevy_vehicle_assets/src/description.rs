@@ -1437,8 +1437,8 @@ fn static_axle_loads(d: &VehicleDescription) -> Result<Vec<f64>, String> {
         .collect();
     if let Some(i) = loads.iter().position(|&l| l <= 0.0) {
         return Err(format!(
-            "puts no weight on axle {i} (z = {} m): the centre of mass must lie between the axles, got z = {zc} m",
-            d.axles[i].z
+            "puts no weight on axle {i} (z = {} m): the centre of mass must lie between the axles, got z = {} m",
+            d.axles[i].z, d.chassis.center_of_mass[2]
         ));
     }
     Ok(loads)

@@ -17,7 +17,8 @@ use crate::source::{FieldPath, SourceFile, line_col};
 pub struct VehicleFileError {
     /// The file the error is in, as it was named (asset path or file system path).
     pub file: PathBuf,
-    /// 1-based line; 0 for a value set in code after the file was read (a
+    /// 1-based line; 0 for a file that could not be read at all (a missing vehicle file
+    /// loaded as an asset) and for a value set in code after the file was read (a
     /// [`LoadedVehicle`](crate::LoadedVehicle) asset changed in code).
     pub line: usize,
     /// 1-based column, in characters; 0 with a line of 0.

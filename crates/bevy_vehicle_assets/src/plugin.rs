@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use bevy::asset::io::Reader;
-use bevy::asset::{AssetLoader, LoadContext};
+use bevy::asset::{AssetLoader, LoadContext, LoadState};
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -213,6 +213,7 @@ fn sync_vehicle_assets(
     mut commands: Commands,
     mut events: MessageReader<AssetEvent<LoadedVehicle>>,
     files: Res<Assets<LoadedVehicle>>,
+    server: Res<AssetServer>,
     mut vehicles: Query<(
         Entity,
         &VehicleAsset,
@@ -245,7 +246,24 @@ fn sync_vehicle_assets(
             continue;
         }
         match files.get(&asset.0).map(|f| &f.0) {
-            None => {}
+            None => {
+                // A file that cannot be read at all never becomes an asset.
+                if let LoadState::Failed(error) = server.load_state(&asset.0) {
+                    let refused = VehicleFileError {
+                        file: asset
+                            .0
+                            .path()
+                            .map(|p| p.path().to_owned())
+                            .unwrap_or_default(),
+                        line: 0,
+                        column: 0,
+                        field: String::new(),
+                        reason: format!("cannot load the file: {error}"),
+                    };
+                    error!("vehicle file refused: {refused}");
+                    *status = VehicleAssetStatus::Refused(refused);
+                }
+            }
             Some(Err(error)) => *status = VehicleAssetStatus::Refused(error.clone()),
             Some(Ok(description)) => {
                 // Read from a file, it passes; an asset changed in code may not.
