@@ -291,7 +291,8 @@ fn reset_vehicle(
         transform.translation = last.position + Vec3::Y * 0.5;
         transform.rotation = Quat::from_rotation_y(last.heading);
         *velocity = Velocity::zero();
-        // The vehicle's modules start over too (an ABS cycle, a controller's memory).
+        // The vehicle comes to rest as built: drivetrain, tires and modules (an ABS cycle,
+        // a controller's memory) start over.
         commands.trigger(ResetVehicle { entity });
         // Its trailer straight behind it again.
         for (trailer, hitch, mut pose, mut velocity) in &mut trailers {

@@ -139,6 +139,25 @@ impl Drivetrain {
         }
     }
 
+    /// Puts every block back to the state it starts with, as a game's reset of the vehicle
+    /// wants: every speed 0 (wheels, shafts, the tires' slips), an engine whose `running`
+    /// switch is on at its idle speed, each block's own start ([`Block::init`]). Inputs stay
+    /// as they are set (brakes, gear, throttle). A drivetrain a step stopped
+    /// ([`DrivetrainError::Diverged`]) runs again. Returns `false` if the drivetrain is not
+    /// compiled (there is nothing to reset).
+    pub fn reset(&mut self) -> bool {
+        let Some(p) = self.program.as_mut() else {
+            return false;
+        };
+        let diverged = p.diverged.is_some();
+        p.reset();
+        self.divergence_to_name = None;
+        if diverged {
+            self.status = DrivetrainStatus::Ready;
+        }
+        true
+    }
+
     /// Whether the drivetrain is compiled and running, refused, or not compiled yet.
     pub fn status(&self) -> &DrivetrainStatus {
         &self.status

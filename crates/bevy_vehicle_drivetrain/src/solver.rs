@@ -539,6 +539,23 @@ impl Program {
     /// Overwrites the continuous state of node `i` with `values` (of its length), lets its
     /// block update the modes the new state contradicts ([`Block::state_set`]), and asks for a
     /// momentum pass before the next stage.
+    /// Puts every block back to the continuous state it starts with: zero, then its
+    /// [`Block::init`] (an engine whose switch is on at idle), told through
+    /// [`Block::state_set`]; shafts at rest, and a momentum pass before the next stage. The
+    /// runtimes keep their inputs (a brake held, a gear selected).
+    pub fn reset(&mut self) {
+        for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
+            let state = &mut self.x[node.state()];
+            state.fill(0.0);
+            block.init(state);
+            with_cell!(block, c => c.state_set(state), open => ());
+        }
+        self.shafts.fill(Shaft::default());
+        self.pending_projection = true;
+        self.diverged = None;
+        self.drive_limit = 1.0;
+    }
+
     pub fn set_state(&mut self, i: usize, values: &[f64]) {
         let r = self.nodes[i].state();
         self.x[r.clone()].copy_from_slice(values);

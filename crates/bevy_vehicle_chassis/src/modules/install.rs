@@ -2,12 +2,13 @@
 
 use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
+use bevy_rapier3d::prelude::Velocity;
 use bevy_vehicle_drivetrain::ExternalDrive;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use super::builtin::{AckermannSteering, BuiltinBrakes, BuiltinSuspension};
 use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, SuspensionModule};
-use crate::components::{Side, WheelMount};
+use crate::components::{Side, WheelMount, WheelState};
 
 /// On a vehicle entity: its subsystem modules. A vehicle starts with the built-in ones
 /// ([`BuiltinBrakes`], [`AckermannSteering`], its block graph, [`BuiltinSuspension`], and a
@@ -331,7 +332,12 @@ fn install(world: &mut World, vehicle: Entity, module: VehicleModule) -> Result<
 }
 
 /// Trigger on a vehicle when the game resets it (puts it back on the track, restarts a run):
-/// every module's `reset` is called and the [`ModuleReport`] cleared.
+/// the vehicle is brought to rest as if just built. Its body's `Velocity` is zeroed, its
+/// drivetrain goes back to its starting state ([`Drivetrain::reset`]: wheels, shafts and the
+/// tires' slips at rest, a running engine at idle), every module's `reset` is called and the
+/// [`ModuleReport`] cleared. The controls are left as they are, and so is the pose: set the
+/// `Transform` to put the vehicle somewhere else (before or after the trigger, in the same
+/// frame).
 ///
 /// ```
 /// # use bevy::prelude::*;
@@ -346,9 +352,35 @@ pub struct ResetVehicle {
     pub entity: Entity,
 }
 
-/// Resets a vehicle's modules on [`ResetVehicle`].
-pub(crate) fn on_reset_vehicle(ev: On<ResetVehicle>, mut vehicles: Query<&mut VehicleModules>) {
-    if let Ok(mut modules) = vehicles.get_mut(ev.entity) {
+/// Brings a vehicle to rest and resets its modules on [`ResetVehicle`].
+pub(crate) fn on_reset_vehicle(
+    ev: On<ResetVehicle>,
+    mut vehicles: Query<(
+        Option<&mut VehicleModules>,
+        Option<&mut Drivetrain>,
+        Option<&mut Velocity>,
+        Option<&Blocks>,
+    )>,
+    mut wheels: Query<&mut WheelState>,
+) {
+    let Ok((modules, drivetrain, velocity, blocks)) = vehicles.get_mut(ev.entity) else {
+        return;
+    };
+    // The contacts' last velocities too, so that the next step does not read the stop as a
+    // deceleration to carry on across it.
+    for block in blocks.iter().flat_map(|b| b.iter()) {
+        if let Ok(mut state) = wheels.get_mut(block) {
+            state.velocity = [0.0; 2];
+            state.acceleration = [0.0; 2];
+        }
+    }
+    if let Some(mut modules) = modules {
         modules.reset();
+    }
+    if let Some(mut drivetrain) = drivetrain {
+        drivetrain.reset();
+    }
+    if let Some(mut velocity) = velocity {
+        *velocity = Velocity::zero();
     }
 }
