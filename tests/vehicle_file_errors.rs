@@ -951,6 +951,14 @@ fn cases() -> Vec<Case> {
             "must lie in [1,",
         ),
         case(
+            "an abbreviated field name",
+            vec![Replace(VEHICLE, "aerodynamics: (", "aero: (")],
+            VEHICLE,
+            ("aero: (", "aero"),
+            "aero",
+            "unknown field `aero`; did you mean `aerodynamics`?",
+        ),
+        case(
             "a fraction where a whole number goes",
             vec![Replace(
                 VEHICLE,

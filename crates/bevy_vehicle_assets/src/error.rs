@@ -100,15 +100,27 @@ impl fmt::Display for VehicleFileError {
 impl std::error::Error for VehicleFileError {}
 
 /// The closest of `known` to `name` (edit distance at most a third of the name's length, at
-/// least 2), for "did you mean" hints.
+/// least 2), or else the one name `name` abbreviates (`aero` for `aerodynamics`: at least 3
+/// characters, the start of exactly one of `known`), for "did you mean" hints.
 pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(2);
-    known
-        .into_iter()
-        .map(|k| (edit_distance(&name.to_lowercase(), &k.to_lowercase()), k))
+    let lower = name.to_lowercase();
+    let known: Vec<&str> = known.into_iter().collect();
+    let near = known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+        .map(|(_, k)| k);
+    near.or_else(|| {
+        let mut starting = known
+            .iter()
+            .filter(|k| lower.chars().count() >= 3 && k.to_lowercase().starts_with(&lower));
+        match (starting.next(), starting.next()) {
+            (Some(k), None) => Some(*k),
+            _ => None,
+        }
+    })
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -138,5 +150,14 @@ mod tests {
         assert_eq!(closest("Gearbx", known), Some("Gearbox"));
         assert_eq!(closest("engine", known), Some("Engine"));
         assert_eq!(closest("Turbine", known), None);
+        // An abbreviation of one name only.
+        assert_eq!(closest("Diff", known), Some("Differential"));
+        assert_eq!(
+            closest("aero", ["brakes", "aerodynamics"]),
+            Some("aerodynamics")
+        );
+        assert_eq!(closest("ge", known), None);
+        assert_eq!(closest("mo", ["motor", "modules"]), None);
+        assert_eq!(closest("mod", ["motor", "modules", "mode"]), Some("mode"));
     }
 }
