@@ -352,6 +352,12 @@ fn builder_errors_name_the_vehicle_and_the_path() {
         "vehicle 'car': setting `body_half_extents.z` must be greater than 0 (m), got 0"
     );
     assert_eq!(
+        builder_error(|b| b.body_center.y = -0.1),
+        "vehicle 'car': setting `body_center.y` puts the body's box on the ground: its bottom \
+         lies at -0.4 m, the ground at -0.316 m (the wheel centres' height less their radius, at \
+         design ride height), so the vehicle would rest on its body with its wheels hanging"
+    );
+    assert_eq!(
         builder_error(|b| b.track = f32::NAN),
         "vehicle 'car': setting `track` must be a finite number (m), got NaN"
     );

@@ -21,6 +21,7 @@ Vehicle(
         inertia: (500.0, 1800.0, 1700.0),
         center_of_mass: (0.0, 0.2, -0.2),
         body_half_extents: (0.9, 0.45, 2.1),
+        body_center: (0.0, 0.4, 0.0),
     ),
     axles: [
         (
@@ -949,6 +950,18 @@ fn cases() -> Vec<Case> {
             ("substeps: 0", "0"),
             "substeps",
             "must lie in [1,",
+        ),
+        case(
+            "a body box that reaches the ground",
+            vec![Replace(
+                VEHICLE,
+                "body_center: (0.0, 0.4, 0.0)",
+                "body_center: (0.0, -0.1, 0.0)",
+            )],
+            VEHICLE,
+            ("body_center: (0.0, -0.1, 0.0)", "-0.1"),
+            "chassis.body_center[1]",
+            "puts the body's box on the ground: its bottom lies at -0.55 m, the ground at -0.31 m",
         ),
         case(
             "an abbreviated field name",

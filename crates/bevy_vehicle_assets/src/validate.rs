@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use bevy::prelude::*;
 use bevy_vehicle_chassis::ChassisError;
 use bevy_vehicle_chassis::SpeedLimiter;
-use bevy_vehicle_chassis::checks::{finite, non_negative, positive};
+use bevy_vehicle_chassis::checks::{body_clearance, finite, non_negative, positive};
 use bevy_vehicle_drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_drivetrain::graph::{DrivetrainError, GraphBlock, order_blocks};
 use bevy_vehicle_drivetrain::prelude::*;
@@ -83,6 +83,19 @@ impl VehicleDescription {
         for (i, axle) in self.axles.iter().enumerate() {
             axle.validate()
                 .map_err(|e| e.within(&format!("axles[{i}]")))?;
+        }
+        let ground = self
+            .axles
+            .iter()
+            .map(|a| a.height - a.wheel.radius as f32)
+            .fold(f32::INFINITY, f32::min);
+        let c = &self.chassis;
+        if ground.is_finite() {
+            body_clearance(
+                "chassis.body_center[1]",
+                c.body_center[1] - c.body_half_extents[1],
+                ground,
+            )?;
         }
         self.topology
             .validate(&self.blocks)

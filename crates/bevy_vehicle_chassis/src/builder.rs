@@ -316,6 +316,12 @@ impl CarBuilder {
         if let Some(rear) = &self.rear_wheel {
             rear.validate().map_err(|e| e.within("rear_wheel"))?;
         }
+        let radius = self.wheel_spec(0).radius.max(self.wheel_spec(1).radius) as f32;
+        crate::error::body_clearance(
+            "body_center.y",
+            self.body_center.y - self.body_half_extents.y,
+            self.wheel_height - radius,
+        )?;
         // The suspensions as spawned, with their static preload.
         for axle in 0..2 {
             let prefix = if axle == 1 && self.rear_wheel.is_some() {

@@ -194,6 +194,25 @@ pub(crate) fn each_axis(
     Ok(())
 }
 
+/// Checks that a vehicle's body box clears the ground when it stands at its design ride
+/// height: its bottom, `body_bottom` (m, chassis frame: the box's centre less its half height),
+/// above `ground` (m, chassis frame: the lowest wheel centre less that wheel's radius).
+/// A box that reaches the ground holds the vehicle up on its body, its wheels hanging.
+/// The error names `field`.
+pub fn body_clearance(field: &str, body_bottom: f32, ground: f32) -> Result<(), ChassisError> {
+    if body_bottom > ground {
+        return Ok(());
+    }
+    Err(ChassisError::new(
+        field,
+        format!(
+            "puts the body's box on the ground: its bottom lies at {body_bottom} m, the ground at \
+             {ground} m (the wheel centres' height less their radius, at design ride height), \
+             so the vehicle would rest on its body with its wheels hanging"
+        ),
+    ))
+}
+
 /// Checks a spawn transform: a finite translation (m), a scale greater than 0 on each axis
 /// (a zero scale makes the body's and the wheels' rotations NaN) and a finite, non-zero
 /// rotation quaternion. Fields are named `transform.translation.x` and so on.

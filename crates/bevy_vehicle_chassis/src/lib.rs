@@ -63,7 +63,7 @@ pub use vehicle::Vehicle;
 /// greater than 0 (kg), got -1133`): for modules, files and tools that check their own
 /// settings the way the built-in components do.
 pub mod checks {
-    pub use crate::error::{Value, finite, non_negative, positive, transform};
+    pub use crate::error::{Value, body_clearance, finite, non_negative, positive, transform};
 }
 
 /// Everything needed to build and drive vehicles.
