@@ -50,6 +50,22 @@ impl VehicleFileError {
 }
 
 impl VehicleFileError {
+    /// An error with no place in the file (line and column 0): a file that could not be read
+    /// at all, or a value set in code after the file was read.
+    pub fn unlocated(
+        file: impl Into<PathBuf>,
+        field: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        VehicleFileError {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
     /// Reads any RON file of yours the way the vehicle files are read: `T` from `source`, or
     /// an error located and worded as theirs are (at the value, with its field path, a "did
     /// you mean" for a misspelt field, and what a value of the wrong type has there). For

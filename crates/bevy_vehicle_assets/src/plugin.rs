@@ -249,17 +249,11 @@ fn sync_vehicle_assets(
             None => {
                 // A file that cannot be read at all never becomes an asset.
                 if let LoadState::Failed(error) = server.load_state(&asset.0) {
-                    let refused = VehicleFileError {
-                        file: asset
-                            .0
-                            .path()
-                            .map(|p| p.path().to_owned())
-                            .unwrap_or_default(),
-                        line: 0,
-                        column: 0,
-                        field: String::new(),
-                        reason: format!("cannot load the file: {error}"),
-                    };
+                    let refused = VehicleFileError::unlocated(
+                        path_of(&asset.0),
+                        "",
+                        format!("cannot load the file: {error}"),
+                    );
                     error!("vehicle file refused: {refused}");
                     *status = VehicleAssetStatus::Refused(refused);
                 }
@@ -269,17 +263,11 @@ fn sync_vehicle_assets(
                 // Read from a file, it passes; an asset changed in code may not.
                 if let Err(error) = description.validate() {
                     error!("{error}; the changed description was not applied");
-                    *status = VehicleAssetStatus::Refused(VehicleFileError {
-                        file: asset
-                            .0
-                            .path()
-                            .map(|p| p.path().to_owned())
-                            .unwrap_or_default(),
-                        line: 0,
-                        column: 0,
-                        field: error.field,
-                        reason: format!("{} (set in code after the file was read)", error.reason),
-                    });
+                    *status = VehicleAssetStatus::Refused(VehicleFileError::unlocated(
+                        path_of(&asset.0),
+                        error.field,
+                        format!("{} (set in code after the file was read)", error.reason),
+                    ));
                     continue;
                 }
                 let controls = controls.cloned().unwrap_or_default();
@@ -294,4 +282,12 @@ fn sync_vehicle_assets(
             }
         }
     }
+}
+
+/// The asset path of a vehicle file's handle (empty for a handle made in code).
+fn path_of(handle: &Handle<LoadedVehicle>) -> std::path::PathBuf {
+    handle
+        .path()
+        .map(|p| p.path().to_owned())
+        .unwrap_or_default()
 }
