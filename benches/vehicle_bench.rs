@@ -430,6 +430,9 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
             },
             ..default()
         },
+        // The car measured since run A, and the one Rapier's controller drives: no traction
+        // control (the default car has one since 2026-11-28).
+        brakes: Brakes::default(),
         ..default()
     };
     for at in grid(vehicles) {
