@@ -24,8 +24,8 @@ use crate::vehicle::Vehicle;
 /// every step, the body's state as Rapier is about to be handed it: its `Transform`,
 /// [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with a scale
 /// above 0 (an impulse that is not finite is discarded, so the vehicle runs again at the
-/// next step; a pose or velocity must be set right by whoever set it). NaN and infinities are refused everywhere, and each value must lie in the range
-/// its field documents.
+/// next step; a pose or velocity must be set right by whoever set it). NaN and infinities
+/// are refused everywhere, and each value must lie in the range its field documents.
 ///
 /// A vehicle whose settings are refused is **not simulated** until they are fixed: its body gets
 /// Rapier's [`RigidBodyDisabled`] (it stays where it is, and its colliders leave the
