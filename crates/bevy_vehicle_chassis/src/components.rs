@@ -768,6 +768,10 @@ impl Default for SpeedLimiter {
 }
 
 /// On a vehicle entity: what the vehicle reports after each fixed step.
+///
+/// Written in [`VehicleSystems::Telemetry`](crate::VehicleSystems::Telemetry), after Rapier's
+/// step: a velocity or pose a game sets between steps (a flying start, a teleport) shows here
+/// only after the next step. Rapier's `Velocity` and the `Transform` hold the values set.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct VehicleTelemetry {
     /// Speed along the chassis's forward axis (m/s, negative when reversing).
