@@ -171,7 +171,9 @@ pub enum WheelLoad {
     },
     /// The wheel carries a share of a vehicle's mass and rolls without slip: the mass adds
     /// `mass × radius²` of inertia, and rolling resistance `c_rr·m·g` and aerodynamic drag
-    /// `½·ρ·CdA·v²` (v = ω·radius) act at the tire. For drivetrain studies without a chassis.
+    /// `½·ρ·CdA·v²` (v = ω·radius) act at the tire, with standard gravity `g` = 9.80665 m/s²
+    /// (the chassis's Rapier world uses Rapier's 9.81). For drivetrain studies without a
+    /// chassis.
     Vehicle {
         /// Mass carried by this wheel (kg, ≥ 0).
         mass: f64,
