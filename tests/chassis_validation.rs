@@ -40,6 +40,11 @@ fn status(app: &App, car: Entity) -> ChassisStatus {
     get::<ChassisStatus>(app, car)
 }
 
+/// The chassis error of `car` as displayed, if its status is invalid.
+fn error_text(app: &App, car: Entity) -> Option<String> {
+    status(app, car).error().map(ToString::to_string)
+}
+
 /// The wheel of `car` called `name`.
 fn wheel_named(app: &mut App, car: Entity, name: &str) -> Entity {
     wheels(app, car)
@@ -526,7 +531,7 @@ fn spawn_with_bad_settings_leaves_an_inert_placeholder() {
     let e = spawn_car(&mut app, &bad, at);
     tick(&mut app, 300);
     assert_eq!(
-        status(&app, e).error().map(ToString::to_string).as_deref(),
+        error_text(&app, e).as_deref(),
         Some("vehicle 'broken': setting `mass` must be a finite number (kg), got NaN")
     );
     let world = app.world();
@@ -551,10 +556,7 @@ fn bad_suspension_at_runtime_halts_the_vehicle_until_fixed() {
     set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
     tick(&mut app, 1);
     assert_eq!(
-        status(&app, car)
-            .error()
-            .map(ToString::to_string)
-            .as_deref(),
+        error_text(&app, car).as_deref(),
         Some(
             "vehicle 'car' wheel 'wheel_fl': setting `suspension.stiffness` must be greater than 0 (N/m), got -1"
         )
@@ -704,13 +706,7 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
 
         break_it(&mut app, car);
         tick(&mut app, 1);
-        assert_eq!(
-            status(&app, car)
-                .error()
-                .map(ToString::to_string)
-                .as_deref(),
-            Some(*expected)
-        );
+        assert_eq!(error_text(&app, car).as_deref(), Some(*expected));
         let frozen = get::<Transform>(&app, car);
         assert_eq!(tick_finite(&mut app, car, 200), frozen, "{expected}");
         for &w in &wheel_list {
@@ -777,10 +773,7 @@ fn bad_settings_before_the_first_step_never_simulate() {
     assert_eq!(status(&app, car), ChassisStatus::Pending);
     assert_eq!(tick_finite(&mut app, car, 200), at, "never moved");
     assert_eq!(
-        status(&app, car)
-            .error()
-            .map(ToString::to_string)
-            .as_deref(),
+        error_text(&app, car).as_deref(),
         Some(
             "vehicle 'car' wheel 'wheel_fl': setting `suspension.bump_damping` must be a finite number (N·s/m), got NaN"
         )
@@ -813,10 +806,7 @@ fn hand_built_vehicle_with_nan_mass_is_kept_out_of_rapier() {
         .id();
     assert_eq!(tick_finite(&mut app, car, 300), at);
     assert_eq!(
-        status(&app, car)
-            .error()
-            .map(ToString::to_string)
-            .as_deref(),
+        error_text(&app, car).as_deref(),
         Some(
             "vehicle 'crate': setting `collider_mass_properties.mass` must be a finite number (kg), got NaN"
         )
@@ -878,10 +868,7 @@ fn a_bad_body_state_from_the_game_is_refused_and_the_car_drives_once_it_is_fixed
         break_it(&mut app, car);
         tick(&mut app, 1);
         assert_eq!(
-            status(&app, car)
-                .error()
-                .map(ToString::to_string)
-                .as_deref(),
+            error_text(&app, car).as_deref(),
             Some(format!("vehicle 'car': {expected}").as_str())
         );
         if let Some(fix) = fix {

@@ -182,6 +182,8 @@ pub(crate) fn in_range(
 }
 
 /// Checks each component of a vector with `check`, naming them `field.x`, `field.y`, `field.z`.
+/// A value that passes costs no allocation (the field is named only in an error), so it can
+/// run every step.
 pub(crate) fn each_axis(
     field: &str,
     value: bevy::math::Vec3,
@@ -189,7 +191,10 @@ pub(crate) fn each_axis(
     check: fn(&str, f32, &str) -> Result<(), ChassisError>,
 ) -> Result<(), ChassisError> {
     for (axis, v) in [("x", value.x), ("y", value.y), ("z", value.z)] {
-        check(&format!("{field}.{axis}"), v, unit)?;
+        check("", v, unit).map_err(|mut e| {
+            e.field = format!("{field}.{axis}");
+            e
+        })?;
     }
     Ok(())
 }

@@ -168,20 +168,9 @@ impl BodyStateItem<'_, '_> {
         Ok(())
     }
 
-    /// Whether [`BodyStateItem::validate`] passes, without building its message.
+    /// Whether [`BodyStateItem::validate`] passes (no allocation when it does).
     fn is_valid(&self) -> bool {
-        let t = self.transform;
-        t.translation.is_finite()
-            && t.rotation.is_finite()
-            && t.rotation.length() > 1e-6
-            && t.scale.is_finite()
-            && t.scale.cmpgt(Vec3::ZERO).all()
-            && self
-                .velocity
-                .is_none_or(|v| v.linear.is_finite() && v.angular.is_finite())
-            && self
-                .impulse
-                .is_none_or(|i| i.impulse.is_finite() && i.torque_impulse.is_finite())
+        self.validate().is_ok()
     }
 }
 

@@ -146,15 +146,11 @@ impl Drivetrain {
     /// ([`DrivetrainError::Diverged`]) runs again. Returns `false` if the drivetrain is not
     /// compiled (there is nothing to reset).
     pub fn reset(&mut self) -> bool {
+        self.resume();
         let Some(p) = self.program.as_mut() else {
             return false;
         };
-        let diverged = p.diverged.is_some();
         p.reset();
-        self.divergence_to_name = None;
-        if diverged {
-            self.status = DrivetrainStatus::Ready;
-        }
         true
     }
 

@@ -536,9 +536,6 @@ impl Program {
         &mut self.x[r]
     }
 
-    /// Overwrites the continuous state of node `i` with `values` (of its length), lets its
-    /// block update the modes the new state contradicts ([`Block::state_set`]), and asks for a
-    /// momentum pass before the next stage.
     /// Puts every block back to the continuous state it starts with: zero, then its
     /// [`Block::init`] (an engine whose switch is on at idle), told through
     /// [`Block::state_set`]; shafts at rest, and a momentum pass before the next stage. The
@@ -552,10 +549,12 @@ impl Program {
         }
         self.shafts.fill(Shaft::default());
         self.pending_projection = true;
-        self.diverged = None;
         self.drive_limit = 1.0;
     }
 
+    /// Overwrites the continuous state of node `i` with `values` (of its length), lets its
+    /// block update the modes the new state contradicts ([`Block::state_set`]), and asks for a
+    /// momentum pass before the next stage.
     pub fn set_state(&mut self, i: usize, values: &[f64]) {
         let r = self.nodes[i].state();
         self.x[r.clone()].copy_from_slice(values);
