@@ -93,6 +93,16 @@ const BASE_TIRE: &str = r#"Tire(
 )
 "#;
 
+/// The shipped passenger tire's Magic Formula with its lateral friction reference at zero.
+const MAGIC_FORMULA_ZERO_LATERAL_REFERENCE: &str = "model: MagicFormula((
+        fz0: 4000.0, mu_reference: 1.21, lateral_mu_reference: Some(0.0),
+        p_cx1: 1.685, p_dx1: 1.21, p_dx2: -0.037, p_ex1: 0.344, p_ex2: 0.095, p_ex3: -0.02,
+        p_ex4: 0.0, p_kx1: 21.51, p_kx2: -0.163, p_kx3: 0.245, p_hx1: 0.0, p_hx2: 0.0,
+        p_vx1: 0.0, p_vx2: 0.0, p_cy1: 1.193, p_dy1: -0.99, p_dy2: 0.145, p_ey1: -1.003,
+        p_ey2: -0.537, p_ey3: -0.083, p_ky1: -14.95, p_ky2: 2.13, p_hy1: 0.0, p_hy2: 0.0,
+        p_vy1: 0.0, p_vy2: 0.0,
+    )),";
+
 const BASE_CSV: &str = "rpm,torque_nm\n1000,150\n2000,240\n4000,250\n6500,190\n";
 
 /// One change to the base files.
@@ -769,6 +779,18 @@ fn cases() -> Vec<Case> {
             ("-12.0", "-12.0"),
             "model.cornering_stiffness",
             "must not be negative, got -12",
+        ),
+        case(
+            "a Magic Formula tire's lateral friction reference of zero",
+            vec![Replace(
+                TIRE,
+                "model: LinearTire((longitudinal_stiffness: 16.0, cornering_stiffness: 12.0)),",
+                MAGIC_FORMULA_ZERO_LATERAL_REFERENCE,
+            )],
+            TIRE,
+            ("lateral_mu_reference: Some(0.0)", "Some"),
+            "model.lateral_mu_reference",
+            "got 0",
         ),
         case(
             "a bad coefficient of an inline tire model",

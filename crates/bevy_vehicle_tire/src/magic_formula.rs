@@ -3,7 +3,10 @@
 //!
 //! # Equations
 //!
-//! With `dfz = (fz − fz0)/fz0` and `λμ = mu/mu_reference`, per axis the pure-slip force is
+//! With `dfz = (fz − fz0)/fz0`, `λμ = mu/mu_reference` longitudinally and
+//! `λμ = mu/lateral_mu_reference` laterally (by default `mu/mu_reference·|p_dx1/p_dy1|`: the
+//! same peak friction both ways, see [`MagicFormula::lateral_mu_reference`]), per axis the
+//! pure-slip force is
 //!
 //! ```text
 //! F0(u) = D·sin(C·atan(B·u − E·(B·u − atan(B·u)))) + S_V,   u = slip + S_H
@@ -192,6 +195,20 @@ pub struct MagicFormula {
     /// 0.1) measure. So for a measured coefficient set, `mu_reference` is the set's own peak
     /// friction at `fz0`, `p_dx1`: on a surface of friction `mu` the tire then peaks at `mu`.
     pub mu_reference: f64,
+    /// Friction of the surface the coefficients were measured on, sideways (dimensionless,
+    /// `> 0` when given): the lateral `D` and `S_V` scale by `mu / lateral_mu_reference`.
+    ///
+    /// `None` (the default, and what serialized data gets when the field is left out): the
+    /// tire's lateral peak friction at `fz0` equals its longitudinal one on every surface,
+    /// `p_dx1·mu/mu_reference`, as the friction circle of the closed forms (`v²/(2·μ·g)`
+    /// braking, `μ·g` cornering) assumes; the lateral curve keeps its own shape, stiffness
+    /// and load dependence (`p_dy2` relative to `p_dy1`). That is, `lateral_mu_reference`
+    /// defaults to `mu_reference·|p_dy1|/p_dx1`. Set it to `mu_reference` to keep the
+    /// measured set's own ratio of lateral to longitudinal peak (0.82 for
+    /// [`MagicFormula::passenger_205_60_r15`], whose drum surface gave its lateral peak
+    /// less than a road's skid figures would).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateral_mu_reference: Option<f64>,
     /// `p_cx1`: shape factor `Cₓ` (dimensionless, `(0, 2]`).
     pub p_cx1: f64,
     /// `p_dx1`: longitudinal peak friction `μₓ` at `fz0` (dimensionless).
@@ -271,13 +288,15 @@ impl MagicFormula {
     /// `KMoula30/outlap` (commit `331f0b5f`). Only the numbers are taken. Scaling factors
     /// (`λ`) are 1; camber terms are not modelled; `mu_reference` is the set's peak
     /// longitudinal friction at `fz0` (`p_dx1`, see [`MagicFormula::mu_reference`]), so on a
-    /// surface of friction μ this tire brakes at μ at its nominal load. Combined slip is
+    /// surface of friction μ this tire brakes at μ at its nominal load, and corners at μ too
+    /// (the default [`MagicFormula::lateral_mu_reference`]). Combined slip is
     /// [`CombinedSlip::Normalized`]; see [`MagicFormula::passenger_205_60_r15_weighting`]
     /// for the table's own combined-slip coefficients.
     pub fn passenger_205_60_r15() -> Self {
         Self {
             fz0: 4000.0,
             mu_reference: 1.210,
+            lateral_mu_reference: None,
             p_cx1: 1.685,
             p_dx1: 1.210,
             p_dx2: -0.037,
@@ -375,6 +394,10 @@ impl MagicFormula {
         }
         c.positive("fz0", self.fz0)?;
         c.positive("mu_reference", self.mu_reference)?;
+        if let Some(reference) = self.lateral_mu_reference {
+            c.finite("lateral_mu_reference", reference)?;
+            c.positive("lateral_mu_reference", reference)?;
+        }
         c.shape_factor("p_cx1", self.p_cx1)?;
         c.shape_factor("p_cy1", self.p_cy1)?;
         c.at_most_one("p_ex1", self.p_ex1)?;
@@ -448,6 +471,15 @@ impl MagicFormula {
         Ok(())
     }
 
+    /// The factor on the lateral `D` and `S_V` on a surface of friction `mu`
+    /// (dimensionless): `mu` over [`MagicFormula::lateral_mu_reference`] or its default.
+    pub fn lateral_friction_scale(&self, mu: f64) -> f64 {
+        match self.lateral_mu_reference {
+            Some(reference) => mu / reference,
+            None => mu / self.mu_reference * (self.p_dx1 / self.p_dy1).abs(),
+        }
+    }
+
     /// Precomputes every load- and friction-dependent coefficient for load `fz` (N) on a
     /// surface of friction `mu`; see [`TireModel::at_load`](crate::TireModel::at_load).
     /// Assumes coefficients that pass [`MagicFormula::validate`].
@@ -465,6 +497,7 @@ impl MagicFormula {
     /// solved from `near` (longitudinal, lateral) when given.
     fn loaded(&self, fz: f64, mu: f64, near: Option<[MfPeaks; 2]>) -> LoadedTire {
         let lambda_mu = mu / self.mu_reference;
+        let lambda_mu_y = self.lateral_friction_scale(mu);
         if let Some(trivial) = LoadedTire::without_force(fz, lambda_mu) {
             return trivial;
         }
@@ -492,7 +525,7 @@ impl MagicFormula {
         // Lateral.
         let sy = sign(self.p_ky1);
         let mu_y = (sy * (self.p_dy1 + self.p_dy2 * dfz)).max(FACTOR_FLOOR * self.p_dy1.abs());
-        let dy = mu_y * lambda_mu * fz;
+        let dy = mu_y * lambda_mu_y * fz;
         let fz_k = self.fz0 * (1.0 + dfz);
         let ky = self.p_ky1.abs()
             * self.fz0
@@ -505,7 +538,7 @@ impl MagicFormula {
             e_pos: (ey * (1.0 - sy * self.p_ey3)).min(1.0),
             e_neg: (ey * (1.0 + sy * self.p_ey3)).min(1.0),
             sh: sy * (self.p_hy1 + self.p_hy2 * dfz),
-            sv: fz * (self.p_vy1 + self.p_vy2 * dfz) * lambda_mu,
+            sv: fz * (self.p_vy1 + self.p_vy2 * dfz) * lambda_mu_y,
         };
 
         match self.combined {

@@ -192,6 +192,14 @@ fn validation_names_the_offending_field() {
             mf_error(|m| m.mu_reference = -1.0),
             "magic_formula.mu_reference",
         ),
+        (
+            mf_error(|m| m.lateral_mu_reference = Some(0.0)),
+            "magic_formula.lateral_mu_reference",
+        ),
+        (
+            mf_error(|m| m.lateral_mu_reference = Some(f64::NAN)),
+            "magic_formula.lateral_mu_reference",
+        ),
         (mf_error(|m| m.p_cx1 = 2.5), "magic_formula.p_cx1"),
         (mf_error(|m| m.p_cy1 = 0.0), "magic_formula.p_cy1"),
         (mf_error(|m| m.p_ex1 = 1.5), "magic_formula.p_ex1"),

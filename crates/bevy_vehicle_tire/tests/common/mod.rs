@@ -36,6 +36,10 @@ impl RefAxis {
 pub fn reference(m: &MagicFormula, fz: f64, mu: f64) -> (RefAxis, RefAxis) {
     let dfz = (fz - m.fz0) / m.fz0;
     let lm = mu / m.mu_reference;
+    // Laterally the surface scales to the longitudinal peak unless a reference is given.
+    let lm_y = mu
+        / m.lateral_mu_reference
+            .unwrap_or(m.mu_reference * (m.p_dy1 / m.p_dx1).abs());
     let sx = m.p_kx1.signum();
     let dx = sx * (m.p_dx1 + m.p_dx2 * dfz) * lm * fz;
     let kx = fz * sx * (m.p_kx1 + m.p_kx2 * dfz) * (m.p_kx3 * dfz).exp();
@@ -51,7 +55,7 @@ pub fn reference(m: &MagicFormula, fz: f64, mu: f64) -> (RefAxis, RefAxis) {
         sv: fz * (m.p_vx1 + m.p_vx2 * dfz) * lm,
     };
     let sy = m.p_ky1.signum();
-    let dy = sy * (m.p_dy1 + m.p_dy2 * dfz) * lm * fz;
+    let dy = sy * (m.p_dy1 + m.p_dy2 * dfz) * lm_y * fz;
     let ky = m.p_ky1.abs() * m.fz0 * (2.0 * (fz / (m.p_ky2 * m.fz0)).atan()).sin();
     let ey = m.p_ey1 + m.p_ey2 * dfz;
     let y = RefAxis {
@@ -62,7 +66,7 @@ pub fn reference(m: &MagicFormula, fz: f64, mu: f64) -> (RefAxis, RefAxis) {
         e_neg: (ey * (1.0 + sy * m.p_ey3)).min(1.0),
         k: ky,
         sh: sy * (m.p_hy1 + m.p_hy2 * dfz),
-        sv: fz * (m.p_vy1 + m.p_vy2 * dfz) * lm,
+        sv: fz * (m.p_vy1 + m.p_vy2 * dfz) * lm_y,
     };
     (x, y)
 }
@@ -98,7 +102,9 @@ pub fn reference_weights(m: &MagicFormula, kappa: f64, tan_alpha: f64) -> [f64; 
     [gxa, gyk]
 }
 
-/// `m` with every shift and asymmetry term set to zero: an odd, shift-free tire.
+/// `m` with every shift and asymmetry term set to zero: an odd, shift-free tire, with the
+/// measured set's own ratio of lateral to longitudinal peak (`lateral_mu_reference` =
+/// `mu_reference`), so that the sets cover both ways of scaling the lateral peak.
 pub fn shift_free(m: MagicFormula) -> MagicFormula {
     let combined = match m.combined {
         CombinedSlip::Normalized => CombinedSlip::Normalized,
@@ -138,6 +144,7 @@ pub fn shift_free(m: MagicFormula) -> MagicFormula {
         p_vy1: 0.0,
         p_vy2: 0.0,
         combined,
+        lateral_mu_reference: Some(m.mu_reference),
         ..m
     }
 }
