@@ -28,8 +28,9 @@
 //! **Load and friction.** `fz` is the vertical load in N; `fz ≤ 0` (and, to stay clear of
 //! divisions by nothing, `fz < 1e-9` N or a non-finite `fz`) gives zero force. `mu` is the
 //! dimensionless surface friction: it scales the friction-limited part of the force (the
-//! peak `D` and vertical shift of the Magic Formula by `mu/mu_reference`, by default to the
-//! same peak friction both ways; the brush and linear tires use `μ = mu` directly). `mu < 1e-9` or non-finite gives zero force.
+//! peak `D` and vertical shift of the Magic Formula by `mu/mu_reference`, and sideways by
+//! `mu/lateral_mu_reference`, or to the same peak both ways; the brush and linear tires use
+//! `μ = mu` directly). `mu < 1e-9` or non-finite gives zero force.
 //!
 //! # Two-level API
 //!

@@ -4,8 +4,8 @@
 //! # Equations
 //!
 //! With `dfz = (fz − fz0)/fz0`, `λμ = mu/mu_reference` longitudinally and
-//! `λμ = mu/lateral_mu_reference` laterally (by default `mu/mu_reference·|p_dx1/p_dy1|`: the
-//! same peak friction both ways, see [`MagicFormula::lateral_mu_reference`]), per axis the
+//! `λμ = mu/lateral_mu_reference` laterally (when that is `None`, `mu/mu_reference·|p_dx1/p_dy1|`:
+//! the same peak friction both ways, see [`MagicFormula::lateral_mu_reference`]), per axis the
 //! pure-slip force is
 //!
 //! ```text
@@ -198,16 +198,17 @@ pub struct MagicFormula {
     /// Friction of the surface the coefficients were measured on, sideways (dimensionless,
     /// `> 0` when given): the lateral `D` and `S_V` scale by `mu / lateral_mu_reference`.
     ///
-    /// `None` (the default, and what serialized data gets when the field is left out): the
-    /// tire's lateral peak friction at `fz0` equals its longitudinal one on every surface,
-    /// `p_dx1·mu/mu_reference`, as the friction circle of the closed forms (`v²/(2·μ·g)`
-    /// braking, `μ·g` cornering) assumes; the lateral curve keeps its own shape, stiffness
-    /// and load dependence (`p_dy2` relative to `p_dy1`). That is, `lateral_mu_reference`
-    /// defaults to `mu_reference·|p_dy1|/p_dx1`. Set it to `mu_reference` to keep the
-    /// measured set's own ratio of lateral to longitudinal peak (0.82 for
-    /// [`MagicFormula::passenger_205_60_r15`], whose drum surface gave its lateral peak
-    /// less than a road's skid figures would).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `None` (what serialized data gets when the field is left out, and
+    /// [`MagicFormula::with_equal_peaks`]): the tire's lateral peak friction at `fz0` equals its
+    /// longitudinal one on every surface, `p_dx1·mu/mu_reference`, as the friction circle of
+    /// the closed forms (`v²/(2·μ·g)` braking, `μ·g` cornering) assumes; the lateral curve
+    /// keeps its own shape, stiffness and load dependence (`p_dy2` relative to `p_dy1`). That
+    /// is, it stands for `mu_reference·|p_dy1|/p_dx1`. `Some(mu_reference)` keeps the measured
+    /// set's own ratio of lateral to longitudinal peak, as
+    /// [`MagicFormula::passenger_205_60_r15`] does (0.82: on its test rig's surface the table's
+    /// two peaks hold), where a car on its tires corners at about 0.77 of the `μ·g` it brakes
+    /// at. The default [`Tire`](crate) of a wheel, the shipped passenger tire file and so every
+    /// car built in code or from the shipped files use `None`.
     pub lateral_mu_reference: Option<f64>,
     /// `p_cx1`: shape factor `Cₓ` (dimensionless, `(0, 2]`).
     pub p_cx1: f64,
@@ -288,15 +289,16 @@ impl MagicFormula {
     /// `KMoula30/outlap` (commit `331f0b5f`). Only the numbers are taken. Scaling factors
     /// (`λ`) are 1; camber terms are not modelled; `mu_reference` is the set's peak
     /// longitudinal friction at `fz0` (`p_dx1`, see [`MagicFormula::mu_reference`]), so on a
-    /// surface of friction μ this tire brakes at μ at its nominal load, and corners at μ too
-    /// (the default [`MagicFormula::lateral_mu_reference`]). Combined slip is
+    /// surface of friction μ this tire brakes at μ at its nominal load, and so is
+    /// `lateral_mu_reference`: on that surface it corners at 0.82·μ, as on the rig the table's
+    /// two peaks hold. [`MagicFormula::with_equal_peaks`] gives the tire that corners at μ too. Combined slip is
     /// [`CombinedSlip::Normalized`]; see [`MagicFormula::passenger_205_60_r15_weighting`]
     /// for the table's own combined-slip coefficients.
     pub fn passenger_205_60_r15() -> Self {
         Self {
             fz0: 4000.0,
             mu_reference: 1.210,
-            lateral_mu_reference: None,
+            lateral_mu_reference: Some(1.210),
             p_cx1: 1.685,
             p_dx1: 1.210,
             p_dx2: -0.037,
@@ -341,6 +343,17 @@ impl MagicFormula {
             p_hy2: 0.0,
             p_vy1: 0.0,
             p_vy2: 0.0,
+            ..self
+        }
+    }
+
+    /// The same tire with its lateral peak friction at `fz0` equal to its longitudinal one on
+    /// every surface ([`MagicFormula::lateral_mu_reference`] `None`): on a road of friction μ it
+    /// brakes and corners at μ at its nominal load, as the closed forms of vehicle dynamics
+    /// take a road's μ to mean.
+    pub fn with_equal_peaks(self) -> Self {
+        Self {
+            lateral_mu_reference: None,
             ..self
         }
     }

@@ -139,10 +139,9 @@ fn load_sensitivity_of_peak_friction() {
             rel(mu_x, m.p_dx1 + m.p_dx2 * dfz) < 1e-12,
             "fz={fz}: μx {mu_x}"
         );
-        // ISO set: p_dy1 < 0, so μy = −(p_dy1 + p_dy2·dfz) = 0.990 − 0.145·dfz, scaled to
-        // the longitudinal peak at fz0 (the default lateral reference): ×1.210/0.990.
+        // ISO set: p_dy1 < 0, so μy = −(p_dy1 + p_dy2·dfz) = 0.990 − 0.145·dfz.
         assert!(
-            rel(mu_y, (m.p_dy1 + m.p_dy2 * dfz).abs() * 1.210 / 0.990) < 1e-12,
+            rel(mu_y, (m.p_dy1 + m.p_dy2 * dfz).abs()) < 1e-12,
             "fz={fz}: μy {mu_y}"
         );
         assert!(
@@ -477,12 +476,15 @@ fn published_set_matches_its_source_values() {
         ),
         (4000.0, 1.685, 1.210, 21.51, 1.193, -0.990, -14.95, 2.130)
     );
-    // On a road of friction mu the tire peaks at mu both ways at its nominal load (the
-    // default lateral reference)...
+    // On its own test surface (mu = mu_reference = p_dx1) the table's peaks hold.
     assert_eq!(m.mu_reference, m.p_dx1);
-    assert_eq!(m.lateral_mu_reference, None);
-    for mu in [0.3, 0.9] {
-        let [dx, dy] = load(&m, 4000.0, mu).peak_force();
+    let tire = load(&m, 4000.0, m.mu_reference);
+    let [dx, dy] = tire.peak_force();
+    assert!(rel(dx / 4000.0, 1.210) < 1e-12, "μx at fz0 {}", dx / 4000.0);
+    assert!(rel(dy / 4000.0, 0.990) < 1e-12, "μy at fz0 {}", dy / 4000.0);
+    // With equal peaks, on a road of friction mu it peaks at mu both ways at fz0.
+    for mu in [0.3, 0.9, 1.21] {
+        let [dx, dy] = load(&m.with_equal_peaks(), 4000.0, mu).peak_force();
         assert!(
             rel(dx / 4000.0, mu) < 1e-12,
             "μx at fz0 {} on {mu}",
@@ -494,17 +496,6 @@ fn published_set_matches_its_source_values() {
             dy / 4000.0
         );
     }
-    // ...and, with the lateral reference set to the longitudinal one, on its own test surface
-    // (mu = mu_reference = p_dx1) the table's peaks hold.
-    let measured = MagicFormula {
-        lateral_mu_reference: Some(m.mu_reference),
-        ..m
-    };
-    let [dx, dy] = load(&measured, 4000.0, m.mu_reference).peak_force();
-    assert!(rel(dx / 4000.0, 1.210) < 1e-12, "μx at fz0 {}", dx / 4000.0);
-    assert!(rel(dy / 4000.0, 0.990) < 1e-12, "μy at fz0 {}", dy / 4000.0);
-    let m = measured;
-    let tire = load(&m, 4000.0, m.mu_reference);
     let [kx, ky] = tire.stiffness();
     assert!(rel(kx, 21.51 * 4000.0) < 1e-12, "Kx at fz0 {kx}");
     let ky_closed = 14.95 * 4000.0 * (2.0 * (1.0_f64 / 2.130).atan()).sin();

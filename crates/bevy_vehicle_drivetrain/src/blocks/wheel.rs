@@ -83,14 +83,20 @@ pub struct Tire {
 
 impl Default for Tire {
     /// A passenger-car tire: the published 205/60R15 Magic Formula set without its shift terms
-    /// (so four of them do not push a symmetric car), relaxation lengths of 0.15 m
+    /// (so four of them do not push a symmetric car) and with its lateral peak friction equal
+    /// to its longitudinal one (so that on a road of friction μ it brakes and corners at μ at
+    /// its nominal load, [`MagicFormula::with_equal_peaks`]), relaxation lengths of 0.15 m
     /// longitudinally and 0.5 m laterally (patch stiffnesses `C/σ` of about 570 kN/m fore-aft
     /// and 90 kN/m sideways at the nominal 4 kN load, in the range measured on passenger
     /// tires, which are stiffer fore-aft than sideways), light patch damping (more on a wheel
     /// held at a crawl, see [`Tire::held_damping`]), and 1.2 % rolling resistance.
     fn default() -> Self {
         Tire {
-            model: TireModel::MagicFormula(MagicFormula::passenger_205_60_r15().without_shifts()),
+            model: TireModel::MagicFormula(
+                MagicFormula::passenger_205_60_r15()
+                    .without_shifts()
+                    .with_equal_peaks(),
+            ),
             relaxation_length: [0.15, 0.5],
             damping: [0.35, 0.2],
             held_damping: 0.65,

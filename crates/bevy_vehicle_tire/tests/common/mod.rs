@@ -36,7 +36,7 @@ impl RefAxis {
 pub fn reference(m: &MagicFormula, fz: f64, mu: f64) -> (RefAxis, RefAxis) {
     let dfz = (fz - m.fz0) / m.fz0;
     let lm = mu / m.mu_reference;
-    // Laterally the surface scales to the longitudinal peak unless a reference is given.
+    // Sideways the set's own reference, or the longitudinal peak's when there is none.
     let lm_y = mu
         / m.lateral_mu_reference
             .unwrap_or(m.mu_reference * (m.p_dy1 / m.p_dx1).abs());
@@ -102,9 +102,7 @@ pub fn reference_weights(m: &MagicFormula, kappa: f64, tan_alpha: f64) -> [f64; 
     [gxa, gyk]
 }
 
-/// `m` with every shift and asymmetry term set to zero: an odd, shift-free tire, with the
-/// measured set's own ratio of lateral to longitudinal peak (`lateral_mu_reference` =
-/// `mu_reference`), so that the sets cover both ways of scaling the lateral peak.
+/// `m` with every shift and asymmetry term set to zero: an odd, shift-free tire.
 pub fn shift_free(m: MagicFormula) -> MagicFormula {
     let combined = match m.combined {
         CombinedSlip::Normalized => CombinedSlip::Normalized,
@@ -144,12 +142,12 @@ pub fn shift_free(m: MagicFormula) -> MagicFormula {
         p_vy1: 0.0,
         p_vy2: 0.0,
         combined,
-        lateral_mu_reference: Some(m.mu_reference),
         ..m
     }
 }
 
-/// The published set with each combined-slip method, and the same shift-free.
+/// The published set with each combined-slip method, the same shift-free, and the normalised
+/// one with its lateral peak equal to its longitudinal one.
 pub fn all_sets() -> Vec<(&'static str, MagicFormula)> {
     let n = MagicFormula::passenger_205_60_r15();
     let w = MagicFormula::passenger_205_60_r15_weighting();
@@ -158,11 +156,12 @@ pub fn all_sets() -> Vec<(&'static str, MagicFormula)> {
         ("published/weighting", w),
         ("shift-free/normalized", shift_free(n)),
         ("shift-free/weighting", shift_free(w)),
+        ("equal-peaks/normalized", n.with_equal_peaks()),
     ]
 }
 
 pub fn shift_free_sets() -> Vec<(&'static str, MagicFormula)> {
-    all_sets().into_iter().skip(2).collect()
+    all_sets().into_iter().skip(2).take(2).collect()
 }
 
 /// Relative difference, safe at zero.
