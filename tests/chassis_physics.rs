@@ -1451,10 +1451,11 @@ fn extreme_conditions_stay_finite() {
 /// nominal load, 4000 N, and their lateral peak rises as the load falls), is at rest after
 /// 10 s (below 1 mm/s), and its tires' contact patches spring back by between what their
 /// carcass and what their slip state give back from where it stopped ([`tire_give_back`];
-/// 10 % either way; measured 0.053-0.057, 0.015-0.016 and 0.004 m). A tire that stored its whole slide as patch
-/// deflection gave it back: the car sprang back by 0.62, 1.75 and 2.2 m, and on ice still
-/// moved at 0.4 m/s after 10 s (see the wheel's relaxation past the peak); one that gave back
-/// all of its slip past the peak, by 0.17, 0.058 and 0.019 m (until 2026-11-28).
+/// 10 % either way; measured 0.053-0.057, 0.015-0.016 and 0.004 m). A tire that stored its
+/// whole slide as patch deflection gave it back: the car sprang back by 0.62, 1.75 and 2.2 m,
+/// and on ice still moved at 0.4 m/s after 10 s (see the wheel's relaxation past the peak);
+/// one that gave back all of its slip past the peak, by 0.17, 0.058 and 0.019 m (until
+/// 2026-11-28, with the tires' lateral peak at 0.82 of the road's μ).
 #[test]
 fn a_car_slid_sideways_stops_without_springing_back() {
     let builder = CarBuilder::default();

@@ -280,6 +280,43 @@ fn a_step_that_goes_astray_is_undone_and_named() {
     );
 }
 
+/// A finite setting far past any engine (`torque_added` 1e300 N·m at full throttle) drives
+/// the crank of a running engine (clutch open) to a finite but meaningless speed in one step
+/// (1.0e298 rad/s), where its sensors' power (torque × speed) overflowed to −∞ with the status
+/// `Ready`. A state beyond 1e100 in magnitude is now taken as gone astray like a non-finite
+/// one: the step is undone, the status names the engine, and every sensor stays finite.
+#[test]
+fn a_finite_but_absurd_setting_stops_the_drivetrain_with_finite_sensors() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, clutch, ..] = spawn_chain(&mut app, car);
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 0.0);
+    tick(&mut app, 1);
+    set_state(&mut app, car, engine, &[rpm_to_rad_s(2000.0)]);
+    tick(&mut app, 5);
+    assert!(get::<EngineSensors>(&app, engine).running);
+    set::<Engine>(&mut app, engine, |e| {
+        e.throttle = 1.0;
+        e.throttle_delay = 0.0;
+        e.torque_added = 1e300;
+    });
+    tick(&mut app, 3);
+    let error = error_text(&app, car);
+    assert!(
+        error.starts_with("vehicle 'car' block 'engine': a step left its state"),
+        "{error}"
+    );
+    let s = get::<EngineSensors>(&app, engine);
+    for (name, value) in [
+        ("rpm", s.rpm),
+        ("torque", s.torque),
+        ("power", s.power),
+        ("shaft_torque", s.shaft_torque),
+    ] {
+        assert!(value.is_finite() && value.abs() < 1e6, "{name} {value}");
+    }
+}
+
 /// A block whose settings change its shape (here a wheel's load, from a carried vehicle mass
 /// with two states to a tire with five) cannot be updated in place: the vehicle is rebuilt
 /// around it, keeps running (the wheel keeps its angle and spin), and the new load acts.

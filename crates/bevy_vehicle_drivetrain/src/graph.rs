@@ -76,10 +76,11 @@ pub enum DrivetrainError {
         /// The other block's vehicle, if it has one.
         other_vehicle: Option<String>,
     },
-    /// A step left the state of a block not finite (NaN or infinite): the step was undone and
-    /// the drivetrain stopped. Its settings ask more than the substep can follow (a wheel or
-    /// engine far too light for the torques on it, a torque, ratio or brake of 1e9); changing
-    /// any of its blocks rebuilds it.
+    /// A step left the state of a block not finite (NaN or infinite) or beyond 1e100 in
+    /// magnitude (in its unit; no real state comes near it): the step was undone and the
+    /// drivetrain stopped. Its settings ask more than the substep can follow (a wheel or engine
+    /// far too light for the torques on it, a torque, ratio or brake of 1e9, a torque of
+    /// 1e300); changing any of its blocks rebuilds it.
     Diverged {
         /// The first block whose state went astray.
         block: String,
@@ -169,8 +170,9 @@ impl fmt::Display for DrivetrainError {
             },
             DrivetrainError::Diverged { block } => write!(
                 f,
-                "block '{block}': a step left its state not finite (NaN or infinite), so the \
-                 step was undone and the drivetrain stopped; its settings ask more than the \
+                "block '{block}': a step left its state not finite (NaN or infinite) or past \
+                 1e100 in magnitude, so the step was undone and the drivetrain stopped; its \
+                 settings ask more than the \
                  substep can follow (a wheel or engine far too light for the torques on it, a \
                  torque, ratio or brake far too large)"
             ),

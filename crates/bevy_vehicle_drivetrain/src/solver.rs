@@ -34,6 +34,10 @@ use crate::shaft::{Pass, Shaft, ShaftUp};
 const MAX_MODE_ROUNDS: usize = 4;
 /// Tires evaluated together at each stage (a car's four).
 const TIRE_LANES: usize = 4;
+/// Largest magnitude a state may reach in a step (in its unit: rad/s, rad, m, ...) before the
+/// step counts as gone astray. No drivetrain state comes near it, and products of such a state
+/// with settings (a sensor's power, torque × speed) stay finite.
+pub(crate) const STATE_LIMIT: f64 = 1e100;
 
 /// A block as the solver holds it: the user's component, plus its runtime state and latest
 /// sensors. Object-safe view of [`Block`].
@@ -569,8 +573,9 @@ impl Program {
     /// `hook` runs before each of the four RK4 stages of every substep (never in the mode
     /// settling or momentum passes), with the stage's state.
     ///
-    /// A step that leaves any state not finite (settings beyond what the substep can follow:
-    /// a wheel or engine far too light for its loads, a torque or ratio of 1e9) is undone:
+    /// A step that leaves any state not finite or beyond [`STATE_LIMIT`] (settings beyond what
+    /// the substep can follow: a wheel or engine far too light for its loads, a torque or ratio
+    /// of 1e9, a torque added of 1e300) is undone:
     /// the state goes back to where the step started and [`Program::diverged`] names the first
     /// node that went astray. The sensors are not brought up to date.
     pub fn step<H: FnMut(&mut StageWheels)>(
@@ -661,7 +666,9 @@ impl Program {
                 x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
             }
         }
-        if let Some(bad) = x.iter().position(|v| !v.is_finite()) {
+        // NaN is not within the limit either.
+        let within = |v: &f64| v.abs() <= STATE_LIMIT;
+        if let Some(bad) = x.iter().position(|v| !within(v)) {
             x.copy_from_slice(start);
             *diverged = passes.nodes.iter().position(|n| n.state().contains(&bad));
             return;

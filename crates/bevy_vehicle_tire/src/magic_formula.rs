@@ -193,7 +193,8 @@ pub struct MagicFormula {
     /// A surface's friction coefficient is the peak longitudinal friction a tire reaches on it
     /// at its nominal load: that is what road friction figures (dry asphalt about 0.9, ice about
     /// 0.1) measure. So for a measured coefficient set, `mu_reference` is the set's own peak
-    /// friction at `fz0`, `p_dx1`: on a surface of friction `mu` the tire then peaks at `mu`.
+    /// friction at `fz0`, `p_dx1`: on a surface of friction `mu` the tire then peaks at `mu`
+    /// fore and aft (and sideways, see [`MagicFormula::lateral_mu_reference`]).
     pub mu_reference: f64,
     /// Friction of the surface the coefficients were measured on, sideways (dimensionless,
     /// `> 0` when given): the lateral `D` and `S_V` scale by `mu / lateral_mu_reference`.
@@ -207,8 +208,8 @@ pub struct MagicFormula {
     /// set's own ratio of lateral to longitudinal peak, as
     /// [`MagicFormula::passenger_205_60_r15`] does (0.82: on its test rig's surface the table's
     /// two peaks hold), where a car on its tires corners at about 0.77 of the `μ·g` it brakes
-    /// at. The default [`Tire`](crate) of a wheel, the shipped passenger tire file and so every
-    /// car built in code or from the shipped files use `None`.
+    /// at. A wheel's default `Tire` (in `bevy_vehicle_drivetrain`), the shipped passenger tire
+    /// file and so every car built in code or from the shipped files use `None`.
     pub lateral_mu_reference: Option<f64>,
     /// `p_cx1`: shape factor `Cₓ` (dimensionless, `(0, 2]`).
     pub p_cx1: f64,
@@ -290,8 +291,9 @@ impl MagicFormula {
     /// (`λ`) are 1; camber terms are not modelled; `mu_reference` is the set's peak
     /// longitudinal friction at `fz0` (`p_dx1`, see [`MagicFormula::mu_reference`]), so on a
     /// surface of friction μ this tire brakes at μ at its nominal load, and so is
-    /// `lateral_mu_reference`: on that surface it corners at 0.82·μ, as on the rig the table's
-    /// two peaks hold. [`MagicFormula::with_equal_peaks`] gives the tire that corners at μ too. Combined slip is
+    /// `lateral_mu_reference`: on that surface it corners at 0.82·μ, as on the rig the
+    /// table's two peaks hold ([`MagicFormula::with_equal_peaks`] gives the tire that corners
+    /// at μ too). Combined slip is
     /// [`CombinedSlip::Normalized`]; see [`MagicFormula::passenger_205_60_r15_weighting`]
     /// for the table's own combined-slip coefficients.
     pub fn passenger_205_60_r15() -> Self {
