@@ -306,6 +306,7 @@ fn a_finite_but_absurd_setting_stops_the_drivetrain_with_finite_sensors() {
         error.starts_with("vehicle 'car' block 'engine': a step left its state"),
         "{error}"
     );
+    // The last good values: a car engine's, far below 1e6 in each unit (rpm, N·m, W).
     let s = get::<EngineSensors>(&app, engine);
     for (name, value) in [
         ("rpm", s.rpm),
