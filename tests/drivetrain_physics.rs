@@ -1193,6 +1193,7 @@ fn step_on_a_body(
         friction: 1.0,
         body_mass_fraction: [1.0; 2],
         body_mass: mass,
+        displacement: None,
     };
     tick(app, 1);
 }

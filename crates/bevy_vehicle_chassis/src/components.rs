@@ -270,6 +270,15 @@ pub struct WheelState {
     /// [`WheelContact::body_mass`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass)).
     /// Zero while the wheel is in the air.
     pub body_mass: f64,
+    /// How far the wheel centre moved over the ground during the last step, in the tire frame
+    /// `[forward, left]` (m): its displacement since the last probe, less the ground's own
+    /// motion under it. `None` while the wheel is in the air, on the step it touches down, and
+    /// where the centre did not move at all (a body far from the origin cannot move by less
+    /// than its `f32` position's precision in a step, and then stands still whatever its
+    /// velocity).
+    /// A held tire's patch is anchored to the ground by it (see
+    /// [`WheelContact::displacement`](bevy_vehicle_drivetrain::blocks::WheelContact::displacement)).
+    pub displacement: Option<[f64; 2]>,
 }
 
 /// On a vehicle entity: brakes, from the driver's pedal, handbrake and parking lock to a brake

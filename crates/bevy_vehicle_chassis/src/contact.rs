@@ -765,6 +765,15 @@ pub(crate) fn probe_ground(
                 } else {
                     [heading, left].map(|axis| f64::from(gravity.dot(axis)))
                 };
+                // How far the wheel centre moved over the ground since the last probe: a held
+                // tire's patch is anchored by it. Not known where the centre did not move at
+                // all: far from the origin a body's `f32` position cannot take a step smaller
+                // than its precision (7.6 µm at 68 m), and a body creeping slower than that per
+                // step stands still with a velocity its tires must still stop.
+                let displacement = (state.grounded && hit.center != state.center).then(|| {
+                    let moved = hit.center - state.center - ground_velocity * dt;
+                    [heading, left].map(|axis| f64::from(moved.dot(axis)))
+                });
                 *state = WheelState {
                     grounded: true,
                     travel,
@@ -791,6 +800,7 @@ pub(crate) fn probe_ground(
                     acceleration,
                     center: hit.center,
                     body_mass_fraction: [heading, left].map(|axis| body.mass_fraction(&hit, axis)),
+                    displacement,
                     ..default()
                 };
             }

@@ -338,6 +338,7 @@ pub(crate) fn step_vehicles(
                     friction: state.friction,
                     body_mass_fraction: state.body_mass_fraction,
                     body_mass: state.body_mass,
+                    displacement: state.displacement,
                 };
             }
         }
