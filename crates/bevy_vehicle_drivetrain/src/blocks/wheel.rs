@@ -141,7 +141,8 @@ pub struct WheelContact {
     pub body_mass: f64,
     /// How far the wheel centre moved over the ground during the last fixed step, in this
     /// step's tire frame `[forward, left]` (m), as the body's integrator moved it; `None` when
-    /// unknown (the wheel has just touched down, or the road is prescribed). A held tire's
+    /// unknown (the wheel has just touched down, the road is prescribed, or the chassis could
+    /// not tell: see the chassis's `WheelState::displacement`). A held tire's
     /// patch is anchored to the ground by it ([`WheelRuntime`]'s held patch): its deflection
     /// follows the distance its wheel really moved since it stuck. Not finite: taken as `None`.
     pub displacement: Option<[f64; 2]>,
@@ -424,8 +425,8 @@ pub struct WheelRuntime {
     floored_relaxation: [f64; 3],
     /// A held tire's patch at the start of the last step, `[angle, κ, drift]`: the wheel's
     /// angle (rad), its longitudinal slip state (dimensionless) and the distance the wheel had
-    /// drifted from where the state puts it (m), kept while the brake holds a wheel whose patch
-    /// sticks. See [`anchor_held_patch`].
+    /// drifted from where the state puts it (m), kept while the tire carries a load and its
+    /// patch sticks (within its peak slip). See [`anchor_held_patch`].
     held_patch: Option<[f64; 3]>,
 }
 
