@@ -958,14 +958,14 @@ const HELD_PATCH_ANCHOR_RATE: f64 = 2.0;
 /// (`|vx|·κ`). The body's integrator then moves the wheel by a somewhat different distance,
 /// and a held patch does not relax: it stays where it stuck until it slides. Nothing took the
 /// difference up, and over a lurch it added up: a car set down on a 30 % slope on its parking
-/// lock came to rest 9.6 / 7.0 / 6.4 mm down it at 30 / 60 / 120 Hz while its rear patches
-/// held the same 5 mm at each (22.8 mm at 15 Hz). So the wheel adds the distance its centre
+/// lock came to rest 20.4 / 14.0 / 9.4 / 6.9 / 6.5 mm down it at 15 / 20 / 30 / 60 / 120 Hz
+/// while its rear patches held the same 5.1 mm at each. So the wheel adds the distance its centre
 /// really moved over the last step ([`WheelContact::displacement`]) less what its slip state
 /// moved by (`−σ·Δκ`) to a drift, and takes the drift up at [`HELD_PATCH_ANCHOR_RATE`]. The
 /// drift is measured with the tire's own `σ`, not the longer one the stages may take at a low
 /// rate ([`WheelRuntime::min_relaxation`]): those keep the patch's modes within a substep,
 /// while at rest the patch holds what its carcass does, `F·σ/C`, at every rate. The car on the
-/// slope now rests 5.1 mm down it at 15 to 120 Hz.
+/// slope now rests 5.10–5.12 mm down it at 15 to 120 Hz.
 ///
 /// Only while the brake held the wheel through the whole last step (its angle unchanged) and
 /// its patch stuck (the state within the tire's peak slip before and after: past it the patch
