@@ -6,7 +6,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{
-    Collider, ColliderMassProperties, ExternalForce, ExternalImpulse, Velocity,
+    Collider, ColliderMassProperties, ExternalForce, ExternalImpulse, ReadMassProperties, Velocity,
 };
 use bevy_vehicle_physics::prelude::*;
 use common::*;
@@ -617,6 +617,47 @@ fn bad_suspension_at_runtime_halts_the_vehicle_until_fixed() {
         rest_height(&builder)
     );
     assert!(velocity(&app, car).length() < 0.01);
+}
+
+/// A car refused from its first step (a bad suspension set before it ever ran), so that its
+/// body joins Rapier disabled, and fixed two steps later: once it runs again its body's mass
+/// reads the car's 1300 kg (Rapier weighs a body spawned disabled at zero, and tells the game
+/// only when asked), and it settles at ride height (within 1 cm) on four wheels.
+#[test]
+fn a_car_refused_from_its_first_step_weighs_its_mass_once_fixed() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let builder = CarBuilder::default();
+    let car = spawn_car(
+        &mut app,
+        &builder,
+        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
+    );
+    let fl = wheel_named(&mut app, car, "wheel_fl");
+    let good = get::<Suspension>(&app, fl);
+    set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
+    tick(&mut app, 2);
+    assert!(status(&app, car).error().is_some(), "refused");
+    set::<Suspension>(&mut app, fl, |s| *s = good.clone());
+    let settled = tick_finite(&mut app, car, 300);
+    assert_eq!(status(&app, car), ChassisStatus::Ready);
+    let mass = get::<ReadMassProperties>(&app, car).get().mass;
+    assert!(
+        (mass - builder.mass).abs() < 1e-3 * builder.mass,
+        "the body weighs {mass} kg, the car {} kg",
+        builder.mass
+    );
+    let grounded = wheels(&mut app, car)
+        .into_iter()
+        .filter(|&w| get::<WheelState>(&app, w).grounded)
+        .count();
+    assert_eq!(grounded, 4);
+    assert!(
+        (settled.translation.y - rest_height(&builder)).abs() < 0.01,
+        "rests at {} m, ride height {} m",
+        settled.translation.y,
+        rest_height(&builder)
+    );
 }
 
 #[test]

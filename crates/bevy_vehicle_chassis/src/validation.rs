@@ -217,6 +217,7 @@ pub(crate) struct VehicleParts {
     ready: Has<ChassisReady>,
     disabled_by_us: Has<DisabledByChassis>,
     disabled: Has<RigidBodyDisabled>,
+    in_rapier: Has<RapierContextEntityLink>,
 }
 
 /// A wheel, as the validation sees it.
@@ -250,6 +251,7 @@ fn check_wheel(
 /// simulation (and puts fixed ones back).
 pub(crate) fn validate_chassis(
     mut commands: Commands,
+    mut mass_modified: MessageWriter<MassModifiedMessage>,
     changed_vehicles: Query<
         Entity,
         (
@@ -333,11 +335,19 @@ pub(crate) fn validate_chassis(
 
         let mut ec = commands.entity(entity);
         if vehicle.status.is_ready() {
+            if vehicle.disabled_by_us {
+                // Back into the simulation, ready from the next step. A body that joined
+                // Rapier disabled (a vehicle refused from its first step) weighs nothing there
+                // until it steps enabled, and the game reads its mass only when told it
+                // changed: until 2026-11-28 such a car, once fixed, ran on a body read as 0 kg.
+                ec.remove::<(RigidBodyDisabled, DisabledByChassis)>();
+                if vehicle.in_rapier {
+                    mass_modified.write(entity.into());
+                }
+                continue;
+            }
             if !vehicle.ready {
                 ec.insert(ChassisReady);
-                if vehicle.disabled_by_us {
-                    ec.remove::<(RigidBodyDisabled, DisabledByChassis)>();
-                }
                 // Brakes follow the controls when they change: apply them again now.
                 if let Some(mut controls) = vehicle.controls {
                     controls.set_changed();
