@@ -21,8 +21,8 @@ fn message(result: Result<(), ChassisError>) -> String {
     result.expect_err("the setting must be refused").to_string()
 }
 
-/// An app with a flat road and the default car resting on it, settled for `settle` steps.
-fn settled_car(settle: usize) -> (App, Entity, CarBuilder) {
+/// An app with a flat road and the default car set down on it at ride height, not yet run.
+fn car_on_flat_ground() -> (App, Entity, CarBuilder) {
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
@@ -31,6 +31,33 @@ fn settled_car(settle: usize) -> (App, Entity, CarBuilder) {
         &builder,
         Transform::from_xyz(0.0, rest_height(&builder), 0.0),
     );
+    (app, car, builder)
+}
+
+/// Asserts that `car`, whose body stands at `settled`, rests on four wheels at ride height
+/// (within 1 cm).
+fn assert_rests_on_four_wheels(
+    app: &mut App,
+    car: Entity,
+    builder: &CarBuilder,
+    settled: Transform,
+) {
+    let grounded = wheels(app, car)
+        .into_iter()
+        .filter(|&w| get::<WheelState>(app, w).grounded)
+        .count();
+    assert_eq!(grounded, 4);
+    assert!(
+        (settled.translation.y - rest_height(builder)).abs() < 0.01,
+        "rests at {} m, ride height {} m",
+        settled.translation.y,
+        rest_height(builder)
+    );
+}
+
+/// An app with a flat road and the default car resting on it, settled for `settle` steps.
+fn settled_car(settle: usize) -> (App, Entity, CarBuilder) {
+    let (mut app, car, builder) = car_on_flat_ground();
     tick(&mut app, settle);
     assert_eq!(status(&app, car), ChassisStatus::Ready);
     (app, car, builder)
@@ -605,17 +632,7 @@ fn bad_suspension_at_runtime_halts_the_vehicle_until_fixed() {
     tick(&mut app, 1);
     assert_eq!(status(&app, car), ChassisStatus::Ready);
     let settled = tick_finite(&mut app, car, 300);
-    let grounded = wheels(&mut app, car)
-        .into_iter()
-        .filter(|&w| get::<WheelState>(&app, w).grounded)
-        .count();
-    assert_eq!(grounded, 4);
-    assert!(
-        (settled.translation.y - rest_height(&builder)).abs() < 0.01,
-        "rests at {} m, ride height {} m",
-        settled.translation.y,
-        rest_height(&builder)
-    );
+    assert_rests_on_four_wheels(&mut app, car, &builder, settled);
     assert!(velocity(&app, car).length() < 0.01);
 }
 
@@ -625,14 +642,7 @@ fn bad_suspension_at_runtime_halts_the_vehicle_until_fixed() {
 /// only when asked), and it settles at ride height (within 1 cm) on four wheels.
 #[test]
 fn a_car_refused_from_its_first_step_weighs_its_mass_once_fixed() {
-    let mut app = create_app(60.0);
-    spawn_flat_ground(&mut app, 0.9);
-    let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
-    );
+    let (mut app, car, builder) = car_on_flat_ground();
     let fl = wheel_named(&mut app, car, "wheel_fl");
     let good = get::<Suspension>(&app, fl);
     set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
@@ -647,17 +657,7 @@ fn a_car_refused_from_its_first_step_weighs_its_mass_once_fixed() {
         "the body weighs {mass} kg, the car {} kg",
         builder.mass
     );
-    let grounded = wheels(&mut app, car)
-        .into_iter()
-        .filter(|&w| get::<WheelState>(&app, w).grounded)
-        .count();
-    assert_eq!(grounded, 4);
-    assert!(
-        (settled.translation.y - rest_height(&builder)).abs() < 0.01,
-        "rests at {} m, ride height {} m",
-        settled.translation.y,
-        rest_height(&builder)
-    );
+    assert_rests_on_four_wheels(&mut app, car, &builder, settled);
 }
 
 #[test]
