@@ -984,7 +984,8 @@ fn anchor_held_patch(rt: &WheelRuntime, state: &mut [f64], dt: f64, sigma: f64) 
     let drift = drift + moved + (state[2] - slip) * sigma;
     let taken = drift * (HELD_PATCH_ANCHOR_RATE * dt).min(1.0);
     let anchored = state[2] - taken / sigma;
-    if sigma > 0.0 && anchored.is_finite() && anchored.abs() <= rt.peak_slip[0] {
+    // (`sigma` is a validated, positive setting: a state not finite would be a bad contact.)
+    if anchored.is_finite() && anchored.abs() <= rt.peak_slip[0] {
         state[2] = anchored;
         drift - taken
     } else {
@@ -1102,13 +1103,10 @@ impl Block for Wheel {
             if !valid {
                 rt.contact = WheelContact::default();
             }
-            if rt
+            rt.contact.displacement = rt
                 .contact
                 .displacement
-                .is_some_and(|d| !d.iter().all(|x| x.is_finite()))
-            {
-                rt.contact.displacement = None;
-            }
+                .filter(|d| d.iter().all(|x| x.is_finite()));
             rt.measured = [rt.contact.velocity, rt.contact.acceleration];
             rt.tire = tire
                 .model
