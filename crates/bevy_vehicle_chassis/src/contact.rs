@@ -24,6 +24,7 @@ use bevy_rapier3d::rapier::prelude::{
 use smallvec::SmallVec;
 
 use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelMount, WheelState};
+use crate::first_step::BodyMass;
 use crate::modules::systems::{ModuleScratch, finite_or};
 use crate::modules::{
     AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, VehicleModules,
@@ -516,7 +517,7 @@ struct BodyInertia {
 }
 
 impl BodyInertia {
-    fn new(mass: &ReadMassProperties, transform: &Transform) -> Self {
+    fn new(mass: &MassProperties, transform: &Transform) -> Self {
         let frame = Mat3::from_quat(transform.rotation * mass.principal_inertia_local_frame);
         let inverse = mass.principal_inertia.map(|i| {
             if i > 0.0 && i.is_finite() {
@@ -608,6 +609,7 @@ pub(crate) fn probe_ground(
     >,
     mut wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
     configuration: Query<&RapierConfiguration>,
+    body_mass: BodyMass,
 ) -> Result {
     let ctx = rapier.single()?;
     let gravity = configuration
@@ -635,7 +637,7 @@ pub(crate) fn probe_ground(
         } = &mut *modules;
         let rotation = transform.rotation;
         let up = rotation * Vec3::Y;
-        let body = BodyInertia::new(mass, transform);
+        let body = BodyInertia::new(&body_mass.of(vehicle, mass), transform);
         let corner_mass = body.corner_mass(
             up,
             inputs

@@ -6,6 +6,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::{Aerodynamics, WheelState};
+use crate::first_step::BodyMass;
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
@@ -17,6 +18,7 @@ pub(crate) fn apply_forces(
     rapier: ReadRapierContext,
     mut vehicles: Query<
         (
+            Entity,
             &Transform,
             &Velocity,
             &ReadMassProperties,
@@ -30,14 +32,15 @@ pub(crate) fn apply_forces(
     mut wheels: Query<(&WheelSensors, &mut WheelState)>,
     mut grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
     mut commands: Commands,
+    body_mass: BodyMass,
 ) -> Result {
     let dt = time.delta_secs();
     let ctx = rapier.single()?;
-    for (transform, velocity, mass, drivetrain, blocks, aero, mut force) in &mut vehicles {
+    for (vehicle, transform, velocity, mass, drivetrain, blocks, aero, mut force) in &mut vehicles {
         // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
         // to give: the tires carry the load and nothing else.
         let tires = *drivetrain.status() == DrivetrainStatus::Ready;
-        let com = transform.transform_point(mass.local_center_of_mass);
+        let com = transform.transform_point(body_mass.of(vehicle, mass).local_center_of_mass);
         let mut total = ExternalForce::default();
         for block in blocks.iter() {
             let Ok((sensors, mut state)) = wheels.get_mut(block) else {

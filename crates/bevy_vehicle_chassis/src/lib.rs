@@ -33,6 +33,7 @@ mod builder;
 mod components;
 mod contact;
 mod error;
+mod first_step;
 mod forces;
 mod hitch;
 pub mod modules;

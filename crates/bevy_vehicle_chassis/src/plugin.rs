@@ -5,6 +5,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::DrivetrainSystems;
 
 use crate::contact::probe_ground;
+use crate::first_step::hold_vehicles_over_new_ground;
 use crate::forces::apply_forces;
 use crate::hitch::{follow_tow_brakes, on_hitch_inserted, on_hitch_removed};
 use crate::modules::install::on_reset_vehicle;
@@ -104,7 +105,9 @@ impl Plugin for ChassisPlugin {
                     .in_set(VehicleSystems::Controls),
                 step_vehicles.in_set(DrivetrainSystems::Step),
                 probe_ground.in_set(VehicleSystems::Contact),
-                apply_forces.in_set(VehicleSystems::ApplyForces),
+                (apply_forces, hold_vehicles_over_new_ground)
+                    .chain()
+                    .in_set(VehicleSystems::ApplyForces),
                 (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
             ),
         )
