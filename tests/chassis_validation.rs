@@ -702,6 +702,28 @@ fn bad_vehicle_settings_at_runtime_are_refused_and_fixed() {
             "vehicle 'car': setting `collider_mass_properties.mass` must not be negative (kg), got -1300",
         ),
         (
+            // Not wrong on the one collider (another could carry the mass), but the body has
+            // none: Rapier held it still with its status ready until 2026-11-28.
+            Box::new(|app, car| {
+                set::<ColliderMassProperties>(app, car, |m| *m = ColliderMassProperties::Mass(0.0))
+            }),
+            "vehicle 'car': setting `body.mass` must be greater than 0 (kg), got 0 (the sum of \
+             the body's colliders and its additional mass; Rapier would hold a body without it \
+             still)",
+        ),
+        (
+            Box::new(|app, car| {
+                set::<ColliderMassProperties>(app, car, |m| {
+                    if let ColliderMassProperties::MassProperties(p) = m {
+                        p.principal_inertia.y = 0.0;
+                    }
+                })
+            }),
+            "vehicle 'car': setting `body.principal_inertia.y` must be greater than 0 (kg·m²), \
+             got 0 (the sum of the body's colliders and its additional mass; Rapier would hold \
+             a body without it still)",
+        ),
+        (
             Box::new(|app, car| {
                 let w = wheel_named(app, car, "wheel_rr");
                 set::<Wheel>(app, w, |w| w.radius = 0.0);

@@ -23,8 +23,8 @@ use bevy_rapier3d::rapier::prelude::{
 
 use smallvec::SmallVec;
 
+use crate::body_mass::BodyMass;
 use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelMount, WheelState};
-use crate::first_step::BodyMass;
 use crate::modules::systems::{ModuleScratch, finite_or};
 use crate::modules::{
     AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, VehicleModules,

@@ -5,8 +5,8 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
+use crate::body_mass::BodyMass;
 use crate::components::{Aerodynamics, WheelState};
-use crate::first_step::BodyMass;
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force

@@ -29,6 +29,7 @@
 //!
 //! Frames: the chassis frame is Bevy's (+X right, +Y up, −Z forward); units are SI.
 
+mod body_mass;
 mod builder;
 mod components;
 mod contact;

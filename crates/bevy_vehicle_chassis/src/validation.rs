@@ -7,6 +7,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::BlockSlot;
 use bevy_vehicle_drivetrain::prelude::*;
 
+use crate::body_mass::BodyMass;
 use crate::components::{
     Aerodynamics, AntiRollBars, Brakes, SpeedLimiter, Steering, Suspension, WheelMount, WheelState,
 };
@@ -19,7 +20,9 @@ use crate::vehicle::Vehicle;
 /// vehicle appears and whenever one of them changes (in [`VehicleSystems::Validate`], at the
 /// start of each fixed step): on the vehicle entity [`Brakes`], [`Steering`],
 /// [`AntiRollBars`], [`Aerodynamics`], [`SpeedLimiter`] and the Rapier mass properties
-/// ([`ColliderMassProperties`], [`AdditionalMassProperties`]); on each wheel block carrying a
+/// ([`ColliderMassProperties`], [`AdditionalMassProperties`], and the mass and principal
+/// inertias above 0 they and the body's colliders add up to, `body.mass` and
+/// `body.principal_inertia`: Rapier holds a body without them still); on each wheel block carrying a
 /// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. And at the start of
 /// every step, the body's state as Rapier is about to be handed it: its `Transform`,
 /// [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with a scale
@@ -110,6 +113,29 @@ pub(crate) fn check_collider_mass(p: &ColliderMassProperties) -> Result<(), Chas
             check_mass_properties("collider_mass_properties", mp)
         }
     }
+}
+
+/// Checks the mass properties Rapier builds for a vehicle's body from all its colliders and
+/// its additional mass (`mp`, from [`BodyMass::sum_of_colliders`]): a mass and each principal
+/// inertia above 0. A zero on one component is not wrong on its own (another may carry the
+/// mass), but a body with no mass, or none about an axis, does not move under the wheels'
+/// forces: Rapier holds it still.
+fn check_body_mass(mp: &MassProperties) -> Result<(), ChassisError> {
+    const WHY: &str = "(the sum of the body's colliders and its additional mass; Rapier would \
+                       hold a body without it still)";
+    positive("body.mass", mp.mass, "kg")
+        .and_then(|()| {
+            each_axis(
+                "body.principal_inertia",
+                mp.principal_inertia,
+                "kg·m²",
+                positive,
+            )
+        })
+        .map_err(|mut e| {
+            e.reason = format!("{} {WHY}", e.reason);
+            e
+        })
 }
 
 /// Checks a body's additional mass properties.
@@ -262,6 +288,7 @@ pub(crate) fn validate_chassis(
                 Changed<AntiRollBars>,
                 Changed<Aerodynamics>,
                 Changed<SpeedLimiter>,
+                Changed<Collider>,
                 Changed<ColliderMassProperties>,
                 Changed<AdditionalMassProperties>,
                 Changed<Blocks>,
@@ -279,6 +306,7 @@ pub(crate) fn validate_chassis(
     >,
     mut vehicles: Query<VehicleParts, With<Vehicle>>,
     mut wheels: Query<WheelParts>,
+    body_mass: BodyMass,
     mut dirty: Local<Vec<Entity>>,
 ) {
     dirty.clear();
@@ -302,6 +330,7 @@ pub(crate) fn validate_chassis(
             continue;
         };
         let result = vehicle.settings.validate().and_then(|()| {
+            check_body_mass(&body_mass.sum_of_colliders(entity))?;
             for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
                 if let Ok(w) = wheels.get(block) {
                     check_wheel(w.mount, w.suspension, w.wheel)

@@ -21,6 +21,12 @@ use crate::validation::ChassisStatus;
 /// Its chassis settings are checked when they are added or changed; the result is in its
 /// [`ChassisStatus`], and a vehicle whose settings are refused is not simulated until they are
 /// fixed.
+///
+/// A vehicle spawned in the same frame as the ground under it cannot find that ground on its
+/// first fixed step (Rapier takes new colliders into its queries only when it steps): when
+/// its wheels find no ground on that step while another new collider joins with it, it is
+/// held against gravity for the step (its [`GravityScale`] is 0, then given back), and it
+/// stands on the ground from its second step as it would have from its first on older ground.
 #[derive(Component, Clone, Copy, Debug, Default)]
 #[require(
     RigidBody = RigidBody::Dynamic,
