@@ -22,12 +22,12 @@ use crate::vehicle::Vehicle;
 /// [`AntiRollBars`], [`Aerodynamics`], [`SpeedLimiter`] and the Rapier mass properties
 /// ([`ColliderMassProperties`], [`AdditionalMassProperties`], and the mass and principal
 /// inertias above 0 they and the body's colliders add up to, `body.mass` and
-/// `body.principal_inertia`: Rapier holds a body without them still); on each wheel block carrying a
-/// [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. And at the start of
-/// every step, the body's state as Rapier is about to be handed it: its `Transform`,
-/// [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with a scale
-/// above 0 (an impulse that is not finite is discarded, so the vehicle runs again at the
-/// next step; a pose or velocity must be set right by whoever set it). NaN and infinities
+/// `body.principal_inertia`: Rapier holds a body without them still); on each wheel block
+/// carrying a [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. And at the
+/// start of every step, the body's state as Rapier is about to be handed it: its
+/// `Transform`, [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with
+/// a scale above 0 (an impulse that is not finite is discarded, so the vehicle runs again at
+/// the next step; a pose or velocity must be set right by whoever set it). NaN and infinities
 /// are refused everywhere, and each value must lie in the range its field documents.
 ///
 /// A vehicle whose settings are refused is **not simulated** until they are fixed: its body gets
