@@ -81,17 +81,39 @@ fn static_ride_height_matches_spring_rate_and_axle_loads() {
     assert!(velocity(&app, car).length() < 1e-3);
 }
 
-/// Heave: dropped 0.1 m, the body oscillates with the quarter-car natural frequency
-/// `√(k/m_q)` and damping ratio `c/(2√(k·m_q))` (5 %; measured 1.7 % and 1.5 % high, each
-/// peak placed on the parabola through its three samples).
+/// Heave: dropped 0.1 m, the default car's body (centre of mass over the middle of the
+/// wheelbase, no anti-roll bars) oscillates with the quarter-car natural frequency
+/// `√(k/m_q)` and damping ratio `c/(2√(k·m_q))`, at 30, 60 and 120 Hz, with damping ratios
+/// 0.19 and 0.40 (2 %; the issue asks 5 %; each peak placed on the parabola through its
+/// three samples). Measured: `ω_n` within 0.30 %, ζ within 1.04 % (the worst, both at 30 Hz).
 ///
-/// The damper's force is held over the fixed step at the travel rate of the step's start,
-/// half a step behind the motion, which stiffens the suspension by about `c·ω²·dt/2`: the
-/// measured frequency is 3.8 % high at 30 Hz, 1.7 % at 60 and 0.8 % at 120 (first order in
-/// the step).
+/// Until 2026-11-28 the dampers acted on the travel rate at the step's start, half a step
+/// behind the motion (Rapier holds the force over the step), which stiffened the suspension
+/// by about `c·ω²·dt/2`: `ω_n` 3.8 % and ζ 2.8 % high at 30 Hz with ζ = 0.19, and 8.0 % and
+/// 6.9 % with ζ = 0.40 (3.5 % and 3.3 % at 60 Hz). They now act on the rate predicted for the
+/// step's middle (`CornerInput::rate`).
 #[test]
 fn heave_oscillation_matches_quarter_car() {
-    let hz = 60.0;
+    for c in [1_200.0, 2_500.0] {
+        for hz in [30.0, 60.0, 120.0] {
+            let [omega, zeta] = heave(hz, c);
+            println!(
+                "c {c} N·s/m at {hz} Hz: ω_n {:+.2} %, ζ {:+.2} %",
+                (omega - 1.0) * 100.0,
+                (zeta - 1.0) * 100.0
+            );
+            assert!(
+                (omega - 1.0).abs() < 0.02 && (zeta - 1.0).abs() < 0.02,
+                "c {c} N·s/m at {hz} Hz: ω_n {omega}×, ζ {zeta}× the quarter car's"
+            );
+        }
+    }
+}
+
+/// The default car dropped 0.1 m onto flat ground at `hz`, with dampers of `c` (N·s/m) and no
+/// anti-roll bars: its body's heave natural frequency and damping ratio over the quarter car's
+/// `[ω_n, ζ]` (see the test above).
+fn heave(hz: f64, c: f64) -> [f64; 2] {
     let mut app = create_app(hz);
     spawn_flat_ground(&mut app, 0.9);
     let mut builder = CarBuilder {
@@ -99,7 +121,6 @@ fn heave_oscillation_matches_quarter_car() {
         anti_roll_bars: [0.0, 0.0],
         ..default()
     };
-    let c = 1_200.0;
     builder.wheel.suspension.bump_damping = c;
     builder.wheel.suspension.rebound_damping = c;
     builder.wheel.suspension.extension_limit = 0.15;
@@ -147,14 +168,7 @@ fn heave_oscillation_matches_quarter_car() {
     let zeta_measured = decrement / (4.0 * std::f64::consts::PI.powi(2) + decrement.powi(2)).sqrt();
     let omega_d = 2.0 * std::f64::consts::PI / period;
     let omega_n_measured = omega_d / (1.0 - zeta_measured.powi(2)).sqrt();
-    assert!(
-        rel(omega_n_measured, omega_n) < 0.05,
-        "ω_n {omega_n_measured} vs {omega_n}"
-    );
-    assert!(
-        rel(zeta_measured, zeta) < 0.05,
-        "ζ {zeta_measured} vs {zeta}"
-    );
+    [omega_n_measured / omega_n, zeta_measured / zeta]
 }
 
 /// Spawns a 30 % slope and the default car facing up it, at rest on it, and returns the car

@@ -428,10 +428,12 @@ fn begin_step_runs_once_per_step_and_the_stage_functions_four_times_per_substep(
                 "{name} at {substeps} substeps: (begin_step, stage) calls"
             );
         }
-        // The chassis's own stage: one force per corner, one per bar, each fixed step.
+        // The chassis's own stage, each fixed step: two forces per corner (at the travel
+        // rate of the step's start and at the rate predicted for its middle; only the first
+        // on the step after the reset, which leaves no last rate), one per bar.
         assert_eq!(
             c.suspension.get(),
-            (0, 4 * steps),
+            (0, 2 * 4 * steps - 4),
             "suspension at {substeps}"
         );
         assert_eq!(

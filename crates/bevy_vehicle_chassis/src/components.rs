@@ -225,6 +225,8 @@ pub struct WheelState {
     pub travel_rate: f64,
     /// Suspension force, anti-roll bar included (N).
     pub suspension_force: f64,
+    /// The anti-roll bars' part of `suspension_force` (N).
+    pub anti_roll_force: f64,
     /// Normal load on the tire (N).
     pub load: f64,
     /// Steering angle of the wheel about the chassis up axis at the end of the step (rad,

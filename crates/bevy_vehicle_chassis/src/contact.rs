@@ -504,6 +504,34 @@ pub fn spring_lead(dt: f64, substeps: usize) -> f64 {
     dt * (n - 1.0) / (2.0 * n)
 }
 
+/// The travel rate (m/s, compression positive) at the middle of the coming fixed step, for
+/// the dampers, of a wheel whose last step left `last` and whose travel rate is now `rate`,
+/// its suspension's force at that rate `force` (N), over a step of `dt` (s).
+///
+/// Rapier holds the suspension's force over the step, so a damper evaluated at the step's
+/// starting rate lags the motion by half a step, which stiffens the suspension by about
+/// `c·ω²·dt/2` and adds to its damping: on the default car with a damping ratio of 0.4, the
+/// body's heave rang 8.0 % fast and 6.9 % overdamped at 30 Hz (3.5 % and 3.3 % at 60 Hz). The
+/// rate across the step is predicted from the travel's acceleration now: the last step's
+/// measured one, `(rate − last rate)/dt`, which the body's other loads (its weight, load
+/// transfer) held, corrected by the change of the suspension's own force since, over the
+/// tire's share of the body's mass (`(F_last − F)/m`). For the quarter car that is exactly the
+/// acceleration now, and the damper then acts on the rate at the step's middle: heave at
+/// 30 Hz within 0.3 % in frequency and 1 % in damping for damping ratios up to 0.4.
+///
+/// `None` on the step a wheel touches down (it has no last rate). A jolt (a landing, a kerb)
+/// is not a trend: the acceleration is taken at most [`MAX_CONTACT_ACCELERATION`].
+fn mid_step_rate(last: &WheelState, rate: f64, force: f64, dt: f64) -> Option<f64> {
+    if !last.grounded || dt <= 0.0 || last.body_mass <= 0.0 {
+        return None;
+    }
+    let limit = f64::from(MAX_CONTACT_ACCELERATION);
+    let last_force = last.suspension_force - last.anti_roll_force;
+    let acceleration = (rate - last.travel_rate) / dt + (last_force - force) / last.body_mass;
+    let rate = rate + 0.5 * dt * acceleration.clamp(-limit, limit);
+    rate.is_finite().then_some(rate)
+}
+
 /// A vehicle body's mass, centre of mass and inverse inertia tensor in the world frame this
 /// step, for [`BodyInertia::mass_fraction`].
 struct BodyInertia {
@@ -788,7 +816,17 @@ pub(crate) fn probe_ground(
                             mass: corner_mass,
                             suspension,
                         };
-                        finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report)
+                        let force =
+                            finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report);
+                        match mid_step_rate(&state, travel_rate, force, f64::from(dt)) {
+                            Some(rate) => finite_or(
+                                suspension_module
+                                    .force(&module_ctx, &CornerInput { rate, ..corner }),
+                                0.0,
+                                report,
+                            ),
+                            None => force,
+                        }
                     },
                     steer_angle: state.steer_angle,
                     brake_torque: state.brake_torque,
@@ -864,6 +902,7 @@ pub(crate) fn probe_ground(
                     && state.grounded
                 {
                     state.suspension_force += f;
+                    state.anti_roll_force += f;
                 }
             }
         }

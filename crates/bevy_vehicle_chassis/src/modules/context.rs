@@ -118,7 +118,12 @@ pub struct CornerInput<'a> {
     /// point in the step where the chassis's springs are evaluated (see
     /// [`spring_lead`](crate::spring_lead)).
     pub deflection: f64,
-    /// Deflection rate (m/s, compression positive).
+    /// Deflection rate (m/s, compression positive): at the step's start, or predicted for the
+    /// step's middle (see [`SuspensionModule::force`](super::SuspensionModule::force)): the
+    /// force is held over the step, and a damper evaluated at the step's starting rate lags
+    /// the motion by half a step, which stiffened the body's heave by `c·ω²·dt/2` (8 % fast
+    /// and 7 % overdamped at 30 Hz for a damping ratio of 0.4; within 0.3 % and 1 % at the
+    /// predicted rate).
     pub rate: f64,
     /// The body's mass per wheel that the suspension rings in the body's stiffest mode on its
     /// springs (kg): the body's mass over its number of wheels in heave, less where the body

@@ -188,9 +188,15 @@ pub trait SuspensionModule: Send + Sync + 'static {
         core::any::type_name::<Self>()
     }
 
-    /// Once per corner per chassis stage (once per fixed step): the force the corner's
-    /// suspension pushes the wheel into the ground with (N, along the chassis's up axis). The
-    /// tire's load is this plus any anti-roll-bar force, and never below zero.
+    /// The force the corner's suspension pushes the wheel into the ground with (N, along the
+    /// chassis's up axis). The tire's load is this plus any anti-roll-bar force, and never
+    /// below zero.
+    ///
+    /// Twice per corner per fixed step, the two calls differing only in
+    /// [`CornerInput::rate`]: at the travel rate of the step's start, and then at the rate
+    /// predicted for the step's middle, which is the force applied over the step (a damper
+    /// acts on the rate across the step; see [`CornerInput::rate`]). Once, at the starting
+    /// rate, on the step a wheel touches down.
     fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64;
 
     /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
