@@ -22,9 +22,11 @@
 //!    the vehicle as it is at the start of the step. This is the place for per-step decisions
 //!    and state: an ABS cycle, a controller update, a latched mode.
 //! 2. In [`VehicleSystems::Contact`](crate::VehicleSystems::Contact), once per fixed step, the
-//!    suspension module's `force` for each corner, then each anti-roll-bar module's `forces`.
-//!    The chassis body is integrated by Rapier, which takes one force per fixed step: that
-//!    evaluation is the chassis's only stage. These modules have no `begin_step`.
+//!    suspension module's `force` for each corner (twice: at the travel rate of the step's
+//!    start and at the rate predicted for its middle, whose force is applied; see
+//!    [`SuspensionModule::force`]), then each anti-roll-bar module's `forces`. The chassis
+//!    body is integrated by Rapier, which takes one force per fixed step: that evaluation is
+//!    the chassis's only stage. These modules have no `begin_step`.
 //! 3. In [`DrivetrainSystems::Step`](bevy_vehicle_drivetrain::DrivetrainSystems::Step), **once
 //!    per RK4 stage of every substep** (`4·N` times per fixed step), the brake module's
 //!    `wheel_torques`, the steering module's `apply` and the drivetrain module's
