@@ -502,10 +502,17 @@ impl Program {
             .filter(|&i| matches!(&program.blocks[i], Cell::Custom(_) | Cell::Gearbox(_)))
             .map(|i| i as u16)
             .collect();
-        for (node, block) in program.nodes.iter().zip(program.blocks.iter_mut()) {
-            block.init(&mut program.x[node.state()]);
-        }
+        program.init_states();
         program
+    }
+
+    /// Sets every block's continuous state to zero, then to its [`Block::init`].
+    fn init_states(&mut self) {
+        for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
+            let state = &mut self.x[node.state()];
+            state.fill(0.0);
+            block.init(state);
+        }
     }
 
     /// Asks the processor to start loading the program's boxed cells (the engine's, with its
@@ -545,10 +552,9 @@ impl Program {
     /// [`Block::state_set`]; shafts at rest, and a momentum pass before the next stage. The
     /// runtimes keep their inputs (a brake held, a gear selected).
     pub fn reset(&mut self) {
+        self.init_states();
         for (node, block) in self.nodes.iter().zip(self.blocks.iter_mut()) {
-            let state = &mut self.x[node.state()];
-            state.fill(0.0);
-            block.init(state);
+            let state = &self.x[node.state()];
             with_cell!(block, c => c.state_set(state), open => ());
         }
         self.shafts.fill(Shaft::default());

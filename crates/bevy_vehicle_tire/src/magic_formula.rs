@@ -489,9 +489,15 @@ impl MagicFormula {
     /// The factor on the lateral `D` and `S_V` on a surface of friction `mu`
     /// (dimensionless): `mu` over [`MagicFormula::lateral_mu_reference`] or its default.
     pub fn lateral_friction_scale(&self, mu: f64) -> f64 {
+        self.lateral_scale(mu, mu / self.mu_reference)
+    }
+
+    /// [`MagicFormula::lateral_friction_scale`] given the longitudinal one, `lambda_mu`
+    /// (`mu` over [`MagicFormula::mu_reference`]), which the default lateral scale builds on.
+    fn lateral_scale(&self, mu: f64, lambda_mu: f64) -> f64 {
         match self.lateral_mu_reference {
             Some(reference) => mu / reference,
-            None => mu / self.mu_reference * (self.p_dx1 / self.p_dy1).abs(),
+            None => lambda_mu * (self.p_dx1 / self.p_dy1).abs(),
         }
     }
 
@@ -512,7 +518,7 @@ impl MagicFormula {
     /// solved from `near` (longitudinal, lateral) when given.
     fn loaded(&self, fz: f64, mu: f64, near: Option<[MfPeaks; 2]>) -> LoadedTire {
         let lambda_mu = mu / self.mu_reference;
-        let lambda_mu_y = self.lateral_friction_scale(mu);
+        let lambda_mu_y = self.lateral_scale(mu, lambda_mu);
         if let Some(trivial) = LoadedTire::without_force(fz, lambda_mu) {
             return trivial;
         }
