@@ -24,17 +24,20 @@ const LIMITER_BAND: f64 = 150.0;
 ///
 /// ```text
 /// T = θ·(T_full(rpm)·torque_scale + torque_added)
-///   + (1 − θ)·T_brake(rpm)
-///   − friction_torque·clamp(ω/(1 rad/s), −1, 1) − viscous_friction·ω
+///   + (1 − θ)·(T_brake(rpm) − T_friction(ω))
+/// T_friction(ω) = friction_torque·clamp(ω/(1 rad/s), −1, 1) + viscous_friction·ω
 /// ```
 ///
-/// with `θ` the effective throttle: the driver's throttle after the throttle lag, raised by the
+/// so that at full throttle it delivers its table `T_full` (the net torque at the crank, as an
+/// engine data sheet gives it, measured with the engine's own friction and pumping already
+/// paid), and with the throttle closed it drags with its braking and friction. `θ` is the
+/// effective throttle: the driver's throttle after the throttle lag, raised by the
 /// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`: a
 /// proportional controller, so a loaded engine idles a little below `idle_rpm`) and cut by
 /// the rev limiter near `max_rpm`. `T_brake` is engine braking,
 /// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
 /// the direction of rotation (faded to 0 below 1 rad/s). An engine that is not
-/// running produces no combustion torque; below `stall_rpm` a running engine stalls, and it
+/// running produces no combustion torque (`T = T_brake − T_friction`); below `stall_rpm` a running engine stalls, and it
 /// restarts when `running` goes from `false` to `true` (the starter cranks it with
 /// `starter_torque` until it passes `stall_rpm`).
 ///
@@ -42,10 +45,9 @@ const LIMITER_BAND: f64 = 150.0;
 #[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Engine {
-    /// Full-throttle torque (N·m) against crank speed (rpm), before the engine's own friction
-    /// (`friction_torque`, `viscous_friction`), which is subtracted from it at every throttle:
-    /// a published (net) curve entered as it is delivers that much less (14 N·m at 6000 rpm
-    /// with the default friction).
+    /// Full-throttle torque (N·m) against crank speed (rpm): the net torque the engine delivers
+    /// at its crank with the throttle wide open, its own friction (`friction_torque`,
+    /// `viscous_friction`) already paid, as a published full-load curve gives it.
     pub torque_curve: TorqueCurve,
     /// Inertia of crank, flywheel and everything turning at crank speed (kg·m², > 0).
     pub inertia: f64,
@@ -60,9 +62,11 @@ pub struct Engine {
     pub max_rpm: f64,
     /// Engine braking with the throttle closed, at `max_rpm` (N·m, ≥ 0); proportional to rpm.
     pub braking_torque: f64,
-    /// Coulomb friction of the crank (N·m, ≥ 0).
+    /// Coulomb friction of the crank (N·m, ≥ 0), felt in full with the throttle closed or the
+    /// engine stopped and not at all at full throttle, where `torque_curve` is net of it.
     pub friction_torque: f64,
-    /// Viscous friction of the crank (N·m·s/rad, ≥ 0).
+    /// Viscous friction of the crank (N·m·s/rad, ≥ 0), faded with the throttle as
+    /// `friction_torque` is.
     pub viscous_friction: f64,
     /// Starter motor torque while cranking (N·m, ≥ 0).
     pub starter_torque: f64,
@@ -194,9 +198,9 @@ pub struct EngineSensors {
     pub running: bool,
     /// Whether the starter is cranking.
     pub cranking: bool,
-    /// Peak of the full-throttle torque table as entered (rpm, N·m): before the engine's own
-    /// friction, `torque_scale` and `torque_added`, so above what [`EngineSensors::torque`]
-    /// reads at that speed by the friction there.
+    /// Peak of the full-throttle torque table as entered (rpm, N·m), before `torque_scale` and
+    /// `torque_added`: what [`EngineSensors::torque`] reads at that speed at full throttle
+    /// with the inputs at their defaults.
     pub max_torque: Peak,
     /// Peak of the full-throttle table's power up to the rev limiter (rpm, W), as entered
     /// (see [`EngineSensors::max_torque`]).
@@ -244,17 +248,18 @@ impl Engine {
             * self.braking_torque_scale
             - self.braking_torque_added * smooth_sign;
         let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
+        let closed = braking - friction;
         let mut torque = if runtime.firing {
             let throttle = self.limited_throttle(runtime, speed, drive_limit);
             let full = runtime.curve.torque_at(rpm) * self.torque_scale + self.torque_added;
-            throttle * full + (1.0 - throttle) * braking
+            throttle * full + (1.0 - throttle) * closed
         } else {
-            braking
+            closed
         };
         if runtime.cranking {
             torque += self.starter_torque;
         }
-        torque - friction
+        torque
     }
 }
 
