@@ -852,7 +852,7 @@ fn engine_idles_brakes_stalls_and_restarts() {
 /// drags with its braking and its friction, `−(braking_torque·rpm/max_rpm + friction_torque +
 /// viscous_friction·ω)`; between, the effective throttle `θ` blends the two. Checked at full,
 /// closed and half throttle at the speed the sensors report (1e-12 relative), with the
-/// default engine's 8 N·m + 0.01 N·m·s/rad of friction.
+/// default engine's 8 N·m + 0.01 N·m·s/rad of friction, and turned backwards.
 #[test]
 fn an_engine_delivers_its_table_at_full_throttle_and_drags_when_closed() {
     let (mut app, car, [engine, ..]) = engine_on_open_clutch();
@@ -883,6 +883,16 @@ fn an_engine_delivers_its_table_at_full_throttle_and_drags_when_closed() {
         );
         assert!(rel(s.power, expected * rpm_to_rad_s(s.rpm)) < 1e-12);
     }
+    // Turned backwards (a car rolling back in gear) a firing engine's friction acts in full,
+    // whatever the throttle: the table's friction is that of a crank turning forwards.
+    let mut rt = EngineRuntime::default();
+    e.settings_changed(&mut rt);
+    rt.firing = true;
+    rt.throttle = 1.0;
+    let backwards = -50.0;
+    assert_eq!(e.effective_throttle(&rt, backwards), 1.0);
+    let friction = -e.friction_torque + e.viscous_friction * backwards;
+    assert!(rel(e.net_torque(&rt, backwards), -friction) < 1e-12);
 }
 
 /// `Drivetrain::set_state` updates the modes the new state contradicts. A wheel held still by

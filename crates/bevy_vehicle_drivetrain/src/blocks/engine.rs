@@ -28,18 +28,19 @@ const LIMITER_BAND: f64 = 150.0;
 /// T_friction(ω) = friction_torque·clamp(ω/(1 rad/s), −1, 1) + viscous_friction·ω
 /// ```
 ///
-/// so that at full throttle it delivers its table `T_full` (the net torque at the crank, as an
-/// engine data sheet gives it, measured with the engine's own friction and pumping already
-/// paid), and with the throttle closed it drags with its braking and friction. `θ` is the
-/// effective throttle: the driver's throttle after the throttle lag, raised by the
+/// while the crank turns forwards (`ω > 0`; turned backwards its friction acts in full at
+/// any throttle). At full throttle it delivers its table `T_full`, the net torque at the
+/// crank as an engine data sheet gives it (measured with the engine's own friction and
+/// pumping already paid); with the throttle closed it drags with its braking and friction.
+/// `θ` is the effective throttle: the driver's throttle after the throttle lag, raised by the
 /// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`: a
 /// proportional controller, so a loaded engine idles a little below `idle_rpm`) and cut by
 /// the rev limiter near `max_rpm`. `T_brake` is engine braking,
 /// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
-/// the direction of rotation (faded to 0 below 1 rad/s). An engine that is not
-/// running produces no combustion torque (`T = T_brake − T_friction`); below `stall_rpm` a running engine stalls, and it
-/// restarts when `running` goes from `false` to `true` (the starter cranks it with
-/// `starter_torque` until it passes `stall_rpm`).
+/// the direction of rotation (faded to 0 below 1 rad/s). An engine that is not running
+/// produces no combustion torque (`T = T_brake − T_friction`); below `stall_rpm` a running
+/// engine stalls, and it restarts when `running` goes from `false` to `true` (the starter
+/// cranks it with `starter_torque` until it passes `stall_rpm`).
 ///
 /// State: crank speed (rad/s). Ports: one output, `out`.
 #[derive(Component, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -248,18 +249,19 @@ impl Engine {
             * self.braking_torque_scale
             - self.braking_torque_added * smooth_sign;
         let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
-        let closed = braking - friction;
         let mut torque = if runtime.firing {
             let throttle = self.limited_throttle(runtime, speed, drive_limit);
             let full = runtime.curve.torque_at(rpm) * self.torque_scale + self.torque_added;
-            throttle * full + (1.0 - throttle) * closed
+            // The table is net of the friction of a crank turning forwards, so combustion
+            // gives that friction on top of it; turned backwards the table gives nothing.
+            throttle * (full + friction.max(0.0)) + (1.0 - throttle) * braking
         } else {
-            closed
+            braking
         };
         if runtime.cranking {
             torque += self.starter_torque;
         }
-        torque
+        torque - friction
     }
 }
 
