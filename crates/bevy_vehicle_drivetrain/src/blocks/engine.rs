@@ -63,8 +63,9 @@ pub struct Engine {
     pub max_rpm: f64,
     /// Engine braking with the throttle closed, at `max_rpm` (N·m, ≥ 0); proportional to rpm.
     pub braking_torque: f64,
-    /// Coulomb friction of the crank (N·m, ≥ 0), felt in full with the throttle closed or the
-    /// engine stopped and not at all at full throttle, where `torque_curve` is net of it.
+    /// Coulomb friction of the crank (N·m, ≥ 0), felt in full with the throttle closed, the
+    /// engine stopped or the crank turned backwards, and not at all at full throttle turning
+    /// forwards, where `torque_curve` is net of it.
     pub friction_torque: f64,
     /// Viscous friction of the crank (N·m·s/rad, ≥ 0), faded with the throttle as
     /// `friction_torque` is.
