@@ -161,6 +161,14 @@ fn suspension_errors_name_the_field_unit_and_value() {
         s(|s| s.bump_stop_length = -0.02),
         "setting `suspension.bump_stop_length` must not be negative (m), got -0.02"
     );
+    assert_eq!(
+        s(|s| s.bump_toe_out = f64::NAN),
+        "setting `suspension.bump_toe_out` must be a finite number (rad/m), got NaN"
+    );
+    assert_eq!(
+        s(|s| s.compliance_steer = f64::INFINITY),
+        "setting `suspension.compliance_steer` must be a finite number (rad/N), got inf"
+    );
     // Finite in f64 but not representable in the physics engine.
     assert_eq!(
         s(|s| s.compression_limit = 1e300),

@@ -66,6 +66,11 @@ impl Default for WheelMount {
 /// `bump_stop_stiffness` adds its force. The damper uses `bump_damping` while compressing and
 /// `rebound_damping` while extending. The suspension can push the ground but never pull it.
 ///
+/// Its kinematics and compliance steer the wheel (its toe, [`WheelState::toe`]), on top of
+/// what the steering gives it: `bump_toe_out` per metre of travel (roll steer, when the body
+/// rolls and one side compresses while the other extends) and `compliance_steer` per newton
+/// of the tire's lateral force. Both are 0 by default.
+///
 /// Every field must be a finite number in the range its documentation gives;
 /// [`Suspension::validate`] checks them.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -87,6 +92,21 @@ pub struct Suspension {
     pub bump_stop_stiffness: f64,
     /// Travel before full compression over which the bump stop acts (m, ≥ 0).
     pub bump_stop_length: f64,
+    /// Bump steer: the wheel's toe-out per metre of compression (rad/m, any sign; negative
+    /// toes in). The front of a wheel that toes out turns away from the vehicle's centreline.
+    /// In a turn the body rolls outward, the outer wheel compresses and the inner one extends,
+    /// so a positive value steers both wheels of the axle out of the turn by
+    /// `bump_toe_out·(x_outer − x_inner)/2`: understeer on a front axle, oversteer on a rear one
+    /// (roll steer). Applied from the travel at the step's start.
+    pub bump_toe_out: f64,
+    /// Lateral force compliance steer: how far the wheel steers away from the ground's lateral
+    /// force on its tire, per newton of that force (rad/N, any sign; negative steers towards
+    /// it). In a turn the ground pushes the tires towards the turn's centre, so a positive
+    /// value steers the axle out of the turn by `compliance_steer·F_y` per wheel: understeer on a
+    /// front axle, oversteer on a rear one. Typical passenger-car front axles: 0.1–0.3°/kN,
+    /// about 2e-6 to 5e-6 rad/N. Solved with the tire's cornering stiffness, so that it holds
+    /// at any step rate (see [`Suspension::compliance_toe`]).
+    pub compliance_steer: f64,
 }
 
 impl Default for Suspension {
@@ -102,6 +122,8 @@ impl Default for Suspension {
             preload: 0.0,
             bump_stop_stiffness: 300_000.0,
             bump_stop_length: 0.02,
+            bump_toe_out: 0.0,
+            compliance_steer: 0.0,
         }
     }
 }
@@ -130,7 +152,63 @@ impl Suspension {
             self.bump_stop_stiffness,
             "N/m",
         )?;
-        non_negative("suspension.bump_stop_length", self.bump_stop_length, "m")
+        non_negative("suspension.bump_stop_length", self.bump_stop_length, "m")?;
+        finite("suspension.bump_toe_out", self.bump_toe_out, "rad/m")?;
+        finite(
+            "suspension.compliance_steer",
+            self.compliance_steer,
+            "rad/N",
+        )
+    }
+
+    /// The toe that `bump_toe_out` gives the wheel on `side` at travel `x` (m, compression
+    /// positive): its steering angle about the chassis up axis (rad, positive to the left).
+    pub fn bump_toe(&self, side: Side, x: f64) -> f64 {
+        let toe_out = self.bump_toe_out * x;
+        match side {
+            Side::Left => toe_out,
+            Side::Right => -toe_out,
+        }
+    }
+
+    /// The steering angle (rad, positive to the left) that `compliance_steer` gives a wheel
+    /// this step, from the last step's: `previous` (rad), and the lateral force the tire had
+    /// with it, `lateral_force` (N, positive to the left), on a tire of cornering stiffness
+    /// `cornering_stiffness` (N/rad).
+    ///
+    /// The angle answers the force, and the force the angle (steering a wheel by `δ` to the
+    /// left adds about `C·δ` to its force to the left), so a step that took the last step's
+    /// force alone would feed it back with a gain of `compliance_steer·C`, and overshoot or
+    /// swing at every step where that gain nears 1 (a truck tire's 0.3 MN/rad with 5e-6 rad/N
+    /// reaches 1.5). Solving `δ = −c·(F + C·(δ − δ_previous))` for `δ` instead settles where the
+    /// angle and the force agree, at any step rate, on the linear part of the tire's curve.
+    /// A negative `compliance_steer` whose gain `c·C` falls below −0.5 acts with a gain of
+    /// −0.5 (a wheel steering into its own force that hard would run away).
+    ///
+    /// ```
+    /// # use bevy_vehicle_chassis::prelude::*;
+    /// // A truck tire (0.3 MN/rad) pushed 20 kN to the left at no toe, on a compliant axle.
+    /// let suspension = Suspension { compliance_steer: 5e-6, ..Default::default() };
+    /// let (c, stiffness, force) = (5e-6, 3e5, 2e4);
+    /// let toe = suspension.compliance_toe(0.0, force, stiffness);
+    /// // Where angle and force agree: δ = −c·(F + C·δ), in one step.
+    /// assert!((toe + c * force / (1.0 + c * stiffness)).abs() < 1e-15);
+    /// // And it stays there once the force has followed.
+    /// let followed = force + stiffness * toe;
+    /// assert!((suspension.compliance_toe(toe, followed, stiffness) - toe).abs() < 1e-15);
+    /// ```
+    pub fn compliance_toe(
+        &self,
+        previous: f64,
+        lateral_force: f64,
+        cornering_stiffness: f64,
+    ) -> f64 {
+        compliance_toe(
+            self.compliance_steer,
+            previous,
+            lateral_force,
+            cornering_stiffness,
+        )
     }
 
     /// Suspension force (N, ≥ 0) at travel `x` (m, compression positive) and travel rate
@@ -195,6 +273,20 @@ impl Suspension {
     }
 }
 
+/// [`Suspension::compliance_toe`] for a `compliance_steer` of `c` (rad/N).
+pub(crate) fn compliance_toe(
+    c: f64,
+    previous: f64,
+    lateral_force: f64,
+    cornering_stiffness: f64,
+) -> f64 {
+    if c == 0.0 {
+        return 0.0;
+    }
+    let gain = (c * cornering_stiffness.max(0.0)).max(-0.5);
+    (gain * previous - c * lateral_force) / (1.0 + gain)
+}
+
 /// On a wheel block entity: how the wheel finds the ground along its suspension axis.
 ///
 /// It has no numeric settings: the probe's size comes from the wheel's
@@ -230,8 +322,12 @@ pub struct WheelState {
     /// Normal load on the tire (N).
     pub load: f64,
     /// Steering angle of the wheel about the chassis up axis at the end of the step (rad,
-    /// positive to the left).
+    /// positive to the left): the steering's angle plus `toe`.
     pub steer_angle: f64,
+    /// The suspension's part of `steer_angle` this step, from its bump steer and compliance
+    /// steer ([`Suspension::bump_toe_out`], [`Suspension::compliance_steer`]) (rad, positive to
+    /// the left).
+    pub toe: f64,
     /// Brake torque capacity the brake module set at the last stage of the step (N·m, ≥ 0);
     /// the brake applies it against the wheel's spin.
     pub brake_torque: f64,

@@ -140,7 +140,8 @@ pub trait SteeringModule: Send + Sync + 'static {
     /// Once per RK4 stage: writes the road-wheel angle of each wheel (rad, positive to the
     /// left) into `angles`, in [`ModuleContext::wheels`] order, and returns the rack travel
     /// (m, positive to the right). `angles` arrives filled with zeros; a wheel left at zero
-    /// points straight ahead. The tires turn to these angles for this stage.
+    /// points straight ahead. The tires turn to these angles for this stage, plus the toe their
+    /// suspension adds ([`WheelState::toe`](crate::WheelState::toe)).
     fn apply(&self, ctx: &ModuleContext, angles: &mut [f64]) -> f64;
 
     /// Whether [`SteeringModule::apply`] must run at every stage (`true`, the default). A

@@ -11,7 +11,8 @@ use smallvec::SmallVec;
 use super::context::{ModuleContext, ModuleWheel, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
 use crate::components::{
-    Brakes, Side, SpeedLimiter, Steering, TractionControl, VehicleTelemetry, WheelMount, WheelState,
+    Brakes, Side, SpeedLimiter, Steering, Suspension, TractionControl, VehicleTelemetry,
+    WheelMount, WheelState, compliance_toe,
 };
 use crate::validation::ChassisReady;
 use crate::vehicle::Vehicle;
@@ -32,7 +33,11 @@ type WheelRows<'w, 's> = Query<
 type WheelValues<'w, 's> = Query<
     'w,
     's,
-    (&'static WheelSensors, &'static WheelState),
+    (
+        &'static WheelSensors,
+        &'static WheelState,
+        Option<&'static Suspension>,
+    ),
     (With<WheelMount>, With<Wheel>, With<BlockSlot>),
 >;
 
@@ -51,6 +56,17 @@ pub(crate) struct ModuleInputs {
     pub peak_slip: PerWheel,
     /// Each wheel's steering angle when the step began (rad): the angle the ground probe uses.
     pub probe_angle: PerWheel,
+    /// Each wheel's toe this step (rad, positive to the left): its bump steer when the step
+    /// is gathered, its compliance steer added before the drivetrain's step
+    /// ([`Suspension::bump_toe`], [`Suspension::compliance_toe`]).
+    pub toe: PerWheel,
+    /// Each wheel's [`Suspension::compliance_steer`] (rad/N).
+    pub compliance_steer: PerWheel,
+    /// Each wheel's compliance steer (rad, positive to the left): the last step's until the
+    /// drivetrain's step, then this step's.
+    pub compliance_toe: PerWheel,
+    /// Each wheel's lateral tire force at the end of the last step (N, positive to the left).
+    pub lateral_force: PerWheel,
     pub position: Vec3,
     pub rotation: Quat,
     pub linear_velocity: Vec3,
@@ -248,6 +264,10 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
         &mut inputs.peak_force,
         &mut inputs.peak_slip,
         &mut inputs.probe_angle,
+        &mut inputs.toe,
+        &mut inputs.compliance_steer,
+        &mut inputs.compliance_toe,
+        &mut inputs.lateral_force,
     ] {
         values.clear();
         values.resize(count, 0.0);
@@ -258,13 +278,20 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
 /// `false` if a wheel no longer has all its components.
 fn gather_values(inputs: &mut ModuleInputs, values: &WheelValues<'_, '_>) -> bool {
     for (i, wheel) in inputs.wheels.iter().enumerate() {
-        let Ok((sensors, state)) = values.get(wheel.entity) else {
+        let Ok((sensors, state, suspension)) = values.get(wheel.entity) else {
             return false;
         };
         inputs.spin[i] = sensors.speed;
         inputs.travel[i] = state.travel;
         inputs.load[i] = state.load;
         inputs.probe_angle[i] = state.steer_angle;
+        inputs.lateral_force[i] = sensors.force[1];
+        (inputs.toe[i], inputs.compliance_steer[i]) = suspension.map_or((0.0, 0.0), |s| {
+            (
+                s.bump_toe(wheel.mount.side, state.travel),
+                s.compliance_steer,
+            )
+        });
     }
     true
 }
@@ -316,7 +343,7 @@ pub(crate) fn step_vehicles(
             report,
             ..
         } = &mut *modules;
-        for wheel in &mut inputs.wheels {
+        for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
             // The drivetrain may have been recompiled since the wheels were gathered: a wheel
             // no longer at its node is looked up again.
             if drivetrain
@@ -340,6 +367,19 @@ pub(crate) fn step_vehicles(
                     body_mass: state.body_mass,
                     displacement: state.displacement,
                 };
+                // The compliance steer, solved with the tire's cornering stiffness as it
+                // stands after the last step.
+                let c = inputs.compliance_steer[i];
+                if c != 0.0 {
+                    let toe = compliance_toe(
+                        c,
+                        inputs.compliance_toe[i],
+                        inputs.lateral_force[i],
+                        runtime.tire.stiffness()[1],
+                    );
+                    inputs.compliance_toe[i] = toe;
+                    inputs.toe[i] += toe;
+                }
             }
         }
         let count = inputs.wheels.len();
@@ -454,7 +494,7 @@ pub(crate) fn step_vehicles(
                 module_brakes[i] = torque.abs();
                 rt.brake = module_brakes[i] + traction_brakes[i];
                 let probe = inputs.probe_angle[i];
-                rt.set_steer(finite_or(angles[i], probe, report) - probe);
+                rt.set_steer(finite_or(angles[i] + inputs.toe[i], probe, report) - probe);
                 if drive.is_some() {
                     rt.drive = finite_or(drives[i], 0.0, report);
                 }
@@ -487,6 +527,7 @@ pub(crate) fn step_vehicles(
                 continue;
             };
             set_if_changed(&mut state.brake_torque, brake);
+            set_if_changed(&mut state.toe, inputs.toe[i]);
             let angle = inputs.probe_angle[i] + turn;
             if turn == 0.0 {
                 set_if_changed(&mut state.steer_angle, angle);
