@@ -910,3 +910,65 @@ fn apply_static_preload_brings_a_heavier_description_back_to_its_ride_height() {
     assert_eq!(error.field, "chassis.center_of_mass[2]");
     assert_eq!(tail_heavy.axles, base.axles);
 }
+
+/// The suspension's toe settings and the engine's boost settings are read from a vehicle
+/// file into the spawned car's components, and a bad value is refused at its line with the
+/// field named.
+#[test]
+fn toe_and_boost_settings_come_from_the_file() {
+    let path = "vehicles/hatchback.vehicle.ron";
+    let text = std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).unwrap();
+    let front = "extension_limit: 0.09,\n";
+    assert_eq!(
+        text.matches(front).count(),
+        1,
+        "the front axle's suspension"
+    );
+    let engine = "braking_torque: 55.0,";
+    assert_eq!(text.matches(engine).count(), 1, "the engine's settings");
+    let parse = |text: &str| {
+        VehicleDescription::parse(path, text, &FileBlockTypes::default(), |p| {
+            std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string())
+        })
+    };
+    let edited = text
+        .replace(
+            front,
+            "extension_limit: 0.09, bump_toe_out: 0.1, compliance_steer: 2e-6,\n",
+        )
+        .replace(
+            engine,
+            "braking_torque: 55.0, boost_share: 0.45, boost_time: 0.8, boost_rpm: 2000.0,",
+        );
+    let d = parse(&edited).unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    spawn_on_flat_ground(&mut app, &d, 0.9, 0.05);
+    tick(&mut app, 2);
+    let world = app.world_mut();
+    let mut wheels = world.query::<(&WheelMount, &Suspension)>();
+    let toes: Vec<_> = wheels
+        .iter(world)
+        .map(|(m, s)| (m.axle, s.bump_toe_out, s.compliance_steer))
+        .collect();
+    assert_eq!(toes.len(), 4);
+    for (axle, toe_out, compliance) in toes {
+        let expected = if axle == 0 { (0.1, 2e-6) } else { (0.0, 0.0) };
+        assert_eq!((toe_out, compliance), expected, "axle {axle}");
+    }
+    let mut engines = world.query::<&Engine>();
+    let e = engines.single(world).unwrap();
+    assert_eq!(
+        (e.boost_share, e.boost_time, e.boost_rpm),
+        (0.45, 0.8, 2000.0)
+    );
+
+    let bad = text.replace(engine, "braking_torque: 55.0, boost_share: 1.5,");
+    let error = parse(&bad).expect_err("a boost share of 1.5").to_string();
+    let line = 1 + text[..text.find(engine).unwrap()].matches('\n').count();
+    assert!(
+        error.contains("boost_share")
+            && error.contains("must be below 1")
+            && error.contains(&format!("{path}:{line}")),
+        "{error}"
+    );
+}
