@@ -169,6 +169,14 @@ fn suspension_errors_name_the_field_unit_and_value() {
         s(|s| s.compliance_steer = f64::INFINITY),
         "setting `suspension.compliance_steer` must be a finite number (rad/N), got inf"
     );
+    assert_eq!(
+        s(|s| s.camber = f64::NAN),
+        "setting `suspension.camber` must be a finite number (rad), got NaN"
+    );
+    assert_eq!(
+        s(|s| s.camber_gain = f64::NEG_INFINITY),
+        "setting `suspension.camber_gain` must be a finite number (rad/m), got -inf"
+    );
     // Finite in f64 but not representable in the physics engine.
     assert_eq!(
         s(|s| s.compression_limit = 1e300),

@@ -1316,6 +1316,7 @@ fn step_on_a_body(
         body_mass_fraction: [1.0; 2],
         body_mass: mass,
         displacement: None,
+        camber: 0.0,
     };
     tick(app, 1);
 }

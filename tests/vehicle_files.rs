@@ -972,3 +972,84 @@ fn toe_and_boost_settings_come_from_the_file() {
         "{error}"
     );
 }
+
+/// The suspension's camber settings and a tire file's camber terms are read into the spawned
+/// car, whose resting wheels then lean by their static camber (the left one's top to the
+/// right, a positive inclination, and the right one's to the left), plus the gain times
+/// their travel; a camber term that is not a number is refused at its line in the tire file.
+#[test]
+fn camber_settings_come_from_the_files() {
+    let path = "vehicles/hatchback.vehicle.ron";
+    let tire_path = "tires/passenger_205_60r15.tire.ron";
+    let text = std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).unwrap();
+    let front = "extension_limit: 0.09,\n";
+    assert_eq!(
+        text.matches(front).count(),
+        1,
+        "the front axle's suspension"
+    );
+    let tire_text = std::fs::read_to_string(format!("{ASSET_ROOT}/{tire_path}")).unwrap();
+    let terms = "combined: Normalized,";
+    assert_eq!(
+        tire_text.matches(terms).count(),
+        1,
+        "the tire's combined slip"
+    );
+    let parse = |tire_terms: &str| {
+        let edited = text.replace(
+            front,
+            "extension_limit: 0.09, camber: -0.02, camber_gain: -1.2,\n",
+        );
+        let tire = tire_text.replace(terms, &format!("{tire_terms} {terms}"));
+        VehicleDescription::parse(path, &edited, &FileBlockTypes::default(), |p| {
+            if p == tire_path {
+                return Ok(tire.clone());
+            }
+            std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string())
+        })
+    };
+    let d = parse("camber: (p_ky6: -0.92, p_vy3: -0.532),").unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    spawn_on_flat_ground(&mut app, &d, 0.9, 0.02);
+    tick(&mut app, 120);
+    let world = app.world_mut();
+    let mut wheels = world.query::<(&WheelMount, &Suspension, &WheelState, &Wheel)>();
+    let mut front_wheels = 0;
+    for (mount, suspension, state, wheel) in wheels.iter(world) {
+        let WheelLoad::Tire(tire) = &wheel.load else {
+            panic!("a tire wheel")
+        };
+        let TireModel::MagicFormula(mf) = tire.model else {
+            panic!("the passenger tire is a Magic Formula tire")
+        };
+        assert_eq!((mf.camber.p_ky6, mf.camber.p_vy3), (-0.92, -0.532));
+        let (camber, gain) = (suspension.camber, suspension.camber_gain);
+        if mount.axle != 0 {
+            assert_eq!((camber, gain), (0.0, 0.0), "rear axle");
+            continue;
+        }
+        front_wheels += 1;
+        assert_eq!((camber, gain), (-0.02, -1.2), "front axle");
+        let lean = camber + gain * state.travel;
+        let expected = match mount.side {
+            Side::Left => -lean,
+            Side::Right => lean,
+        };
+        assert!(
+            state.grounded && (state.camber - expected).abs() < 1e-3,
+            "{:?} front wheel at rest: inclination {} vs {expected} rad (travel {} m)",
+            mount.side,
+            state.camber,
+            state.travel
+        );
+    }
+    assert_eq!(front_wheels, 2);
+
+    let error = parse("camber: (p_ky6: NaN),")
+        .expect_err("a camber stiffness that is not a number")
+        .to_string();
+    assert!(
+        error.contains("p_ky6") && error.contains(tire_path),
+        "{error}"
+    );
+}

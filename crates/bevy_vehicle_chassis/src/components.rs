@@ -69,7 +69,9 @@ impl Default for WheelMount {
 /// Its kinematics and compliance steer the wheel (its toe, [`WheelState::toe`]), on top of
 /// what the steering gives it: `bump_toe_out` per metre of travel (roll steer, when the body
 /// rolls and one side compresses while the other extends) and `compliance_steer` per newton
-/// of the tire's lateral force. Both are 0 by default.
+/// of the tire's lateral force. Both are 0 by default. Its camber leans the wheel: `camber`
+/// at design height, and `camber_gain` more per metre of compression; the tire's model turns
+/// the wheel's inclination to the ground into camber thrust ([`WheelState::camber`]).
 ///
 /// Every field must be a finite number in the range its documentation gives;
 /// [`Suspension::validate`] checks them.
@@ -107,6 +109,18 @@ pub struct Suspension {
     /// about 2e-6 to 5e-6 rad/N. Solved with the tire's cornering stiffness, so that it holds
     /// at any step rate (see [`Suspension::compliance_toe`]).
     pub compliance_steer: f64,
+    /// Static camber: the wheel's lean at design height, from the body's vertical (rad, any
+    /// sign; negative leans its top towards the vehicle's centreline, as alignment sheets
+    /// give it). Equal on both sides, it pushes both tires of an axle inward, and their
+    /// camber thrusts cancel.
+    pub camber: f64,
+    /// Camber gain: the change of camber per metre of compression (rad/m, any sign; negative
+    /// leans the top further in as the wheel rises, as unequal-length wishbones do). In a
+    /// turn the body rolls by `φ` outward and every wheel leans with it, away from the turn,
+    /// which costs cornering force; a negative gain leans the compressed outer wheel back,
+    /// by `camber_gain·(x_outer − x_inner)/2`, and `−2/track` (rad/m) keeps both wheels
+    /// upright as the body rolls on its springs.
+    pub camber_gain: f64,
 }
 
 impl Default for Suspension {
@@ -124,6 +138,8 @@ impl Default for Suspension {
             bump_stop_length: 0.02,
             bump_toe_out: 0.0,
             compliance_steer: 0.0,
+            camber: 0.0,
+            camber_gain: 0.0,
         }
     }
 }
@@ -158,7 +174,21 @@ impl Suspension {
             "suspension.compliance_steer",
             self.compliance_steer,
             "rad/N",
-        )
+        )?;
+        finite("suspension.camber", self.camber, "rad")?;
+        finite("suspension.camber_gain", self.camber_gain, "rad/m")
+    }
+
+    /// The lean that `camber` and `camber_gain` give the wheel on `side` at travel `x` (m,
+    /// compression positive), relative to the body: its inclination angle (rad, positive when
+    /// its top leans to the right, as [`WheelState::camber`] measures it): `−(camber +
+    /// camber_gain·x)` on the left, `camber + camber_gain·x` on the right.
+    pub fn body_camber(&self, side: Side, x: f64) -> f64 {
+        let camber = self.camber + self.camber_gain * x;
+        match side {
+            Side::Left => -camber,
+            Side::Right => camber,
+        }
     }
 
     /// The toe that `bump_toe_out` gives the wheel on `side` at travel `x` (m, compression
@@ -328,6 +358,13 @@ pub struct WheelState {
     /// steer ([`Suspension::bump_toe_out`], [`Suspension::compliance_steer`]) (rad, positive to
     /// the left).
     pub toe: f64,
+    /// The tire's inclination to the ground under it (rad, positive when the wheel's top
+    /// leans to its right: ISO 8855's inclination angle, which the tire model's camber terms
+    /// take): the body's lean on the ground's normal plus the suspension's camber
+    /// ([`Suspension::body_camber`]). A car with negative camber leans its left wheel by a
+    /// positive angle and its right wheel by a negative one; a body rolled to the right
+    /// leans every wheel by a positive angle more. 0 while the wheel is in the air.
+    pub camber: f64,
     /// Brake torque capacity the brake module set at the last stage of the step (N·m, ≥ 0);
     /// the brake applies it against the wheel's spin.
     pub brake_torque: f64,

@@ -778,6 +778,11 @@ pub(crate) fn probe_ground(
                 let heading =
                     (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
                 let left = hit.normal.cross(heading);
+                // The wheel's lean on the ground: its axle (the chassis's X turned by the
+                // steering, to the wheel's right) dipping below the ground's plane leans its
+                // top to the right.
+                let lean = (-(wheel_rotation * Vec3::X).dot(hit.normal)).clamp(-1.0, 1.0);
+                let camber = f64::from(lean.asin()) + suspension.body_camber(mount.side, travel);
                 let velocity = [
                     f64::from(relative.dot(heading)),
                     f64::from(relative.dot(left)),
@@ -830,6 +835,7 @@ pub(crate) fn probe_ground(
                     },
                     steer_angle: state.steer_angle,
                     brake_torque: state.brake_torque,
+                    camber,
                     contact_point: hit.point,
                     normal: hit.normal,
                     heading,

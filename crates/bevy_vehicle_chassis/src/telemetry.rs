@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::prelude::*;
 
-use crate::components::{VehicleTelemetry, WheelMount, WheelState};
+use crate::components::{Suspension, VehicleTelemetry, WheelMount, WheelState};
 use crate::vehicle::Vehicle;
 
 /// Fills [`VehicleTelemetry`] from the chassis's motion and the drivetrain's sensors.
@@ -49,14 +49,27 @@ pub(crate) fn update_telemetry(
 }
 
 /// Places each wheel entity (a child of its chassis) where the wheel is: raised by the
-/// suspension travel, turned by the steering and rolled by its spin. A wheel whose mount is
-/// not finite (refused by the chassis's checks, its vehicle `Invalid`) stays where it was.
+/// suspension travel, turned by the steering, leaned by the suspension's camber and rolled by
+/// its spin. A wheel whose mount is not finite (refused by the chassis's checks, its vehicle
+/// `Invalid`) stays where it was.
 pub(crate) fn place_wheels(
-    mut wheels: Query<(&WheelMount, &WheelState, &WheelSensors, &mut Transform), With<ChildOf>>,
+    mut wheels: Query<
+        (
+            &WheelMount,
+            &WheelState,
+            &WheelSensors,
+            Option<&Suspension>,
+            &mut Transform,
+        ),
+        With<ChildOf>,
+    >,
 ) {
-    for (mount, state, sensors, mut transform) in &mut wheels {
+    for (mount, state, sensors, suspension, mut transform) in &mut wheels {
         let translation = mount.position + Vec3::Y * state.travel as f32;
+        // A positive inclination leans the top to the right: about the heading, −Z.
+        let lean = suspension.map_or(0.0, |s| s.body_camber(mount.side, state.travel));
         let rotation = Quat::from_rotation_y(state.steer_angle as f32)
+            * Quat::from_rotation_z(-lean as f32)
             * Quat::from_rotation_x(-(sensors.angle.rem_euclid(core::f64::consts::TAU)) as f32);
         let placed = Transform {
             translation,

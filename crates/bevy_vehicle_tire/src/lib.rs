@@ -89,7 +89,7 @@ pub use brush::BrushTire;
 pub use error::TireError;
 pub use linear::LinearTire;
 pub use loaded::LoadedTire;
-pub use magic_formula::{CombinedSlip, MagicFormula};
+pub use magic_formula::{CombinedSlip, MagicFormula, MfCamber};
 
 /// A tire model, as stored in vehicle descriptions. Serialized externally tagged, e.g. in
 /// RON `BrushTire((longitudinal_stiffness: 16.0, cornering_stiffness: 12.0))`.
@@ -120,9 +120,25 @@ impl TireModel {
     /// faster. The Magic Formula's peak-slip solves start from `near`'s peaks, which a step's
     /// change of load barely moves, instead of from a closed-form guess. Any `near` is safe
     /// (another load, another model, an unloaded tire): a poor start only costs iterations.
-    pub fn at_load_near(&self, fz: f64, mu: f64, near: &LoadedTire) -> LoadedTire {
+    ///
+    /// `camber` is the tire's inclination (rad), as in [`TireModel::at_load_and_camber`].
+    pub fn at_load_near(&self, fz: f64, mu: f64, camber: f64, near: &LoadedTire) -> LoadedTire {
         match self {
-            Self::MagicFormula(m) => m.at_load_near(fz, mu, near),
+            Self::MagicFormula(m) => m.at_load_near(fz, mu, camber, near),
+            _ => self.at_load(fz, mu),
+        }
+    }
+
+    /// [`TireModel::at_load`] for a tire leaning by its inclination angle `camber` (rad,
+    /// positive when the tire's top leans to its right, towards its −y axis: ISO 8855's
+    /// inclination angle; the left wheel of a car with negative camber leans by a positive
+    /// angle, the right one by a negative angle). The Magic Formula applies its camber terms
+    /// ([`MfCamber`]: on their own, a free-rolling tire leaning by a small `γ` pushes its
+    /// camber stiffness times `γ` sideways); the brush and linear models have none, and ignore
+    /// it. A camber that is not finite counts as 0.
+    pub fn at_load_and_camber(&self, fz: f64, mu: f64, camber: f64) -> LoadedTire {
+        match self {
+            Self::MagicFormula(m) => m.at_load_and_camber(fz, mu, camber),
             _ => self.at_load(fz, mu),
         }
     }

@@ -1,5 +1,5 @@
-//! The Pacejka Magic Formula (MF 5.2-style pure slip with load sensitivity, no camber, no
-//! turn slip) and its combined-slip methods.
+//! The Pacejka Magic Formula (MF 5.2-style pure slip with load sensitivity, the lateral
+//! force's camber terms, no turn slip) and its combined-slip methods.
 //!
 //! # Equations
 //!
@@ -25,6 +25,26 @@
 //!
 //! The lateral slip variable is `tan α` itself, the usual small-angle practice of MF
 //! implementations (`tan α ≈ α` to 1 % below 10°).
+//!
+//! # Camber
+//!
+//! A tire leaning by its inclination angle `γ` (rad, positive when its top leans to its right,
+//! ISO 8855's sign: [`TireModel::at_load_and_camber`](crate::TireModel::at_load_and_camber))
+//! changes the lateral curve through [`MfCamber`]'s terms, as in Pacejka's 2006 book
+//! (MF 6.1), with `γ* = sin γ`:
+//!
+//! | | with camber |
+//! |---|---|
+//! | `μ_y` | `· (1 − p_dy3·γ*²)` |
+//! | `K_y` | `· (1 − p_ky3·abs(γ*))` |
+//! | `E_y` | `p_ey3` becomes `p_ey3 + p_ey4·γ*` |
+//! | `S_Vyγ` | `fz·(p_vy3 + p_vy4·dfz)·γ*·λμ`, added to `S_V` |
+//! | `K_yγ` | `fz·(p_ky6 + p_ky7·dfz)`, the camber stiffness (N/rad) |
+//! | `S_H` | `+ (K_yγ·γ* − S_Vyγ)/K_y` (in the data's slip sign) |
+//!
+//! so that a free-rolling tire (no slip) leaning by a small `γ` pushes `K_yγ·γ` sideways (its
+//! camber thrust), towards the side it leans to in sets whose `p_ky6` has the sign of
+//! `p_ky1`. The camber terms are 0 unless given: then `γ` changes nothing.
 //!
 //! # Sign conventions of published coefficient sets
 //!
@@ -67,6 +87,8 @@
 //! # Combined slip
 //!
 //! See [`CombinedSlip`].
+
+use std::f64::consts::FRAC_PI_2;
 
 use serde::{Deserialize, Serialize};
 
@@ -266,10 +288,74 @@ pub struct MagicFormula {
     pub p_vy1: f64,
     /// `p_vy2`: variation of `S_Vy/fz` per `dfz` (N per N of load).
     pub p_vy2: f64,
+    /// The lateral force's camber terms (see the [module docs](self#camber)); all 0 when
+    /// omitted from serialized data, and then camber has no effect.
+    #[serde(default)]
+    pub camber: MfCamber,
     /// How longitudinal and lateral slip combine; [`CombinedSlip::Normalized`] when
     /// omitted from serialized data.
     #[serde(default)]
     pub combined: CombinedSlip,
+}
+
+/// The Magic Formula's camber terms for the lateral force (Pacejka 2006, MF 6.1 form, without
+/// turn slip): see the [module docs](self#camber) for where each acts. `γ* = sin γ` is
+/// dimensionless, so are these. All 0 (the default): the tire ignores its camber.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MfCamber {
+    /// `p_dy3`: variation of `μ_y` with `γ*²` (dimensionless).
+    pub p_dy3: f64,
+    /// `p_ey4`: variation of the lateral curvature's asymmetry with `γ*` (dimensionless).
+    pub p_ey4: f64,
+    /// `p_ky3`: variation of the cornering stiffness `K_y` with `abs(γ*)` (dimensionless).
+    pub p_ky3: f64,
+    /// `p_ky6`: camber stiffness `K_yγ/fz` at `fz0` (N per unit `γ*` per N of load; in ISO
+    /// sets, the sign of `p_ky1`).
+    pub p_ky6: f64,
+    /// `p_ky7`: variation of `K_yγ/fz` per `dfz` (N per unit `γ*` per N of load).
+    pub p_ky7: f64,
+    /// `p_vy3`: vertical shift `S_Vyγ/(fz·γ*)` at `fz0` (N per unit `γ*` per N of load).
+    pub p_vy3: f64,
+    /// `p_vy4`: variation of `S_Vyγ/(fz·γ*)` per `dfz` (N per unit `γ*` per N of load).
+    pub p_vy4: f64,
+}
+
+impl MfCamber {
+    /// The camber terms of [`MagicFormula::passenger_205_60_r15`]'s table (Pacejka 2006,
+    /// Table A3.1, from the same transcription): `p_dy3 = −11.23`, `p_ey4 = −4.787`,
+    /// `p_ky3 = −0.028`, `p_ky6 = −0.92`, `p_ky7 = −0.24`, `p_vy3 = −0.532`, `p_vy4 = 0.039`.
+    /// Its camber stiffness is 0.92 N per radian of lean per N of load: at the nominal 4000 N,
+    /// 64 N of camber thrust per degree.
+    pub fn passenger_205_60_r15() -> Self {
+        Self {
+            p_dy3: -11.23,
+            p_ey4: -4.787,
+            p_ky3: -0.028,
+            p_ky6: -0.92,
+            p_ky7: -0.24,
+            p_vy3: -0.532,
+            p_vy4: 0.039,
+        }
+    }
+
+    fn validate(&self) -> Result<(), TireError> {
+        let c = Checker {
+            prefix: "magic_formula.camber",
+        };
+        for (name, value) in [
+            ("p_dy3", self.p_dy3),
+            ("p_ey4", self.p_ey4),
+            ("p_ky3", self.p_ky3),
+            ("p_ky6", self.p_ky6),
+            ("p_ky7", self.p_ky7),
+            ("p_vy3", self.p_vy3),
+            ("p_vy4", self.p_vy4),
+        ] {
+            c.finite(name, value)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for MagicFormula {
@@ -288,7 +374,10 @@ impl MagicFormula {
     /// convention, hence negative `p_dy1` and `p_ky1`), as transcribed in the public data
     /// file `data/tires/pacejka_2006_205_60r15/car.tyr.yaml` of the GitHub repository
     /// `KMoula30/outlap` (commit `331f0b5f`). Only the numbers are taken. Scaling factors
-    /// (`λ`) are 1; camber terms are not modelled; `mu_reference` is the set's peak
+    /// (`λ`) are 1; the camber terms are left at 0 (the table's are
+    /// [`MfCamber::passenger_205_60_r15`]: a tire that leans with its body needs the
+    /// suspension's camber kinematics too, which vehicles give through their suspension's
+    /// `camber` and `camber_gain`); `mu_reference` is the set's peak
     /// longitudinal friction at `fz0` (`p_dx1`, see [`MagicFormula::mu_reference`]), so on a
     /// surface of friction μ this tire brakes at μ at its nominal load, and so is
     /// `lateral_mu_reference`: on that surface it corners at 0.82·μ, as on the rig the
@@ -327,6 +416,7 @@ impl MagicFormula {
             p_hy2: -0.001,
             p_vy1: 0.045,
             p_vy2: -0.024,
+            camber: MfCamber::default(),
             combined: CombinedSlip::Normalized,
         }
     }
@@ -407,6 +497,7 @@ impl MagicFormula {
         for (name, value) in all {
             c.finite(name, value)?;
         }
+        self.camber.validate()?;
         c.positive("fz0", self.fz0)?;
         c.positive("mu_reference", self.mu_reference)?;
         if let Some(reference) = self.lateral_mu_reference {
@@ -505,18 +596,30 @@ impl MagicFormula {
     /// surface of friction `mu`; see [`TireModel::at_load`](crate::TireModel::at_load).
     /// Assumes coefficients that pass [`MagicFormula::validate`].
     pub fn at_load(&self, fz: f64, mu: f64) -> LoadedTire {
-        self.loaded(fz, mu, None)
+        self.loaded(fz, mu, 0.0, None)
     }
 
-    /// [`MagicFormula::at_load`] with the peak-slip solves started from `near`'s peaks; see
-    /// [`TireModel::at_load_near`](crate::TireModel::at_load_near).
-    pub(crate) fn at_load_near(&self, fz: f64, mu: f64, near: &LoadedTire) -> LoadedTire {
-        self.loaded(fz, mu, near.normalized_peaks())
+    /// [`MagicFormula::at_load`] for a tire leaning by `camber` (rad); see
+    /// [`TireModel::at_load_and_camber`](crate::TireModel::at_load_and_camber).
+    pub fn at_load_and_camber(&self, fz: f64, mu: f64, camber: f64) -> LoadedTire {
+        self.loaded(fz, mu, camber, None)
     }
 
-    /// The tire at load `fz` (N) and friction `mu`, with the normalised combined-slip peaks
-    /// solved from `near` (longitudinal, lateral) when given.
-    fn loaded(&self, fz: f64, mu: f64, near: Option<[MfPeaks; 2]>) -> LoadedTire {
+    /// [`MagicFormula::at_load_and_camber`] with the peak-slip solves started from `near`'s
+    /// peaks; see [`TireModel::at_load_near`](crate::TireModel::at_load_near).
+    pub(crate) fn at_load_near(
+        &self,
+        fz: f64,
+        mu: f64,
+        camber: f64,
+        near: &LoadedTire,
+    ) -> LoadedTire {
+        self.loaded(fz, mu, camber, near.normalized_peaks())
+    }
+
+    /// The tire at load `fz` (N), friction `mu` and inclination `camber` (rad), with the
+    /// normalised combined-slip peaks solved from `near` (longitudinal, lateral) when given.
+    fn loaded(&self, fz: f64, mu: f64, camber: f64, near: Option<[MfPeaks; 2]>) -> LoadedTire {
         let lambda_mu = mu / self.mu_reference;
         let lambda_mu_y = self.lateral_scale(mu, lambda_mu);
         if let Some(trivial) = LoadedTire::without_force(fz, lambda_mu) {
@@ -543,23 +646,42 @@ impl MagicFormula {
             sv: fz * (self.p_vx1 + self.p_vx2 * dfz) * lambda_mu,
         };
 
-        // Lateral.
+        // Lateral, with the camber terms (all zero without camber, or without the terms).
         let sy = sign(self.p_ky1);
-        let mu_y = (sy * (self.p_dy1 + self.p_dy2 * dfz)).max(FACTOR_FLOOR * self.p_dy1.abs());
+        let cam = &self.camber;
+        let g = if camber.is_finite() && *cam != MfCamber::default() {
+            fastmath::sin(camber.clamp(-FRAC_PI_2, FRAC_PI_2))
+        } else {
+            0.0
+        };
+        let mu_y = (sy * (self.p_dy1 + self.p_dy2 * dfz)).max(FACTOR_FLOOR * self.p_dy1.abs())
+            * (1.0 - cam.p_dy3 * g * g).max(FACTOR_FLOOR);
         let dy = mu_y * lambda_mu_y * fz;
         let fz_k = self.fz0 * (1.0 + dfz);
         let ky = self.p_ky1.abs()
             * self.fz0
-            * fastmath::sin(2.0 * fastmath::atan(fz_k / (self.p_ky2.abs() * self.fz0)));
+            * fastmath::sin(2.0 * fastmath::atan(fz_k / (self.p_ky2.abs() * self.fz0)))
+            * (1.0 - cam.p_ky3 * g.abs()).max(FACTOR_FLOOR);
         let ey = self.p_ey1 + self.p_ey2 * dfz;
+        let asymmetry = self.p_ey3 + cam.p_ey4 * g;
+        let mut sh = sy * (self.p_hy1 + self.p_hy2 * dfz);
+        let mut sv = fz * (self.p_vy1 + self.p_vy2 * dfz) * lambda_mu_y;
+        if g != 0.0 {
+            // `S_Hyγ = (K_yγ·γ* − S_Vyγ)/K_y` in the data's slip sign, whose `K_y` is
+            // `s_y·ky`: times `s_y` into this crate's, the signs cancel.
+            let sv_camber = fz * (cam.p_vy3 + cam.p_vy4 * dfz) * g * lambda_mu_y;
+            let camber_stiffness = fz * (cam.p_ky6 + cam.p_ky7 * dfz);
+            sh += (camber_stiffness * g - sv_camber) / ky;
+            sv += sv_camber;
+        }
         let y = MfAxis {
             b: (ky / (self.p_cy1 * dy)).min(B_MAX),
             c: self.p_cy1,
             d: dy,
-            e_pos: (ey * (1.0 - sy * self.p_ey3)).min(1.0),
-            e_neg: (ey * (1.0 + sy * self.p_ey3)).min(1.0),
-            sh: sy * (self.p_hy1 + self.p_hy2 * dfz),
-            sv: fz * (self.p_vy1 + self.p_vy2 * dfz) * lambda_mu_y,
+            e_pos: (ey * (1.0 - sy * asymmetry)).min(1.0),
+            e_neg: (ey * (1.0 + sy * asymmetry)).min(1.0),
+            sh,
+            sv,
         };
 
         match self.combined {

@@ -366,6 +366,7 @@ pub(crate) fn step_vehicles(
                     body_mass_fraction: state.body_mass_fraction,
                     body_mass: state.body_mass,
                     displacement: state.displacement,
+                    camber: state.camber,
                 };
                 // The compliance steer, solved with the tire's cornering stiffness as it
                 // stands after the last step.

@@ -146,6 +146,11 @@ pub struct WheelContact {
     /// patch is anchored to the ground by it ([`WheelRuntime`]'s held patch): its deflection
     /// follows the distance its wheel really moved since it stuck. Not finite: taken as `None`.
     pub displacement: Option<[f64; 2]>,
+    /// The tire's inclination to the ground (rad, positive when its top leans to its right:
+    /// ISO 8855's inclination angle), which its model's camber terms act on
+    /// ([`TireModel::at_load_and_camber`](bevy_vehicle_tire::TireModel::at_load_and_camber)).
+    /// Not finite: taken as 0.
+    pub camber: f64,
 }
 
 impl Default for WheelContact {
@@ -159,6 +164,7 @@ impl Default for WheelContact {
             body_mass_fraction: [1.0; 2],
             body_mass: 0.0,
             displacement: None,
+            camber: 0.0,
         }
     }
 }
@@ -1108,9 +1114,12 @@ impl Block for Wheel {
                 .displacement
                 .filter(|d| d.iter().all(|x| x.is_finite()));
             rt.measured = [rt.contact.velocity, rt.contact.acceleration];
-            rt.tire = tire
-                .model
-                .at_load_near(rt.contact.load, rt.contact.friction, &rt.tire);
+            rt.tire = tire.model.at_load_near(
+                rt.contact.load,
+                rt.contact.friction,
+                rt.contact.camber,
+                &rt.tire,
+            );
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
             rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
             let drift = anchor_held_patch(rt, state, step.dt, tire.relaxation_length[0]);
