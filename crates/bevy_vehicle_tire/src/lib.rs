@@ -135,7 +135,8 @@ impl TireModel {
     /// angle, the right one by a negative angle). The Magic Formula applies its camber terms
     /// ([`MfCamber`]: on their own, a free-rolling tire leaning by a small `γ` pushes its
     /// camber stiffness times `γ` sideways); the brush and linear models have none, and ignore
-    /// it. A camber that is not finite counts as 0.
+    /// it. The terms are held beyond ±10° ([`magic_formula::CAMBER_LIMIT`]); a camber that
+    /// is not finite counts as 0.
     pub fn at_load_and_camber(&self, fz: f64, mu: f64, camber: f64) -> LoadedTire {
         match self {
             Self::MagicFormula(m) => m.at_load_and_camber(fz, mu, camber),

@@ -674,7 +674,7 @@ fn at_load_near_is_at_load_from_any_start() {
 /// - the lateral peak factor is `D_y·(1 − p_dy3·sin²γ)` and the cornering stiffness
 ///   `K_y·(1 − p_ky3·|sin γ|)`, to 1e-12 at 5°;
 /// - no camber, or a set without camber terms, gives the tire of `at_load`, bit for bit;
-///   a camber that is not finite counts as none.
+///   a camber that is not finite counts as none, and one beyond 10° as 10°.
 #[test]
 fn camber_thrust_and_its_effects_follow_the_published_terms() {
     let camber = bevy_vehicle_tire::MfCamber::passenger_205_60_r15();
@@ -707,6 +707,13 @@ fn camber_thrust_and_its_effects_follow_the_published_terms() {
             rel(k, upright_k * (1.0 - camber.p_ky3 * g.abs())) < 1e-12,
             "{fz} N: cornering stiffness {k} vs {upright_k}·(1 − p_ky3·|sin γ|)"
         );
+        // Held beyond 10°.
+        let [at_limit, beyond] = [10.0f64, 30.0].map(|deg| {
+            model
+                .at_load_and_camber(fz, 0.9, -deg.to_radians())
+                .forces(0.02, 0.05)
+        });
+        assert_eq!(at_limit, beyond, "{fz} N: 30° acts as 10°");
         // No camber, no terms, or a camber that is not a number: the upright tire.
         for same in [
             model.at_load_and_camber(fz, 0.9, 0.0),
