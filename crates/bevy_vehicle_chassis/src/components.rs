@@ -111,8 +111,8 @@ pub struct Suspension {
     pub compliance_steer: f64,
     /// Static camber: the wheel's lean at design height, from the body's vertical (rad, any
     /// sign; negative leans its top towards the vehicle's centreline, as alignment sheets
-    /// give it). Equal on both sides, it pushes both tires of an axle inward, and their
-    /// camber thrusts cancel.
+    /// give it). Negative camber on both sides pushes both tires of an axle inward, and
+    /// their camber thrusts cancel.
     pub camber: f64,
     /// Camber gain: the change of camber per metre of compression (rad/m, any sign; negative
     /// leans the top further in as the wheel rises, as unequal-length wishbones do). In a
