@@ -174,6 +174,10 @@ fn suspension_errors_name_the_field_unit_and_value() {
         "setting `suspension.camber` must be a finite number (rad), got NaN"
     );
     assert_eq!(
+        s(|s| s.camber = -0.6),
+        "setting `suspension.camber` must lie in [-0.5, 0.5] (rad), got -0.6"
+    );
+    assert_eq!(
         s(|s| s.camber_gain = f64::NEG_INFINITY),
         "setting `suspension.camber_gain` must be a finite number (rad/m), got -inf"
     );

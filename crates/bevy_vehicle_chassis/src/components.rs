@@ -111,8 +111,8 @@ pub struct Suspension {
     pub compliance_steer: f64,
     /// Static camber: the wheel's lean at design height, from the body's vertical (rad, any
     /// sign; negative leans its top towards the vehicle's centreline, as alignment sheets
-    /// give it). Negative camber on both sides pushes both tires of an axle inward, and
-    /// their camber thrusts cancel.
+    /// give it; within ±[`MAX_STATIC_CAMBER`]). Negative camber on both sides pushes both
+    /// tires of an axle inward, and their camber thrusts cancel.
     pub camber: f64,
     /// Camber gain: the change of camber per metre of compression (rad/m, any sign; negative
     /// leans the top further in as the wheel rises, as unequal-length wishbones do). In a
@@ -143,6 +143,10 @@ impl Default for Suspension {
         }
     }
 }
+
+/// The largest static camber a suspension accepts, either way (rad, about 29°: racing cars
+/// run a few degrees).
+pub const MAX_STATIC_CAMBER: f64 = 0.5;
 
 /// Largest `ω·dt` the suspension may reach on its share of the body over a fixed step (see
 /// [`Suspension::force_at_step`]): the spring and bump stop together ring at no more than it,
@@ -175,7 +179,13 @@ impl Suspension {
             self.compliance_steer,
             "rad/N",
         )?;
-        finite("suspension.camber", self.camber, "rad")?;
+        in_range(
+            "suspension.camber",
+            self.camber,
+            -MAX_STATIC_CAMBER,
+            MAX_STATIC_CAMBER,
+            "rad",
+        )?;
         finite("suspension.camber_gain", self.camber_gain, "rad/m")
     }
 

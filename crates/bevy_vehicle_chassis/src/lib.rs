@@ -48,8 +48,8 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering, Suspension,
-    TractionControl, VehicleTelemetry, WheelMount, WheelState,
+    Brakes, GroundProbe, MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering,
+    Suspension, TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;

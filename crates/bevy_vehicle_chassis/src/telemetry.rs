@@ -66,8 +66,12 @@ pub(crate) fn place_wheels(
 ) {
     for (mount, state, sensors, suspension, mut transform) in &mut wheels {
         let translation = mount.position + Vec3::Y * state.travel as f32;
-        // A positive inclination leans the top to the right: about the heading, −Z.
-        let lean = suspension.map_or(0.0, |s| s.body_camber(mount.side, state.travel));
+        // A positive inclination leans the top to the right: about the heading, −Z. A
+        // camber gain past any suspension's leans it at most a quarter turn.
+        let lean = suspension.map_or(0.0, |s| {
+            s.body_camber(mount.side, state.travel)
+                .clamp(-core::f64::consts::FRAC_PI_2, core::f64::consts::FRAC_PI_2)
+        });
         let rotation = Quat::from_rotation_y(state.steer_angle as f32)
             * Quat::from_rotation_z(-lean as f32)
             * Quat::from_rotation_x(-(sensors.angle.rem_euclid(core::f64::consts::TAU)) as f32);
