@@ -1663,8 +1663,9 @@ fn compliance_and_roll_steer_add_their_understeer() {
 /// Roll camber, on the cornering car with the published camber terms on its tires
 /// (`MfCamber::passenger_205_60_r15`), on the 100 m circle below 0.3 g. With no camber gain
 /// each wheel leans with the body, which rolls out of the turn by `φ' = (x_o − x_i)/t` per
-/// m/s² (`x` the travels, `t` the track); each front tire then pushes `K_yγ·φ` out of it (`K_yγ = F_z·(p_ky6 + p_ky7·dfz)`),
-/// which its axle makes up with slip, `Δα_f = 2·K_yγ·φ/C_f`. A front camber gain of `−2/t`
+/// m/s² (`x` the travels, `t` the track); each front tire then pushes `K_yγ·φ` out of it
+/// (`K_yγ = F_z·(p_ky6 + p_ky7·dfz)`), which its axle (cornering stiffness `C_f`) makes up
+/// with slip, `Δα_f = 2·K_yγ·φ/C_f`. A front camber gain of `−2/t`
 /// keeps the front wheels upright, so the driver's gradient falls by `2·|K_yγ|·φ'/C_f`
 /// (the rear's lean is the same in both runs). Front inclinations within 2 % of `φ'` and of
 /// 0 (relative to `φ'`), the gradient's fall within 5 % of its closed form and at 30 Hz within
