@@ -911,26 +911,34 @@ fn apply_static_preload_brings_a_heavier_description_back_to_its_ride_height() {
     assert_eq!(tail_heavy.axles, base.axles);
 }
 
+/// The text of the asset at `path` (relative to the asset root), as a file reader of
+/// [`VehicleDescription::parse`] returns it.
+fn read_asset(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).map_err(|e| e.to_string())
+}
+
+/// The shipped asset at `path`, checked to hold each of `anchors` exactly once: the text a
+/// test replaces to edit it.
+fn shipped_text(path: &str, anchors: &[&str]) -> String {
+    let text = read_asset(path).unwrap();
+    for anchor in anchors {
+        assert_eq!(text.matches(anchor).count(), 1, "{path}: {anchor:?}");
+    }
+    text
+}
+
 /// The suspension's toe settings and the engine's boost settings are read from a vehicle
 /// file into the spawned car's components, and a bad value is refused at its line with the
 /// field named.
 #[test]
 fn toe_and_boost_settings_come_from_the_file() {
     let path = "vehicles/hatchback.vehicle.ron";
-    let text = std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).unwrap();
+    // The front axle's suspension, and the engine's settings.
     let front = "extension_limit: 0.09,\n";
-    assert_eq!(
-        text.matches(front).count(),
-        1,
-        "the front axle's suspension"
-    );
     let engine = "braking_torque: 55.0,";
-    assert_eq!(text.matches(engine).count(), 1, "the engine's settings");
-    let parse = |text: &str| {
-        VehicleDescription::parse(path, text, &FileBlockTypes::default(), |p| {
-            std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string())
-        })
-    };
+    let text = shipped_text(path, &[front, engine]);
+    let parse =
+        |text: &str| VehicleDescription::parse(path, text, &FileBlockTypes::default(), read_asset);
     let edited = text
         .replace(
             front,
@@ -976,25 +984,17 @@ fn toe_and_boost_settings_come_from_the_file() {
 /// The suspension's camber settings and a tire file's camber terms are read into the spawned
 /// car, whose resting wheels then lean by their static camber (the left one's top to the
 /// right, a positive inclination, and the right one's to the left), plus the gain times
-/// their travel; a camber term that is not a number is refused at its line in the tire file.
+/// their travel; a camber term that is not a number is refused, naming the tire file and the
+/// field.
 #[test]
 fn camber_settings_come_from_the_files() {
     let path = "vehicles/hatchback.vehicle.ron";
     let tire_path = "tires/passenger_205_60r15.tire.ron";
-    let text = std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).unwrap();
+    // The front axle's suspension, and the tire's combined slip.
     let front = "extension_limit: 0.09,\n";
-    assert_eq!(
-        text.matches(front).count(),
-        1,
-        "the front axle's suspension"
-    );
-    let tire_text = std::fs::read_to_string(format!("{ASSET_ROOT}/{tire_path}")).unwrap();
     let terms = "combined: Normalized,";
-    assert_eq!(
-        tire_text.matches(terms).count(),
-        1,
-        "the tire's combined slip"
-    );
+    let text = shipped_text(path, &[front]);
+    let tire_text = shipped_text(tire_path, &[terms]);
     let parse = |tire_terms: &str| {
         let edited = text.replace(
             front,
@@ -1005,7 +1005,7 @@ fn camber_settings_come_from_the_files() {
             if p == tire_path {
                 return Ok(tire.clone());
             }
-            std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string())
+            read_asset(p)
         })
     };
     let d = parse("camber: (p_ky6: -0.92, p_vy3: -0.532),").unwrap_or_else(|e| panic!("{e}"));
