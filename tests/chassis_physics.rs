@@ -1667,9 +1667,9 @@ fn compliance_and_roll_steer_add_their_understeer() {
 /// (`K_yγ = F_z·(p_ky6 + p_ky7·dfz)`), which its axle (cornering stiffness `C_f`) makes up
 /// with slip, `Δα_f = 2·K_yγ·φ/C_f`. A front camber gain of `−2/t`
 /// keeps the front wheels upright, so the driver's gradient falls by `2·|K_yγ|·φ'/C_f`
-/// (the rear's lean is the same in both runs). Front inclinations within 2 % of `φ'` and of
+/// (the rear's lean is the same in both runs). Front inclinations within 0.5 % of `φ'` and of
 /// 0 (relative to `φ'`), the gradient's fall within 5 % of its closed form and at 30 Hz within
-/// 2 % of 60 Hz's (measured 2026-11-29: inclination −5.746e-3 against a roll of 5.752e-3
+/// 0.5 % of 60 Hz's (measured 2026-11-29: inclination −5.746e-3 against a roll of 5.752e-3
 /// rad/(m/s²), 5.6e-6 with the gain; the fall 4.117e-4 at 60 Hz and 4.114e-4 at 30 Hz against
 /// 4.267e-4 rad/(m/s²), 3.5 % under).
 #[test]
@@ -1713,12 +1713,12 @@ fn roll_camber_adds_the_understeer_of_its_thrust() {
             lean.camber, upright.camber, lean.k, upright.k
         );
         assert!(
-            rel(-lean.camber, roll) < 0.02,
+            rel(-lean.camber, roll) < 0.005,
             "{hz} Hz: front inclination gradient {} vs the body's roll {roll} rad/(m/s²)",
             lean.camber
         );
         assert!(
-            upright.camber.abs() < 0.02 * roll,
+            upright.camber.abs() < 0.005 * roll,
             "{hz} Hz: front inclination gradient {} with the gain vs 0 (roll {roll} rad/(m/s²))",
             upright.camber
         );
@@ -1728,7 +1728,7 @@ fn roll_camber_adds_the_understeer_of_its_thrust() {
              rad/(m/s²)"
         );
         assert!(
-            rel(fallen, fallen_at_60) < 0.02,
+            rel(fallen, fallen_at_60) < 0.005,
             "{hz} Hz: understeer gradient fell by {fallen} vs {fallen_at_60} rad/(m/s²) at 60 Hz"
         );
     }
