@@ -10,8 +10,8 @@
 //! settings (see `assets/programs/`); a command may also wait for a speed (`at_speed`, km/h),
 //! as `stop_from_100.program.ron` does to brake from 100 km/h. Every fixed step goes to the
 //! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
-//! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel and whether
-//! it touches the ground.
+//! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel, whether it
+//! touches the ground, its toe and its camber.
 //! A vehicle whose clutch opens only by its pedal (no `automatic`) is driven with the pedal
 //! worked for it when the program never sets `clutch` (a note says so).
 //! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the

@@ -4,8 +4,9 @@
 //! Columns: `time` (s), `x`, `z` (m, world), `speed` (m/s, forward), `rpm`, `gear`,
 //! `throttle`, `brake`, `clutch` (0..1), `steering` (−1..1, the applied one), `handbrake`
 //! (0..1); then for each wheel `<name>_load` (N), `_slip_ratio`, `_slip_angle` (rad), `_fx`,
-//! `_fy` (N, tire frame: forward, left), `_travel` (m, compression positive) and `_grounded`
-//! (0 or 1).
+//! `_fy` (N, tire frame: forward, left), `_travel` (m, compression positive), `_grounded`
+//! (0 or 1), `_toe` (rad, the suspension's steer, positive to the left) and `_camber` (rad,
+//! the inclination to the ground, positive when the wheel's top leans to its right).
 
 use core::fmt::Write;
 
@@ -30,7 +31,7 @@ pub const VEHICLE_COLUMNS: [&str; 11] = [
 ];
 
 /// Each wheel's columns, in order, after `<wheel name>_`.
-pub const WHEEL_COLUMNS: [&str; 7] = [
+pub const WHEEL_COLUMNS: [&str; 9] = [
     "load",
     "slip_ratio",
     "slip_angle",
@@ -38,6 +39,8 @@ pub const WHEEL_COLUMNS: [&str; 7] = [
     "fy",
     "travel",
     "grounded",
+    "toe",
+    "camber",
 ];
 
 /// The header line, ending in `\n`, for wheels named `wheels` in the order their columns
@@ -84,16 +87,18 @@ pub fn write_csv_row<'a>(
         match state {
             Some(s) => write!(
                 out,
-                ",{:.1},{:.4},{:.4},{:.1},{:.1},{:.4},{}",
+                ",{:.1},{:.4},{:.4},{:.1},{:.1},{:.4},{},{:.5},{:.5}",
                 s.load,
                 s.slip_ratio,
                 s.slip_angle,
                 force[0],
                 force[1],
                 s.travel,
-                u8::from(s.grounded)
+                u8::from(s.grounded),
+                s.toe,
+                s.camber
             )?,
-            None => out.write_str(",0.0,0.0000,0.0000,0.0,0.0,0.0000,0")?,
+            None => out.write_str(",0.0,0.0000,0.0000,0.0,0.0,0.0000,0,0.00000,0.00000")?,
         }
     }
     out.write_char('\n')
