@@ -40,11 +40,22 @@
 //!
 //! **Friction.** `mu` passed to [`TireModel::at_load`](crate::TireModel::at_load) is the
 //! tire–road friction coefficient itself (there is no reference friction): `μ = mu`.
+//!
+//! **Camber.** A tire leaning by `γ` (ISO inclination, positive when its top leans to its
+//! right) with `camber_stiffness` `c_γ` acts as if its slip angle were shifted:
+//! `tan α → tan α − c_γ·sin γ/cornering_stiffness`. A free-rolling tire then pushes
+//! `−c_γ·fz·sin γ·(1 − λ + λ²/3)` sideways, towards the side it leans to, which is
+//! `−c_γ·fz·sin γ` for a small lean; its thrust and its side slip share the friction
+//! limit. This is the equivalent-slip treatment the Magic Formula's camber shift also uses,
+//! not the brush theory's own bow of the tread across the patch, which a single stiffness
+//! cannot describe. `γ` is held within ±10°
+//! ([`CAMBER_LIMIT`](crate::magic_formula::CAMBER_LIMIT)).
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Checker, TireError};
-use crate::loaded::LoadedTire;
+use crate::loaded::{LoadedTire, camber_shift};
+use crate::magic_formula::camber_sine;
 
 /// Brush tire model; see the [module docs](self) for the equations.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,6 +67,12 @@ pub struct BrushTire {
     /// Cornering stiffness per unit load, N per unit `tan α` per N of load
     /// (`C_y = cornering_stiffness·fz`, `≥ 0`).
     pub cornering_stiffness: f64,
+    /// Camber stiffness per unit load, N of side force per rad of inclination per N of load
+    /// (`≥ 0`; 0 if left out): a free-rolling tire leaning by a small `γ` pushes
+    /// `camber_stiffness·fz·γ` towards the side it leans to. Car tires are near 1 per rad
+    /// (the published 205/60R15 Magic Formula set's `|p_ky6|` is 0.92); 0 ignores camber.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub camber_stiffness: f64,
 }
 
 impl Default for BrushTire {
@@ -68,6 +85,7 @@ impl Default for BrushTire {
         Self {
             longitudinal_stiffness: 16.0,
             cornering_stiffness: 12.0,
+            camber_stiffness: 0.0,
         }
     }
 }
@@ -79,12 +97,19 @@ impl BrushTire {
             prefix: "brush_tire",
         };
         c.non_negative("longitudinal_stiffness", self.longitudinal_stiffness)?;
-        c.non_negative("cornering_stiffness", self.cornering_stiffness)
+        c.non_negative("cornering_stiffness", self.cornering_stiffness)?;
+        c.non_negative("camber_stiffness", self.camber_stiffness)
     }
 
     /// Precomputes the tire at load `fz` (N) and friction `mu`; see
     /// [`TireModel::at_load`](crate::TireModel::at_load).
     pub fn at_load(&self, fz: f64, mu: f64) -> LoadedTire {
+        self.at_load_and_camber(fz, mu, 0.0)
+    }
+
+    /// [`BrushTire::at_load`] for a tire leaning by `camber` (rad); see
+    /// [`TireModel::at_load_and_camber`](crate::TireModel::at_load_and_camber).
+    pub fn at_load_and_camber(&self, fz: f64, mu: f64, camber: f64) -> LoadedTire {
         if let Some(trivial) = LoadedTire::without_force(fz, mu) {
             return trivial;
         }
@@ -93,6 +118,11 @@ impl BrushTire {
             self.longitudinal_stiffness * fz,
             self.cornering_stiffness * fz,
             mu * fz,
+            camber_shift(
+                self.camber_stiffness,
+                self.cornering_stiffness,
+                camber_sine(camber),
+            ),
         )
     }
 }

@@ -107,6 +107,11 @@ pub enum TireModel {
     LinearTire(LinearTire),
 }
 
+/// Whether a setting is 0 (serde: settings left at 0 are not written).
+pub(crate) fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
 impl Default for TireModel {
     /// [`MagicFormula::default`], the published passenger-car set.
     fn default() -> Self {
@@ -125,7 +130,7 @@ impl TireModel {
     pub fn at_load_near(&self, fz: f64, mu: f64, camber: f64, near: &LoadedTire) -> LoadedTire {
         match self {
             Self::MagicFormula(m) => m.at_load_near(fz, mu, camber, near),
-            _ => self.at_load(fz, mu),
+            _ => self.at_load_and_camber(fz, mu, camber),
         }
     }
 
@@ -134,13 +139,15 @@ impl TireModel {
     /// inclination angle; the left wheel of a car with negative camber leans by a positive
     /// angle, the right one by a negative angle). The Magic Formula applies its camber terms
     /// ([`MfCamber`]: on their own, a free-rolling tire leaning by a small `γ` pushes its
-    /// camber stiffness times `γ` sideways); the brush and linear models have none, and ignore
-    /// it. The terms are held beyond ±10° ([`magic_formula::CAMBER_LIMIT`]); a camber that
-    /// is not finite counts as 0.
+    /// camber stiffness times `γ` sideways); the brush and linear tires their
+    /// `camber_stiffness` ([`BrushTire::camber_stiffness`], [`LinearTire::camber_stiffness`]).
+    /// Camber is held beyond ±10° ([`magic_formula::CAMBER_LIMIT`]); a camber that is not
+    /// finite counts as 0.
     pub fn at_load_and_camber(&self, fz: f64, mu: f64, camber: f64) -> LoadedTire {
         match self {
             Self::MagicFormula(m) => m.at_load_and_camber(fz, mu, camber),
-            _ => self.at_load(fz, mu),
+            Self::BrushTire(m) => m.at_load_and_camber(fz, mu, camber),
+            Self::LinearTire(m) => m.at_load_and_camber(fz, mu, camber),
         }
     }
 

@@ -40,22 +40,27 @@ enum Kind {
     /// No load, or no friction: every force is zero.
     #[default]
     Zero,
+    /// `sh` in the brush and linear kinds: the camber's shift of `tan α` (the slip at which
+    /// the lateral force is the camber thrust's, negated).
     Linear {
         cx: f64,
         cy: f64,
         fmax: f64,
+        sh: f64,
     },
     /// A linear law limited on each axis separately: `fmax` = `[longitudinal, lateral]` (N).
     LinearAxes {
         cx: f64,
         cy: f64,
         fmax: [f64; 2],
+        sh: f64,
     },
     Brush {
         cx: f64,
         cy: f64,
         fmax: f64,
         inv_3fmax: f64,
+        sh: f64,
     },
     MagicNormalized {
         x: MfAxis,
@@ -212,6 +217,19 @@ fn saturate(kappa: f64, tan_alpha: f64) -> (f64, f64) {
     }
 }
 
+/// The shift of `tan α` (dimensionless) by which a brush or linear tire of cornering
+/// stiffness `cornering` and camber stiffness `camber` (both per unit load: N per unit
+/// `tan α`, N per rad, per N) leaning by `sin γ` = `camber_sine` pushes `−camber·fz·sin γ`
+/// sideways at no slip: `−camber·sin γ/cornering`. 0 without camber, or without cornering
+/// stiffness (then the tire has no lateral force at all).
+pub(crate) fn camber_shift(camber: f64, cornering: f64, camber_sine: f64) -> f64 {
+    if camber == 0.0 || camber_sine == 0.0 || cornering <= 0.0 {
+        0.0
+    } else {
+        -camber * camber_sine / cornering
+    }
+}
+
 impl LoadedTire {
     /// The force-free tire for a load `≤ 0`, below `1e-9` N or not finite, or a friction
     /// `friction` below `1e-9` or not finite; `None` when the model must be evaluated.
@@ -231,21 +249,24 @@ impl LoadedTire {
         }
     }
 
-    pub(crate) fn linear(load: f64, cx: f64, cy: f64, fmax: f64) -> Self {
+    /// A linear tire; `sh` shifts `tan α` (the camber's part, see [`camber_shift`]).
+    pub(crate) fn linear(load: f64, cx: f64, cy: f64, fmax: f64, sh: f64) -> Self {
         Self {
             load,
-            kind: Kind::Linear { cx, cy, fmax },
+            kind: Kind::Linear { cx, cy, fmax, sh },
         }
     }
 
-    pub(crate) fn linear_axes(load: f64, cx: f64, cy: f64, fmax: [f64; 2]) -> Self {
+    /// A linear tire limited on each axis; `sh` as in [`LoadedTire::linear`].
+    pub(crate) fn linear_axes(load: f64, cx: f64, cy: f64, fmax: [f64; 2], sh: f64) -> Self {
         Self {
             load,
-            kind: Kind::LinearAxes { cx, cy, fmax },
+            kind: Kind::LinearAxes { cx, cy, fmax, sh },
         }
     }
 
-    pub(crate) fn brush(load: f64, cx: f64, cy: f64, fmax: f64) -> Self {
+    /// A brush tire; `sh` as in [`LoadedTire::linear`].
+    pub(crate) fn brush(load: f64, cx: f64, cy: f64, fmax: f64, sh: f64) -> Self {
         Self {
             load,
             kind: Kind::Brush {
@@ -253,6 +274,7 @@ impl LoadedTire {
                 cy,
                 fmax,
                 inv_3fmax: 1.0 / (3.0 * fmax),
+                sh,
             },
         }
     }
@@ -347,9 +369,9 @@ impl LoadedTire {
         let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
-            Kind::Linear { cx, cy, fmax } => {
+            Kind::Linear { cx, cy, fmax, sh } => {
                 let fx = cx * kappa;
-                let fy = cy * tan_alpha;
+                let fy = cy * (tan_alpha + sh);
                 let m2 = fx * fx + fy * fy;
                 if m2 > fmax * fmax {
                     let s = fmax / m2.sqrt();
@@ -358,16 +380,17 @@ impl LoadedTire {
                     [fx, fy]
                 }
             }
-            Kind::LinearAxes { cx, cy, fmax } => [
+            Kind::LinearAxes { cx, cy, fmax, sh } => [
                 (cx * kappa).clamp(-fmax[0], fmax[0]),
-                (cy * tan_alpha).clamp(-fmax[1], fmax[1]),
+                (cy * (tan_alpha + sh)).clamp(-fmax[1], fmax[1]),
             ],
             Kind::Brush {
                 cx,
                 cy,
                 fmax,
                 inv_3fmax,
-            } => brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, tan_alpha),
+                sh,
+            } => brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, tan_alpha + sh),
             Kind::MagicNormalized { x, y, px, py } => {
                 finish_pair::<LATERAL>(normalized_parts::<LATERAL>(x, y, px, py, kappa, tan_alpha))
             }
@@ -383,22 +406,23 @@ impl LoadedTire {
         let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
-            Kind::Linear { cx, cy, fmax } => [
+            Kind::Linear { cx, cy, fmax, sh } => [
                 (cx * kappa).clamp(-fmax, *fmax),
-                (cy * tan_alpha).clamp(-fmax, *fmax),
+                (cy * (tan_alpha + sh)).clamp(-fmax, *fmax),
             ],
-            Kind::LinearAxes { cx, cy, fmax } => [
+            Kind::LinearAxes { cx, cy, fmax, sh } => [
                 (cx * kappa).clamp(-fmax[0], fmax[0]),
-                (cy * tan_alpha).clamp(-fmax[1], fmax[1]),
+                (cy * (tan_alpha + sh)).clamp(-fmax[1], fmax[1]),
             ],
             Kind::Brush {
                 cx,
                 cy,
                 fmax,
                 inv_3fmax,
+                sh,
             } => [
                 brush_forces(*cx, *cy, *fmax, *inv_3fmax, kappa, 0.0)[0],
-                brush_forces(*cx, *cy, *fmax, *inv_3fmax, 0.0, tan_alpha)[1],
+                brush_forces(*cx, *cy, *fmax, *inv_3fmax, 0.0, tan_alpha + sh)[1],
             ],
             Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => {
                 [x.pure(kappa + x.sh), y.pure(tan_alpha + y.sh)]
@@ -458,15 +482,17 @@ impl LoadedTire {
 
     /// Slips `[κ, tan α]` (both positive-side) at which the pure-slip curves peak. For the
     /// Magic Formula, if a curve has no finite maximum the slip where it reaches 99 % of its
-    /// supremum; for the brush and linear tires the slip where full sliding starts, or
-    /// `+∞` if it never does (zero stiffness, or a brush too soft to slide while driving).
+    /// supremum; for the brush and linear tires the slip where full sliding starts (on the
+    /// positive side, camber's shift counted), or `+∞` if it never does (zero stiffness, or a brush too soft to slide while driving).
     /// `[0, 0]` when unloaded or frictionless.
     pub fn peak_slip(&self) -> [f64; 2] {
         match &self.kind {
             Kind::Zero => [0.0, 0.0],
-            Kind::Linear { cx, cy, fmax } => [fmax / cx, fmax / cy],
-            Kind::LinearAxes { cx, cy, fmax } => [fmax[0] / cx, fmax[1] / cy],
-            Kind::Brush { cx, cy, fmax, .. } => {
+            Kind::Linear { cx, cy, fmax, sh } => [fmax / cx, fmax / cy - sh],
+            Kind::LinearAxes { cx, cy, fmax, sh } => [fmax[0] / cx, fmax[1] / cy - sh],
+            Kind::Brush {
+                cx, cy, fmax, sh, ..
+            } => {
                 // Full sliding at λ = 1: σ = 3·μ·fz/C, with σ_x = κ/(1 + κ) and σ_y = tan α.
                 let sigma_x = 3.0 * fmax / cx;
                 let kappa = if sigma_x < 1.0 {
@@ -474,7 +500,7 @@ impl LoadedTire {
                 } else {
                     f64::INFINITY
                 };
-                [kappa, 3.0 * fmax / cy]
+                [kappa, 3.0 * fmax / cy - sh]
             }
             Kind::MagicNormalized { x, y, px, py } => [px.pos / x.b - x.sh, py.pos / y.b - y.sh],
             Kind::MagicWeighting { x, y, .. } => [

@@ -101,6 +101,17 @@ const DFZ_MAX: f64 = 10.0;
 /// within a few degrees, and past that their polynomials run away (the published car tire's
 /// `1 − p_dy3·γ*²` gives 34 % more grip at 10°, 12 times as much on its side).
 pub const CAMBER_LIMIT: f64 = std::f64::consts::PI / 18.0;
+
+/// `sin γ` of a camber `γ` (rad) held within ±[`CAMBER_LIMIT`], or 0 for one that is not
+/// finite: what every model's camber terms are written in.
+#[inline]
+pub(crate) fn camber_sine(camber: f64) -> f64 {
+    if camber.is_finite() {
+        fastmath::sin(camber.clamp(-CAMBER_LIMIT, CAMBER_LIMIT))
+    } else {
+        0.0
+    }
+}
 /// Floor of the peak-friction and slip-stiffness factors, as a fraction of their value at
 /// the nominal load.
 const FACTOR_FLOOR: f64 = 0.01;
@@ -652,8 +663,8 @@ impl MagicFormula {
         // Lateral, with the camber terms (all zero without camber, or without the terms).
         let sy = sign(self.p_ky1);
         let cam = &self.camber;
-        let g = if camber.is_finite() && *cam != MfCamber::default() {
-            fastmath::sin(camber.clamp(-CAMBER_LIMIT, CAMBER_LIMIT))
+        let g = if *cam != MfCamber::default() {
+            camber_sine(camber)
         } else {
             0.0
         };

@@ -50,6 +50,7 @@ fn brush_matches_closed_form() {
         BrushTire {
             longitudinal_stiffness: 25.0,
             cornering_stiffness: 8.0,
+            ..BrushTire::default()
         },
     ] {
         for fz in [500.0, 4000.0] {
@@ -206,4 +207,119 @@ fn brush_and_linear_defaults_are_passenger_car_values() {
         .at_load(4000.0, 1.0)
         .peak_slip();
     assert!(rel(kp, 0.1875 / 0.8125) < 1e-12 && rel(tp, 0.25) < 1e-12);
+}
+
+/// Camber on the brush and linear tires, against their closed forms: a camber stiffness of
+/// 0.92 per rad (the published 205/60R15 set's `|p_ky6|`), at 1 and 4 kN.
+/// - Linear: below the friction limit `fy = C_y·tan α − c_γ·fz·sin γ` to 1e-12 (a tire
+///   leaning right, `γ > 0`, pushes right, `−y`), and past it the force keeps `μ·fz`.
+/// - Brush: a lean acts as the slip angle shifted by `−c_γ·sin γ/c_y`: the leaning tire's
+///   force equals the brush's closed form (`brush_reference`) at the shifted slip to 1e-12,
+///   and a free-rolling tire leaning 0.1° pushes `c_γ·fz·sin γ·(1 − λ + λ²/3)` to 1e-12,
+///   with `λ = c_γ·sin γ/(3μ)`: its small-lean camber thrust is `c_γ·fz·sin γ`.
+/// - No camber, no camber stiffness, or a camber that is not finite give `at_load`'s tire
+///   bit for bit; 30° acts as 10°; `at_load_near` (the chassis's call) leans the tire as
+///   `at_load_and_camber` does; a negative or NaN camber stiffness is refused, named.
+#[test]
+fn brush_and_linear_camber_follow_their_closed_forms() {
+    let c_gamma = 0.92;
+    let brush = BrushTire {
+        camber_stiffness: c_gamma,
+        ..BrushTire::default()
+    };
+    let linear = LinearTire {
+        camber_stiffness: c_gamma,
+        ..LinearTire::default()
+    };
+    let mu = 0.9;
+    for fz in [1000.0, 4000.0] {
+        for gamma in [3f64.to_radians(), -2f64.to_radians()] {
+            let g = gamma.sin();
+            // Linear, inside the friction circle.
+            let tire = TireModel::LinearTire(linear).at_load_and_camber(fz, mu, gamma);
+            for (k, t) in [(0.0, 0.0), (0.01, 0.02), (-0.02, -0.01)] {
+                let [fx, fy] = tire.forces(k, t);
+                let expected = 12.0 * fz * t - c_gamma * fz * g;
+                assert!((16.0 * fz * k).hypot(expected) < mu * fz);
+                assert_eq!(fx, 16.0 * fz * k);
+                assert!(
+                    (fy - expected).abs() < 1e-12 * fz,
+                    "{fz} N, γ {gamma}: linear fy {fy} vs C_y·tan α − c_γ·fz·sin γ {expected}"
+                );
+            }
+            assert!(
+                tire.forces(0.0, 0.0)[1] * gamma < 0.0,
+                "pushes towards its lean"
+            );
+            let [fx, fy] = tire.forces(0.3, 0.4);
+            assert!(rel(fx.hypot(fy), mu * fz) < 1e-12, "past the limit: μ·fz");
+            // Brush: the shifted slip.
+            let tire = TireModel::BrushTire(brush).at_load_and_camber(fz, mu, gamma);
+            let shift = -c_gamma * g / 12.0;
+            for (k, t) in [(0.0, 0.0), (0.05, 0.03), (-0.1, -0.02), (0.2, 0.1)] {
+                let [fx, fy] = tire.forces(k, t);
+                let [rx, ry] = brush_reference(&brush, fz, mu, k, t + shift);
+                assert!(
+                    rel(fx, rx) < 1e-12 || (fx - rx).abs() < 1e-9,
+                    "{fz} N, γ {gamma}, ({k}, {t}): brush fx {fx} vs {rx}"
+                );
+                assert!(
+                    rel(fy, ry) < 1e-12,
+                    "{fz} N, γ {gamma}, ({k}, {t}): brush fy {fy} vs {ry}"
+                );
+            }
+        }
+        // Small lean: the brush's camber thrust is c_γ·fz·sin γ.
+        let gamma = 0.1f64.to_radians();
+        let thrust = TireModel::BrushTire(brush)
+            .at_load_and_camber(fz, mu, gamma)
+            .forces(0.0, 0.0)[1];
+        // λ = c_γ·sin γ/(3μ) (the load cancels): 6e-4 here.
+        let lambda = c_gamma * gamma.sin() / (3.0 * mu);
+        let expected = -c_gamma * fz * gamma.sin() * (1.0 - lambda + lambda * lambda / 3.0);
+        assert!(
+            rel(thrust, expected) < 1e-12,
+            "{fz} N: brush camber thrust {thrust} vs −c_γ·fz·sin γ·(1 − λ + λ²/3) {expected}"
+        );
+        // What counts as no camber, and the limit.
+        for model in [TireModel::BrushTire(brush), TireModel::LinearTire(linear)] {
+            let plain = model.at_load(fz, mu);
+            assert_eq!(model.at_load_and_camber(fz, mu, 0.0), plain);
+            assert_eq!(model.at_load_and_camber(fz, mu, f64::NAN), plain);
+            let at_limit = model.at_load_and_camber(fz, mu, 10f64.to_radians());
+            let beyond = model.at_load_and_camber(fz, mu, 30f64.to_radians());
+            assert_eq!(at_limit.forces(0.01, 0.0), beyond.forces(0.01, 0.0));
+            // The chassis's path (a wheel's tire built near its last step's) leans it too.
+            assert_eq!(
+                model.at_load_near(fz, mu, 0.05, &plain),
+                model.at_load_and_camber(fz, mu, 0.05)
+            );
+        }
+        for model in [
+            TireModel::BrushTire(BrushTire::default()),
+            TireModel::LinearTire(LinearTire::default()),
+        ] {
+            let upright = model.at_load(fz, mu);
+            assert_eq!(model.at_load_and_camber(fz, mu, 0.05), upright);
+        }
+    }
+    for (model, field) in [
+        (
+            TireModel::BrushTire(BrushTire {
+                camber_stiffness: -0.5,
+                ..brush
+            }),
+            "brush_tire.camber_stiffness",
+        ),
+        (
+            TireModel::LinearTire(LinearTire {
+                camber_stiffness: f64::NAN,
+                ..linear
+            }),
+            "linear_tire.camber_stiffness",
+        ),
+    ] {
+        let error = model.validate().unwrap_err();
+        assert!(error.to_string().contains(field), "{error}");
+    }
 }
