@@ -369,6 +369,22 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
         message(aero.validate()),
         "setting `aerodynamics.drag_area` must not be negative (m²), got -0.65"
     );
+    let aero = Aerodynamics {
+        lift_area: f64::NAN,
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.lift_area` must be a finite number (m²), got NaN"
+    );
+    let aero = Aerodynamics {
+        center_of_pressure: Some([0.0, f32::INFINITY, 0.0]),
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.center_of_pressure[1]` must be a finite number (m), got inf"
+    );
 }
 
 /// The message `CarBuilder::validate` gives after `f` changes the default car.

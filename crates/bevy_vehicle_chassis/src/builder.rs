@@ -183,7 +183,7 @@ pub struct CarBuilder {
     pub steering: Steering,
     /// Anti-roll bar stiffness on the front and rear axle (N/m, ≥ 0; 0 for none).
     pub anti_roll_bars: [f64; 2],
-    /// Aerodynamic drag.
+    /// Aerodynamic drag and lift.
     pub aerodynamics: Aerodynamics,
     /// Drivetrain RK4 substeps per fixed step.
     pub substeps: u32,

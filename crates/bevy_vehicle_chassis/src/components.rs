@@ -845,7 +845,14 @@ pub struct AntiRollBar {
     pub stiffness: f64,
 }
 
-/// On a vehicle entity: aerodynamic drag, `F = −½·ρ·CdA·|v|·v` at the centre of mass.
+/// On a vehicle entity: aerodynamic drag and lift.
+///
+/// - Drag, `F = −½·ρ·CdA·|v|·v`, acts at the centre of mass.
+/// - Lift, `½·ρ·C_L·A·v_x²` along the body's up axis (`v_x` the speed along its forward
+///   axis, either way), acts at the centre of pressure: a negative `lift_area` is downforce.
+///   A wing's lift is a pair of axle coefficients in most data (`C_L,f`, `C_L,r`, each on
+///   the reference area `A`): `lift_area = (C_L,f + C_L,r)·A`, and the centre of pressure's
+///   `z` is `(C_L,f·z_f + C_L,r·z_r)/(C_L,f + C_L,r)` (`z_f`, `z_r` the axles' positions).
 #[derive(Component, Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Aerodynamics {
@@ -853,22 +860,53 @@ pub struct Aerodynamics {
     pub drag_area: f64,
     /// Air density (kg/m³, ≥ 0).
     pub air_density: f64,
+    /// Lift coefficient × reference area, `C_L·A` (m², finite, any sign): positive lifts the
+    /// body, negative presses it onto its wheels (downforce). 0 (the default) leaves the
+    /// wheels' loads to the body's weight.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lift_area: f64,
+    /// Where the lift acts, in the chassis frame (m, finite; the frame of
+    /// `center_of_mass`): its centre of pressure. `None` (the default) is the centre of mass,
+    /// so the lift adds to or takes from each axle in proportion to its static load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub center_of_pressure: Option<[f32; 3]>,
+}
+
+/// Whether a setting is 0 (serde: settings left at 0 are not written).
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl Aerodynamics {
-    /// Checks the settings: finite and non-negative. Field paths start with `aerodynamics.`.
+    /// Checks the settings: finite, drag area and air density non-negative. Field paths start
+    /// with `aerodynamics.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("aerodynamics.drag_area", self.drag_area, "m²")?;
-        non_negative("aerodynamics.air_density", self.air_density, "kg/m³")
+        non_negative("aerodynamics.air_density", self.air_density, "kg/m³")?;
+        finite("aerodynamics.lift_area", self.lift_area, "m²")?;
+        if let Some(point) = self.center_of_pressure {
+            for (i, v) in point.into_iter().enumerate() {
+                finite(&format!("aerodynamics.center_of_pressure[{i}]"), v, "m")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The lift (N, along the body's up axis; negative presses down) at the speed `forward`
+    /// (m/s) along the body's forward axis: `½·ρ·C_L·A·v_x²`.
+    pub fn lift(&self, forward: f64) -> f64 {
+        0.5 * self.air_density * self.lift_area * forward * forward
     }
 }
 
 impl Default for Aerodynamics {
-    /// A hatchback: Cd·A = 0.65 m², sea-level air.
+    /// A hatchback: Cd·A = 0.65 m², sea-level air, no lift.
     fn default() -> Self {
         Aerodynamics {
             drag_area: 0.65,
             air_density: 1.225,
+            lift_area: 0.0,
+            center_of_pressure: None,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Summing the tire, suspension and drag forces into the chassis body's one force component,
-//! and handing their reactions to the ground.
+//! Summing the tire, suspension and aerodynamic forces into the chassis body's one force
+//! component, and handing their reactions to the ground.
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
@@ -11,8 +11,8 @@ use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
 /// (the force at the end of the drivetrain's step; none while the drivetrain is not running)
-/// at its contact point, and aerodynamic drag at the centre of mass. Dynamic bodies under the
-/// wheels receive the opposite impulse.
+/// at its contact point, aerodynamic drag at the centre of mass and lift at the centre of
+/// pressure ([`Aerodynamics`]). Dynamic bodies under the wheels receive the opposite impulse.
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -85,6 +85,16 @@ pub(crate) fn apply_forces(
             let drag = -0.5 * (aero.air_density * aero.drag_area) as f32 * v.length() * v;
             if drag.is_finite() {
                 total.force += drag;
+            }
+            if aero.lift_area != 0.0 {
+                let forward = f64::from(v.dot(transform.rotation * Vec3::NEG_Z));
+                let lift = transform.rotation * Vec3::Y * aero.lift(forward) as f32;
+                let at = aero
+                    .center_of_pressure
+                    .map_or(com, |p| transform.transform_point(Vec3::from(p)));
+                if lift.is_finite() && at.is_finite() {
+                    total += ExternalForce::at_point(lift, at, com);
+                }
             }
         }
         *force = total;
