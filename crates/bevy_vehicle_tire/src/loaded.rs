@@ -465,6 +465,52 @@ impl LoadedTire {
         })
     }
 
+    /// The pneumatic trail at slips `kappa`, `tan_alpha` as a fraction of its value at zero
+    /// slip (dimensionless, in [0, 1]): `(1 − λ)³/(1 − λ + λ²/3)`, the brush model's with a
+    /// parabolic pressure distribution, where `λ` is how far the combined slip has gone
+    /// towards full sliding (0 at no slip, 1 where the whole patch slides). With a trail `t₀`
+    /// at zero slip (a third of the patch's half-length `a` for the brush model) the aligning
+    /// moment is `M_z = −t₀·factor·F_y`: exactly the brush model's
+    /// `−μ·F_z·a·λ_y·(1 − λ)³` for a [`BrushTire`](crate::BrushTire) (`λ_y` the lateral part
+    /// of `λ`), and the same law on the brush tire that has another model's slip stiffnesses
+    /// and peak forces otherwise: `λ = √((C_x·κ')² + (C_y·tan α')²)/3` with each term over its
+    /// peak force (`κ'`, `tan α'` shifted as the model shifts them), so the trail vanishes
+    /// at three times the slip at which the linear force would reach the peak. 0 for an
+    /// unloaded tire or a slip that is not a number.
+    pub fn trail_factor(&self, kappa: f64, tan_alpha: f64) -> f64 {
+        let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
+        let over = |force: f64, peak: f64| force / (3.0 * peak.abs());
+        let lambda = match &self.kind {
+            Kind::Zero => return 0.0,
+            Kind::Brush {
+                cx,
+                cy,
+                inv_3fmax,
+                sh,
+                ..
+            } => {
+                let inv = 1.0 / (1.0 + kappa).max(BRUSH_MIN_DENOMINATOR);
+                (cx * kappa * inv).hypot(cy * (tan_alpha + sh) * inv) * inv_3fmax
+            }
+            Kind::Linear { cx, cy, fmax, sh } => {
+                (cx * kappa).hypot(cy * (tan_alpha + sh)) / (3.0 * fmax)
+            }
+            Kind::LinearAxes { cx, cy, fmax, sh } => {
+                over(cx * kappa, fmax[0]).hypot(over(cy * (tan_alpha + sh), fmax[1]))
+            }
+            Kind::MagicNormalized { x, y, .. } | Kind::MagicWeighting { x, y, .. } => {
+                over(x.stiffness() * (kappa + x.sh), x.d)
+                    .hypot(over(y.stiffness() * (tan_alpha + y.sh), y.d))
+            }
+        };
+        // Full sliding, or a slip that is not a number.
+        if lambda >= 1.0 || lambda.is_nan() {
+            return 0.0;
+        }
+        let rest = 1.0 - lambda;
+        rest * rest * rest / (1.0 - lambda + lambda * lambda * (1.0 / 3.0))
+    }
+
     /// Small-slip stiffnesses `[dFx/dκ, dFy/d tanα]` at zero slip, N per unit slip. For the
     /// Magic Formula these are `Kₓ` and `K_y`, the slopes at zero *shifted* slip
     /// (`κ = −S_Hx`, `tan α = −S_Hy`); for the brush and linear tires `C·fz`.

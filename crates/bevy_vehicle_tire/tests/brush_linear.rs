@@ -323,3 +323,69 @@ fn brush_and_linear_camber_follow_their_closed_forms() {
         assert!(error.to_string().contains(field), "{error}");
     }
 }
+
+/// The pneumatic trail's decay (`LoadedTire::trail_factor`) against the brush model's
+/// aligning moment with a parabolic pressure distribution (Pacejka 2006, section 3.2): with
+/// the patch's half-length `a` and the trail at zero slip `t₀ = a/3`, `−t₀·factor·F_y` is
+/// `−μ·F_z·a·λ_y·(1 − λ)³` below full sliding, `λ = √(ax² + ay²)/(3μF_z)` with
+/// `(ax, ay) = (Cx·κ, Cy·tan α)/(1 + κ)` and `λ_y = ay/(3μF_z)`, to 1e-12 (pure side slip and
+/// combined slip, both signs); the factor is 1 at zero slip, falls as the slip grows, and is
+/// 0 from full sliding on. The linear and Magic Formula tires follow the same law on their
+/// own stiffness and peak: 1 at zero slip, 0 at three times the slip at which the linear
+/// force would reach the peak.
+#[test]
+fn pneumatic_trail_follows_the_brush_models_aligning_moment() {
+    let brush = BrushTire::default();
+    let (fz, mu, a) = (4000.0, 0.9, 0.09);
+    let tire = TireModel::BrushTire(brush).at_load(fz, mu);
+    let (cx, cy) = (16.0 * fz, 12.0 * fz);
+    let mut last = 1.0;
+    for tan_alpha in [0.0, 0.01, 0.05, 0.1, 0.15, 0.2, 0.22] {
+        let factor = tire.trail_factor(0.0, tan_alpha);
+        assert!(
+            factor <= last && factor > 0.0,
+            "tan α {tan_alpha}: {factor}"
+        );
+        last = factor;
+    }
+    assert_eq!(tire.trail_factor(0.0, 0.0), 1.0);
+    assert_eq!(tire.trail_factor(0.0, 3.0 * mu / 12.0), 0.0, "full sliding");
+    assert_eq!(tire.trail_factor(0.0, 1.0), 0.0);
+    assert_eq!(tire.trail_factor(f64::NAN, 0.1), 0.0);
+    for (kappa, tan_alpha) in [
+        (0.0, 0.02),
+        (0.0, -0.08),
+        (0.0, 0.18),
+        (0.03, 0.05),
+        (-0.05, -0.04),
+        (0.1, 0.1),
+    ] {
+        let inv = 1.0 / (1.0 + kappa);
+        let (ax, ay) = (cx * kappa * inv, cy * tan_alpha * inv);
+        let lambda = ax.hypot(ay) / (3.0 * mu * fz);
+        assert!(lambda < 1.0);
+        let expected = -mu * fz * a * (ay / (3.0 * mu * fz)) * (1.0 - lambda).powi(3);
+        let fy = tire.forces(kappa, tan_alpha)[1];
+        let moment = -(a / 3.0) * tire.trail_factor(kappa, tan_alpha) * fy;
+        assert!(
+            (moment - expected).abs() < 1e-12 * (mu * fz * a),
+            "({kappa}, {tan_alpha}): −t₀·factor·F_y = {moment} vs the brush's M_z {expected} N·m"
+        );
+    }
+    // The same law on another model's stiffness and peak.
+    for model in [
+        TireModel::LinearTire(LinearTire::default()),
+        TireModel::MagicFormula(
+            bevy_vehicle_tire::MagicFormula::passenger_205_60_r15().without_shifts(),
+        ),
+    ] {
+        let tire = model.at_load(fz, mu);
+        let sliding = 3.0 * tire.peak_force()[1] / tire.stiffness()[1];
+        assert_eq!(tire.trail_factor(0.0, 0.0), 1.0);
+        let lambda = 0.25;
+        let rest: f64 = 1.0 - lambda;
+        let expected = rest.powi(3) / (1.0 - lambda + lambda * lambda / 3.0);
+        assert!(rel(tire.trail_factor(0.0, lambda * sliding), expected) < 1e-12);
+        assert_eq!(tire.trail_factor(0.0, 1.0001 * sliding), 0.0);
+    }
+}
