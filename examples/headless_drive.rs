@@ -11,7 +11,7 @@
 //! as `stop_from_100.program.ron` does to brake from 100 km/h. Every fixed step goes to the
 //! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
 //! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel, whether it
-//! touches the ground, its toe and its camber.
+//! touches the ground, its toe, its camber and its tire's aligning moment.
 //! A vehicle whose clutch opens only by its pedal (no `automatic`) is driven with the pedal
 //! worked for it when the program never sets `clutch` (a note says so).
 //! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the

@@ -927,6 +927,22 @@ fn shipped_text(path: &str, anchors: &[&str]) -> String {
     text
 }
 
+/// The vehicle file `path` with text `text`, its tire file `tire_path` read as `tire_text`
+/// (the rest of its files from the assets).
+fn parse_with_tire(
+    path: &str,
+    text: &str,
+    tire_path: &str,
+    tire_text: &str,
+) -> Result<VehicleDescription, VehicleFileError> {
+    VehicleDescription::parse(path, text, &FileBlockTypes::default(), |p| {
+        if p == tire_path {
+            return Ok(tire_text.to_owned());
+        }
+        read_asset(p)
+    })
+}
+
 /// The suspension's toe settings and the engine's boost settings are read from a vehicle
 /// file into the spawned car's components, and a bad value is refused at its line with the
 /// field named.
@@ -1001,12 +1017,7 @@ fn camber_settings_come_from_the_files() {
             "extension_limit: 0.09, camber: -0.02, camber_gain: -1.2,\n",
         );
         let tire = tire_text.replace(terms, &format!("{tire_terms} {terms}"));
-        VehicleDescription::parse(path, &edited, &FileBlockTypes::default(), |p| {
-            if p == tire_path {
-                return Ok(tire.clone());
-            }
-            read_asset(p)
-        })
+        parse_with_tire(path, &edited, tire_path, &tire)
     };
     let d = parse("camber: (p_ky6: -0.92, p_vy3: -0.532),").unwrap_or_else(|e| panic!("{e}"));
     let mut app = create_app(60.0);
@@ -1141,6 +1152,62 @@ fn downforce_loads_the_axles_at_its_centre_of_pressure() {
     let line = 1 + text[..text.find(aero).unwrap()].matches('\n').count();
     assert!(
         error.contains("aerodynamics.lift_area") && error.contains(&format!("{path}:{line}")),
+        "{error}"
+    );
+}
+
+/// A tire file's pneumatic trail reaches the spawned car's wheels; in a left turn the front
+/// tires push to the left and their aligning moment turns them back to the right
+/// (`WheelSensors::aligning_torque` = `−t·F_y` with `0 < t ≤ t₀`); a trail longer than the
+/// wheel's radius is refused, naming the tire file and the field.
+#[test]
+fn pneumatic_trail_comes_from_the_tire_file() {
+    let path = "vehicles/hatchback.vehicle.ron";
+    let tire_path = "tires/passenger_205_60r15.tire.ron";
+    let model = "    model: MagicFormula((";
+    let tire_text = shipped_text(tire_path, &[model]);
+    let text = read_asset(path).unwrap();
+    let parse = |trail: &str| {
+        let tire = tire_text.replace(model, &format!("    pneumatic_trail: {trail},\n{model}"));
+        parse_with_tire(path, &text, tire_path, &tire)
+    };
+    let d = parse("0.03").unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+    tick(&mut app, 60);
+    flying_start(&mut app, car, 10.0);
+    controls(&mut app, car, |c| c.steering = -0.3);
+    tick(&mut app, 60);
+    let world = app.world_mut();
+    let mut wheels = world.query::<(&WheelMount, &Wheel, &WheelSensors)>();
+    let mut front = 0;
+    for (mount, wheel, sensors) in wheels.iter(world) {
+        let WheelLoad::Tire(tire) = &wheel.load else {
+            panic!("a tire wheel")
+        };
+        assert_eq!(tire.pneumatic_trail, 0.03);
+        if mount.axle != 0 {
+            continue;
+        }
+        front += 1;
+        let (fy, moment) = (sensors.force[1], sensors.aligning_torque);
+        println!(
+            "{:?} front tire: F_y {fy:.1} N, M_z {moment:.2} N·m",
+            mount.side
+        );
+        assert!(
+            fy > 100.0 && moment < 0.0 && -moment <= 0.03 * fy,
+            "{:?} front tire in a left turn: side force {fy} N, aligning moment {moment} N·m",
+            mount.side
+        );
+    }
+    assert_eq!(front, 2);
+
+    let error = parse("1.0")
+        .expect_err("a trail longer than the radius")
+        .to_string();
+    assert!(
+        error.contains("pneumatic_trail") && error.contains("radius") && error.contains(tire_path),
         "{error}"
     );
 }

@@ -5,8 +5,8 @@
 //! plots a recording as it plots a headless run: `time,x,z,speed,rpm,gear,throttle,brake,
 //! clutch,steering,handbrake`, then for each wheel (front axle first, left before right)
 //! `<wheel>_load,<wheel>_slip_ratio,<wheel>_slip_angle,<wheel>_fx,<wheel>_fy,<wheel>_travel,
-//! <wheel>_grounded,<wheel>_toe,<wheel>_camber` (see the chassis crate's `telemetry_csv` for
-//! units). Time starts at 0 when the recording starts.
+//! <wheel>_grounded,<wheel>_toe,<wheel>_camber,<wheel>_aligning_torque` (see the chassis
+//! crate's `telemetry_csv` for units). Time starts at 0 when the recording starts.
 //!
 //! Files go to the folder in `DEMO_TELEMETRY_DIR`, or the working directory, named
 //! `demo_telemetry_<unix seconds>.csv`. Switching vehicles ends the recording (the wheel

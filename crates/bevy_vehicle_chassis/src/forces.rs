@@ -11,8 +11,9 @@ use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
 /// (the force at the end of the drivetrain's step; none while the drivetrain is not running)
-/// at its contact point, aerodynamic drag at the centre of mass and lift at the centre of
-/// pressure ([`Aerodynamics`]). Dynamic bodies under the wheels receive the opposite impulse.
+/// at its contact point with its aligning moment, aerodynamic drag at the centre of mass and
+/// lift at the centre of pressure ([`Aerodynamics`]). Dynamic bodies under the wheels receive
+/// the opposite impulse.
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -63,6 +64,12 @@ pub(crate) fn apply_forces(
             }
             state.force = f;
             total += ExternalForce::at_point(f, state.contact_point, com);
+            // The tire's aligning moment, a couple about the contact normal.
+            let mut aligning = state.normal * sensors.aligning_torque as f32;
+            if !(tires && aligning.is_finite()) {
+                aligning = Vec3::ZERO;
+            }
+            total.torque += aligning;
 
             // The ground pushes the tire; the tire pushes a movable ground back.
             let Some((ground, ground_com)) = state.ground_body.and_then(|body| {
@@ -72,7 +79,8 @@ pub(crate) fn apply_forces(
             }) else {
                 continue;
             };
-            let impulse = ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
+            let mut impulse = ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
+            impulse.torque_impulse -= aligning * dt;
             match grounds.get_mut(ground) {
                 Ok(mut i) => *i += impulse,
                 Err(_) => {

@@ -5,8 +5,9 @@
 //! `throttle`, `brake`, `clutch` (0..1), `steering` (−1..1, the applied one), `handbrake`
 //! (0..1); then for each wheel `<name>_load` (N), `_slip_ratio`, `_slip_angle` (rad), `_fx`,
 //! `_fy` (N, tire frame: forward, left), `_travel` (m, compression positive), `_grounded`
-//! (0 or 1), `_toe` (rad, the suspension's steer, positive to the left) and `_camber` (rad,
-//! the inclination to the ground, positive when the wheel's top leans to its right).
+//! (0 or 1), `_toe` (rad, the suspension's steer, positive to the left), `_camber` (rad,
+//! the inclination to the ground, positive when the wheel's top leans to its right) and
+//! `_aligning_torque` (N·m, the tire's aligning moment, positive turning the wheel left).
 
 use core::fmt::Write;
 
@@ -31,7 +32,7 @@ pub const VEHICLE_COLUMNS: [&str; 11] = [
 ];
 
 /// Each wheel's columns, in order, after `<wheel name>_`.
-pub const WHEEL_COLUMNS: [&str; 9] = [
+pub const WHEEL_COLUMNS: [&str; 10] = [
     "load",
     "slip_ratio",
     "slip_angle",
@@ -41,6 +42,7 @@ pub const WHEEL_COLUMNS: [&str; 9] = [
     "grounded",
     "toe",
     "camber",
+    "aligning_torque",
 ];
 
 /// The header line, ending in `\n`, for wheels named `wheels` in the order their columns
@@ -84,10 +86,11 @@ pub fn write_csv_row<'a>(
     )?;
     for (state, sensors) in wheels {
         let force = sensors.map_or([0.0; 2], |s| s.force);
+        let aligning = sensors.map_or(0.0, |s| s.aligning_torque);
         match state {
             Some(s) => write!(
                 out,
-                ",{:.1},{:.4},{:.4},{:.1},{:.1},{:.4},{},{:.5},{:.5}",
+                ",{:.1},{:.4},{:.4},{:.1},{:.1},{:.4},{},{:.5},{:.5},{:.2}",
                 s.load,
                 s.slip_ratio,
                 s.slip_angle,
@@ -96,9 +99,10 @@ pub fn write_csv_row<'a>(
                 s.travel,
                 u8::from(s.grounded),
                 s.toe,
-                s.camber
+                s.camber,
+                aligning
             )?,
-            None => out.write_str(",0.0,0.0000,0.0000,0.0,0.0,0.0000,0,0.00000,0.00000")?,
+            None => out.write_str(",0.0,0.0000,0.0000,0.0,0.0,0.0000,0,0.00000,0.00000,0.00")?,
         }
     }
     out.write_char('\n')

@@ -79,6 +79,21 @@ pub struct Tire {
     /// turns: a passenger tire's coefficient roughly doubles from walking pace to 200 km/h,
     /// which is much of what sets a car's top speed. 0 (the default) keeps it constant.
     pub rolling_resistance_quadratic: f64,
+    /// Pneumatic trail at small slip (m, ≥ 0, at most the wheel's radius): how far behind the
+    /// contact centre the side force acts, which gives the aligning moment
+    /// [`WheelSensors::aligning_torque`] `M_z = −t·F_y`, the torque a steered tire returns
+    /// through the steering. The trail shrinks as the patch slides
+    /// ([`LoadedTire::trail_factor`](bevy_vehicle_tire::LoadedTire::trail_factor)), so the
+    /// steering goes light before the tire's side force peaks. A brush tire's is a third of
+    /// its contact patch's half-length: about 3 cm for a car tire. 0 (the default) gives no
+    /// aligning moment.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pneumatic_trail: f64,
+}
+
+/// Whether a setting is 0 (serde: settings left at 0 are not written).
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl Default for Tire {
@@ -102,6 +117,7 @@ impl Default for Tire {
             held_damping: 0.65,
             rolling_resistance: 0.012,
             rolling_resistance_quadratic: 0.0,
+            pneumatic_trail: 0.0,
         }
     }
 }
@@ -492,6 +508,12 @@ pub struct WheelSensors {
     /// body's momentum changed by over the step), else the force at the step's end; sideways,
     /// the force at the step's end.
     pub force: [f64; 2],
+    /// Tire: aligning moment of the ground on the tire about the contact normal at the
+    /// step's end (N·m, positive turning the wheel to its left, seen from above):
+    /// `−t·F_y`, `t` the pneumatic trail at the tire's slips ([`Tire::pneumatic_trail`]).
+    /// It turns a slipping tire back towards its direction of travel; on a steered wheel it is
+    /// what the steering feels of the road. 0 without a trail.
+    pub aligning_torque: f64,
     /// Tire: normal load (N).
     pub load: f64,
 }
@@ -1084,6 +1106,16 @@ impl Block for Wheel {
                     "load.Tire.rolling_resistance_quadratic",
                     tire.rolling_resistance_quadratic,
                 )?;
+                check_non_negative("load.Tire.pneumatic_trail", tire.pneumatic_trail)?;
+                if tire.pneumatic_trail > self.radius {
+                    return Err(SettingError::new(
+                        "load.Tire.pneumatic_trail",
+                        format!(
+                            "must not exceed the wheel's radius ({} m), got {} m",
+                            self.radius, tire.pneumatic_trail
+                        ),
+                    ));
+                }
             }
         }
         Ok(())
@@ -1326,6 +1358,13 @@ impl Block for Wheel {
             // with), or the force at the step's end on a prescribed road.
             sensors.force = [Self::mean_body_force(rt, state).unwrap_or(t.fx), t.fy];
             sensors.load = rt.contact.load;
+            if let Some((tire, _)) = tire
+                && tire.pneumatic_trail != 0.0
+            {
+                let [slip, tan_slip] = Self::tire_slips(state);
+                sensors.aligning_torque =
+                    -tire.pneumatic_trail * rt.tire.trail_factor(slip, tan_slip) * t.fy;
+            }
         }
         sensors
     }
