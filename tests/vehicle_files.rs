@@ -1158,8 +1158,9 @@ fn downforce_loads_the_axles_at_its_centre_of_pressure() {
 
 /// A tire file's pneumatic trail reaches the spawned car's wheels; in a left turn the front
 /// tires push to the left and their aligning moment turns them back to the right
-/// (`WheelSensors::aligning_torque` = `−t·F_y` with `0 < t ≤ t₀`); a trail longer than the
-/// wheel's radius is refused, naming the tire file and the field.
+/// (`WheelSensors::aligning_torque` = `−t·F_y` with `0 < t ≤ t₀`), and the vehicle's
+/// telemetry sums them for the steering (`VehicleTelemetry::aligning_torque`); a trail
+/// longer than the wheel's radius is refused, naming the tire file and the field.
 #[test]
 fn pneumatic_trail_comes_from_the_tire_file() {
     let path = "vehicles/hatchback.vehicle.ron";
@@ -1202,6 +1203,13 @@ fn pneumatic_trail_comes_from_the_tire_file() {
         );
     }
     assert_eq!(front, 2);
+    let total: f64 = wheels
+        .iter(world)
+        .filter(|(mount, ..)| mount.steered)
+        .map(|(.., sensors)| sensors.aligning_torque)
+        .sum();
+    let telemetry = world.get::<VehicleTelemetry>(car).unwrap();
+    assert_eq!(telemetry.aligning_torque, total, "the steering's feedback");
 
     let error = parse("1.0")
         .expect_err("a trail longer than the radius")

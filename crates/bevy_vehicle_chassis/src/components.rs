@@ -992,4 +992,13 @@ pub struct VehicleTelemetry {
     /// Share of the driver's demand the [`SpeedLimiter`] held back this step (0..1; 0 when it
     /// holds nothing back, or there is none).
     pub speed_limit_cut: f64,
+    /// The steered wheels' aligning moments added up ([`WheelSensors::aligning_torque`], from
+    /// each tire's [`Tire::pneumatic_trail`]) at the end of the step (N·m, positive turning
+    /// the wheels to the left): what the road returns to the steering at the road wheels, for
+    /// a steering wheel's force feedback (divide by the steering's ratio; a caster's
+    /// mechanical trail is not modelled). 0 without pneumatic trail.
+    ///
+    /// [`WheelSensors::aligning_torque`]: bevy_vehicle_drivetrain::blocks::WheelSensors::aligning_torque
+    /// [`Tire::pneumatic_trail`]: bevy_vehicle_drivetrain::blocks::Tire::pneumatic_trail
+    pub aligning_torque: f64,
 }

@@ -14,7 +14,7 @@ pub(crate) fn update_telemetry(
     motors: Query<&MotorSensors>,
     gearboxes: Query<&GearboxSensors>,
     automatics: Query<&AutomaticSensors>,
-    wheels: Query<&WheelState>,
+    wheels: Query<(&WheelState, &WheelMount, &WheelSensors)>,
 ) {
     for (transform, velocity, blocks, mut telemetry) in &mut vehicles {
         let forward = transform.rotation * Vec3::NEG_Z;
@@ -24,6 +24,7 @@ pub(crate) fn update_telemetry(
         telemetry.lateral_speed = f64::from(velocity.linear.dot(right));
         telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
         telemetry.grounded_wheels = 0;
+        telemetry.aligning_torque = 0.0;
         // The engine's speed; a motor's where there is no engine (a hybrid's assist motor
         // does not count over its engine).
         let mut engine_found = false;
@@ -39,10 +40,11 @@ pub(crate) fn update_telemetry(
                 telemetry.gear = g.gear;
             } else if let Ok(a) = automatics.get(block) {
                 telemetry.gear = a.gear;
-            } else if let Ok(w) = wheels.get(block)
-                && w.grounded
-            {
-                telemetry.grounded_wheels += 1;
+            } else if let Ok((state, mount, sensors)) = wheels.get(block) {
+                telemetry.grounded_wheels += u32::from(state.grounded);
+                if mount.steered {
+                    telemetry.aligning_torque += sensors.aligning_torque;
+                }
             }
         }
     }
