@@ -378,12 +378,28 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
         "setting `aerodynamics.lift_area` must be a finite number (m²), got NaN"
     );
     let aero = Aerodynamics {
+        lift_area: -1e30,
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.lift_area` must lie in [-20, 20] (m²), got -1000000000000000000000000000000"
+    );
+    let aero = Aerodynamics {
         center_of_pressure: Some([0.0, f32::INFINITY, 0.0]),
         ..default()
     };
     assert_eq!(
         message(aero.validate()),
         "setting `aerodynamics.center_of_pressure[1]` must be a finite number (m), got inf"
+    );
+    let aero = Aerodynamics {
+        center_of_pressure: Some([0.0, 0.0, 1e30]),
+        ..default()
+    };
+    assert_eq!(
+        message(aero.validate()),
+        "setting `aerodynamics.center_of_pressure[2]` must lie in [-100, 100] (m), got 1000000000000000000000000000000"
     );
 }
 

@@ -860,17 +860,25 @@ pub struct Aerodynamics {
     pub drag_area: f64,
     /// Air density (kg/m³, ≥ 0).
     pub air_density: f64,
-    /// Lift coefficient × reference area, `C_L·A` (m², finite, any sign): positive lifts the
-    /// body, negative presses it onto its wheels (downforce). 0 (the default) leaves the
-    /// wheels' loads to the body's weight.
+    /// Lift coefficient × reference area, `C_L·A` (m², within ±[`MAX_LIFT_AREA`]): positive
+    /// lifts the body, negative presses it onto its wheels (downforce). 0 (the default) leaves
+    /// the wheels' loads to the body's weight.
     #[serde(skip_serializing_if = "is_zero")]
     pub lift_area: f64,
-    /// Where the lift acts, in the chassis frame (m, finite; the frame of
-    /// `center_of_mass`): its centre of pressure. `None` (the default) is the centre of mass,
+    /// Where the lift acts, in the chassis frame (m, each coordinate within
+    /// ±[`MAX_PRESSURE_CENTER`]; the frame of `center_of_mass`): its centre of pressure. `None` (the default) is the centre of mass,
     /// so the lift adds to or takes from each axle in proportion to its static load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub center_of_pressure: Option<[f32; 3]>,
 }
+
+/// The largest lift or downforce area a vehicle may have (m²): real vehicles' `C_L·A` is a
+/// few square metres at most, even on race cars with wings. A larger one, left to act at a
+/// crawl, held a car in the ground or threw it up at hundreds of metres per second.
+pub const MAX_LIFT_AREA: f64 = 20.0;
+
+/// How far from the chassis origin a centre of pressure may lie (m, on each axis).
+pub const MAX_PRESSURE_CENTER: f64 = 100.0;
 
 /// Whether a setting is 0 (serde: settings left at 0 are not written).
 fn is_zero(value: &f64) -> bool {
@@ -883,10 +891,18 @@ impl Aerodynamics {
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("aerodynamics.drag_area", self.drag_area, "m²")?;
         non_negative("aerodynamics.air_density", self.air_density, "kg/m³")?;
-        finite("aerodynamics.lift_area", self.lift_area, "m²")?;
+        in_range(
+            "aerodynamics.lift_area",
+            self.lift_area,
+            -MAX_LIFT_AREA,
+            MAX_LIFT_AREA,
+            "m²",
+        )?;
         if let Some(point) = self.center_of_pressure {
             for (i, v) in point.into_iter().enumerate() {
-                finite(&format!("aerodynamics.center_of_pressure[{i}]"), v, "m")?;
+                let field = format!("aerodynamics.center_of_pressure[{i}]");
+                let limit = MAX_PRESSURE_CENTER;
+                in_range(&field, v, -limit, limit, "m")?;
             }
         }
         Ok(())

@@ -100,8 +100,9 @@ pub(crate) fn apply_forces(
                 let at = aero
                     .center_of_pressure
                     .map_or(com, |p| transform.transform_point(Vec3::from(p)));
-                if lift.is_finite() && at.is_finite() {
-                    total += ExternalForce::at_point(lift, at, com);
+                let part = ExternalForce::at_point(lift, at, com);
+                if part.force.is_finite() && part.torque.is_finite() {
+                    total += part;
                 }
             }
         }

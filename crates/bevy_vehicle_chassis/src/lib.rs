@@ -48,8 +48,9 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering,
-    Suspension, TractionControl, VehicleTelemetry, WheelMount, WheelState,
+    Brakes, GroundProbe, MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER,
+    SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering, Suspension, TractionControl,
+    VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
