@@ -866,8 +866,9 @@ pub struct Aerodynamics {
     #[serde(skip_serializing_if = "is_zero")]
     pub lift_area: f64,
     /// Where the lift acts, in the chassis frame (m, each coordinate within
-    /// ±[`MAX_PRESSURE_CENTER`]; the frame of `center_of_mass`): its centre of pressure. `None` (the default) is the centre of mass,
-    /// so the lift adds to or takes from each axle in proportion to its static load.
+    /// ±[`MAX_PRESSURE_CENTER`]; the frame of `center_of_mass`): its centre of pressure.
+    /// `None` (the default) is the centre of mass, so the lift adds to or takes from each
+    /// axle in proportion to its static load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub center_of_pressure: Option<[f32; 3]>,
 }

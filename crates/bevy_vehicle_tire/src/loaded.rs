@@ -466,17 +466,18 @@ impl LoadedTire {
     }
 
     /// The pneumatic trail at slips `kappa`, `tan_alpha` as a fraction of its value at zero
-    /// slip (dimensionless, in [0, 1]): `(1 − λ)³/(1 − λ + λ²/3)`, the brush model's with a
-    /// parabolic pressure distribution, where `λ` is how far the combined slip has gone
-    /// towards full sliding (0 at no slip, 1 where the whole patch slides). With a trail `t₀`
-    /// at zero slip (a third of the patch's half-length `a` for the brush model) the aligning
-    /// moment is `M_z = −t₀·factor·F_y`: exactly the brush model's
-    /// `−μ·F_z·a·λ_y·(1 − λ)³` for a [`BrushTire`](crate::BrushTire) (`λ_y` the lateral part
-    /// of `λ`), and the same law on the brush tire that has another model's slip stiffnesses
-    /// and peak forces otherwise: `λ = √((C_x·κ')² + (C_y·tan α')²)/3` with each term over its
-    /// peak force (`κ'`, `tan α'` shifted as the model shifts them), so the trail vanishes
-    /// at three times the slip at which the linear force would reach the peak. 0 for an
-    /// unloaded tire or a slip that is not a number.
+    /// slip (dimensionless, in [0, 1]): `(1 − λ)³/(1 − λ + λ²/3)`, the brush model's law with
+    /// a parabolic pressure distribution, where `λ` is how far the combined slip has gone
+    /// towards full sliding (0 at no slip, 1 where the whole patch slides).
+    ///
+    /// With a trail `t₀` at zero slip (a third of the patch's half-length `a` for the brush
+    /// model) the aligning moment is `M_z = −t₀·factor·F_y`. For a
+    /// [`BrushTire`](crate::BrushTire) that is exactly the brush model's
+    /// `−μ·F_z·a·λ_y·(1 − λ)³` (`λ_y` the lateral part of `λ`). The other models take the
+    /// `λ` of a brush tire with their own slip stiffnesses `C` and peak forces `D`:
+    /// `λ = √((C_x·κ'/D_x)² + (C_y·tan α'/D_y)²)/3`, with `κ'`, `tan α'` shifted as the model
+    /// shifts them, so their trail vanishes at three times the slip at which the linear force
+    /// would reach the peak. 0 for an unloaded tire or a slip that is not a number.
     pub fn trail_factor(&self, kappa: f64, tan_alpha: f64) -> f64 {
         let (kappa, tan_alpha) = saturate(kappa, tan_alpha);
         let over = |force: f64, peak: f64| force / (3.0 * peak.abs());
@@ -529,7 +530,8 @@ impl LoadedTire {
     /// Slips `[κ, tan α]` (both positive-side) at which the pure-slip curves peak. For the
     /// Magic Formula, if a curve has no finite maximum the slip where it reaches 99 % of its
     /// supremum; for the brush and linear tires the slip where full sliding starts (on the
-    /// positive side, camber's shift counted), or `+∞` if it never does (zero stiffness, or a brush too soft to slide while driving).
+    /// positive side, camber's shift counted), or `+∞` if it never does (zero stiffness, or a
+    /// brush too soft to slide while driving).
     /// `[0, 0]` when unloaded or frictionless.
     pub fn peak_slip(&self) -> [f64; 2] {
         match &self.kind {
