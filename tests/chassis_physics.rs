@@ -1755,8 +1755,9 @@ fn tan_slip_for(tire: &LoadedTire, fy: f64) -> f64 {
 /// `Δα_f − Δα_r`, sampled at the speeds the circle's driver passes and fitted as the
 /// measurement is. The understeer gradient grows by that fit's linear term within 1 %, and
 /// alike at 30 and 60 Hz within 0.1 % (measured 2026-11-29: 3.0159e-4 at 60 Hz and
-/// 3.0155e-4 at 30 Hz against 3.0167e-4 rad/(m/s²); a trail that did not shrink with the
-/// slip would give `m·t₀·(1/C_f + 1/C_r)/L` = 3.38e-4).
+/// 3.0155e-4 at 30 Hz against 3.0167e-4 rad/(m/s²); at vanishing lateral acceleration the
+/// growth is `m·t₀·(1/C_f + 1/C_r)/L` = 3.38e-4, and the trail's shrinking with the slip
+/// brings the fit below it).
 #[test]
 fn pneumatic_trail_adds_the_understeer_of_its_aligning_moment() {
     let trail = 0.03;
