@@ -1219,3 +1219,43 @@ fn pneumatic_trail_comes_from_the_tire_file() {
         "{error}"
     );
 }
+
+/// A vehicle file's `brakes.stability_control` reaches the spawned car (`Some(())` the
+/// default settings, or fields of its own), and a negative gain is refused at its line with
+/// the field named.
+#[test]
+fn stability_control_comes_from_the_file() {
+    let path = "vehicles/hatchback.vehicle.ron";
+    let anchor = "        traction_control: Some(()),";
+    let text = shipped_text(path, &[anchor]);
+    let parse = |esc: &str| {
+        let edited = text.replace(
+            anchor,
+            &format!("        stability_control: {esc},\n{anchor}"),
+        );
+        VehicleDescription::parse(path, &edited, &FileBlockTypes::default(), read_asset)
+    };
+    let d = parse("Some(())").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        d.brakes.stability_control,
+        Some(StabilityControl::default())
+    );
+    let d =
+        parse("Some((gain: 15000.0, yaw_rate_deadband: 0.03))").unwrap_or_else(|e| panic!("{e}"));
+    let mut app = create_app(60.0);
+    let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+    tick(&mut app, 2);
+    let esc = get::<Brakes>(&app, car).stability_control.unwrap();
+    assert_eq!((esc.gain, esc.yaw_rate_deadband), (15_000.0, 0.03));
+    assert_eq!(esc.min_speed, StabilityControl::default().min_speed);
+
+    let error = parse("Some((gain: -1.0))")
+        .expect_err("a negative gain")
+        .to_string();
+    let line = 1 + text[..text.find(anchor).unwrap()].matches('\n').count();
+    assert!(
+        error.contains("brakes.stability_control.gain")
+            && error.contains(&format!("{path}:{line}")),
+        "{error}"
+    );
+}

@@ -459,6 +459,10 @@ pub struct Brakes {
     /// The traction control, if the vehicle has one (`None`: the engine's torque reaches the
     /// driven tires in full, and too much of it spins them).
     pub traction_control: Option<TractionControl>,
+    /// The electronic stability control, if the vehicle has one (`None`: nothing brakes a
+    /// wheel to hold the car's yaw to the driver's steering).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stability_control: Option<StabilityControl>,
 }
 
 impl Brakes {
@@ -475,7 +479,85 @@ impl Brakes {
         if let Some(tc) = &self.traction_control {
             tc.validate()?;
         }
+        if let Some(esc) = &self.stability_control {
+            esc.validate()?;
+        }
         Ok(())
+    }
+}
+
+/// An electronic stability control (ESC), part of [`Brakes`]: it brakes single wheels so
+/// that the car yaws as its driver steers, and no faster than the road allows.
+///
+/// Once per fixed step, above `min_speed`, it compares the body's yaw rate `r` with the rate
+/// the driver asks for: the steady turn of the linear bicycle model at the front wheels' mean
+/// angle `δ` and the forward speed `v`, `r_ref = v·δ/(L + K·v²)` (`L` the wheelbase, `K` the
+/// `understeer_gradient`), held within what the road's friction gives,
+/// `|r_ref| ≤ 0.85·μ·g/|v|` (`μ` the tires' peak force over their load). Beyond
+/// `yaw_rate_deadband` it asks for a yaw moment `gain·(r_ref − r)` (less the deadband) and
+/// brakes one wheel for it, on the side the moment turns the car to: the front wheel when the
+/// car yaws faster than asked (oversteer: the outer front), the rear wheel when slower
+/// (understeer: the inner rear). A wheel's braking force `F` at half the track `t` from the
+/// centre line gives `F·t/2`; its torque is `F·radius`, at most [`Brakes::max_torque`], and
+/// with an [`AntiLock`] fitted the ABS limits it as it limits the pedal's.
+///
+/// Measured with the sine-with-dwell manoeuvre of the US safety standard FMVSS No. 126
+/// (`stability_control_passes_the_sine_with_dwell_test` in `tests/chassis_physics.rs`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StabilityControl {
+    /// Understeer gradient of the yaw-rate reference (rad/(m/s²), ≥ 0): 0 asks for a neutral
+    /// car's yaw rate.
+    pub understeer_gradient: f64,
+    /// Yaw-rate error the control leaves alone (rad/s, ≥ 0).
+    pub yaw_rate_deadband: f64,
+    /// Yaw moment asked per rad/s of yaw-rate error beyond the deadband (N·m·s, ≥ 0).
+    pub gain: f64,
+    /// Speed below which the control stays out of the way (m/s, ≥ 0).
+    pub min_speed: f64,
+}
+
+impl StabilityControl {
+    /// Checks the settings: finite and non-negative. Field paths start with
+    /// `brakes.stability_control.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        let fields = [
+            (
+                "understeer_gradient",
+                self.understeer_gradient,
+                "rad/(m/s²)",
+            ),
+            ("yaw_rate_deadband", self.yaw_rate_deadband, "rad/s"),
+            ("gain", self.gain, "N·m·s"),
+            ("min_speed", self.min_speed, "m/s"),
+        ];
+        for (name, value, unit) in fields {
+            non_negative(&format!("brakes.stability_control.{name}"), value, unit)?;
+        }
+        Ok(())
+    }
+
+    /// The yaw rate (rad/s, positive turning left) the driver asks for at forward speed
+    /// `speed` (m/s) with the front wheels' mean angle `steer` (rad, positive left), on a
+    /// wheelbase `wheelbase` (m) and a road whose tires peak at `mu` times their load.
+    pub fn reference_yaw_rate(&self, speed: f64, steer: f64, wheelbase: f64, mu: f64) -> f64 {
+        let free = speed * steer / (wheelbase + self.understeer_gradient * speed * speed);
+        let limit = 0.85 * mu.max(0.0) * crate::GRAVITY / speed.abs().max(1e-3);
+        free.clamp(-limit, limit)
+    }
+}
+
+impl Default for StabilityControl {
+    /// A neutral reference, a 0.05 rad/s deadband, 20 kN·m of yaw moment per rad/s beyond
+    /// it (a car's yaw inertia of about 2 000 kg·m² stopped from 0.5 rad/s in a fifth of a
+    /// second, as far as its brakes and tires give it), active above 5 m/s.
+    fn default() -> Self {
+        StabilityControl {
+            understeer_gradient: 0.0,
+            yaw_rate_deadband: 0.05,
+            gain: 20_000.0,
+            min_speed: 5.0,
+        }
     }
 }
 
@@ -759,6 +841,7 @@ impl Default for Brakes {
             parking_torque: 10_000.0,
             anti_lock: None,
             traction_control: None,
+            stability_control: None,
         }
     }
 }

@@ -49,8 +49,8 @@ pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
     Brakes, GroundProbe, MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER,
-    SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, Steering, Suspension, TractionControl,
-    VehicleTelemetry, WheelMount, WheelState,
+    SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering, Suspension,
+    TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
 pub use error::ChassisError;
@@ -79,8 +79,8 @@ pub mod prelude {
     pub use crate::{
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
         ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch,
-        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter, Steering,
-        Suspension, TractionControl, Vehicle, VehicleSystems, VehicleTelemetry, WheelMount,
-        WheelSpec, WheelState,
+        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter,
+        StabilityControl, Steering, Suspension, TractionControl, Vehicle, VehicleSystems,
+        VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };
 }

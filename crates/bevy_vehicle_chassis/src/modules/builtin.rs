@@ -8,7 +8,9 @@ use super::context::{AxleInput, CornerInput, ModuleContext, ModuleWheel};
 use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, SuspensionModule};
 use bevy::math::Vec3;
 
-use crate::components::{ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, Brakes, Side, Steering};
+use crate::components::{
+    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, Brakes, Side, StabilityControl, Steering,
+};
 use crate::contact::MAX_CONTACT_ACCELERATION;
 
 /// Per-wheel values held without a heap allocation (up to eight wheels).
@@ -29,6 +31,69 @@ pub fn builtin_brake_torques(
     for (wheel, out) in wheels.iter().zip(out.iter_mut()) {
         let [pedal, held] = split.torques(brakes, command, wheel);
         *out = pedal + held;
+    }
+}
+
+/// The brake torque (N·m, ≥ 0) the stability control `esc` asks of each wheel this step,
+/// written into `out` in `ctx.wheels` order: 0 at every wheel but at most one (see
+/// [`StabilityControl`]).
+fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerWheel) {
+    out.clear();
+    out.resize(ctx.wheels.len(), 0.0);
+    let speed = ctx.state.forward_speed();
+    if speed.abs() < esc.min_speed || speed.is_nan() {
+        return;
+    }
+    // The driver's steer (the steered wheels' mean angle) and the wheelbase (from the steered
+    // wheels to the mean of the others).
+    let mut angles: PerWheel = SmallVec::from_elem(0.0, ctx.wheels.len());
+    ackermann_angles(ctx.steering, ctx.steering_input, ctx.wheels, &mut angles);
+    let mean = |steered: bool, value: &dyn Fn(usize) -> f64| {
+        let picked = (0..ctx.wheels.len()).filter(|&i| ctx.wheels[i].mount.steered == steered);
+        let (sum, count) = picked.fold((0.0, 0.0), |(s, n), i| (s + value(i), n + 1.0));
+        (count > 0.0).then(|| sum / count)
+    };
+    let z = |i: usize| f64::from(ctx.wheels[i].mount.position.z);
+    let (Some(steer), Some(front), Some(rear)) =
+        (mean(true, &|i| angles[i]), mean(true, &z), mean(false, &z))
+    else {
+        return;
+    };
+    let (peak, load) = (
+        ctx.peak_force.iter().sum::<f64>(),
+        ctx.load.iter().sum::<f64>(),
+    );
+    if load <= 0.0 || load.is_nan() {
+        return;
+    }
+    let wanted = esc.reference_yaw_rate(speed, steer, (rear - front).abs(), peak / load);
+    let yaw = ctx.state.yaw_rate();
+    let error = wanted - yaw;
+    if error.abs() <= esc.yaw_rate_deadband || error.is_nan() {
+        return;
+    }
+    // Braking a wheel on the left yaws the car to the left.
+    let moment = esc.gain * (error - esc.yaw_rate_deadband.copysign(error));
+    let side = if moment > 0.0 {
+        Side::Left
+    } else {
+        Side::Right
+    };
+    // Yawing faster than asked (or the other way): the front wheel; slower: the rear.
+    let oversteer = yaw.abs() > wanted.abs() || yaw * wanted < 0.0;
+    let last_axle = ctx.wheels.iter().map(|w| w.mount.axle).max().unwrap_or(0);
+    let axle = if oversteer { 0 } else { last_axle };
+    let Some(i) = ctx
+        .wheels
+        .iter()
+        .position(|w| w.mount.axle == axle && w.mount.side == side)
+    else {
+        return;
+    };
+    let half_track = f64::from(ctx.wheels[i].mount.position.x.abs());
+    if half_track > 0.0 {
+        let torque = moment.abs() / half_track * ctx.wheels[i].radius;
+        out[i] = torque.min(ctx.brakes.max_torque.max(0.0));
     }
 }
 
@@ -95,6 +160,8 @@ pub struct BuiltinBrakes {
     /// against, carried on through the step.
     speed: PerWheel,
     speed_rate: PerWheel,
+    /// Per wheel: the stability control's brake torque this step (N·m; empty without one).
+    stability: PerWheel,
 }
 
 impl BuiltinBrakes {
@@ -166,11 +233,24 @@ impl BrakeModule for BuiltinBrakes {
         let count = ctx.wheels.len();
         self.capacity.clear();
         self.capacity.resize(count, 0.0);
+        match &ctx.brakes.stability_control {
+            Some(esc) => stability_torques(esc, ctx, &mut self.stability),
+            None => self.stability.clear(),
+        }
+        // The stability control's torque joins the pedal's, within the brake's capacity.
+        let max = ctx.brakes.max_torque.max(0.0);
+        let with_stability = |pedal: f64, stability: Option<&f64>| match stability {
+            Some(&extra) if extra > 0.0 => (pedal + extra).min(max.max(pedal)),
+            _ => pedal,
+        };
         let Some(abs) = &ctx.brakes.anti_lock else {
             for v in [&mut self.grant, &mut self.pedal, &mut self.held] {
                 v.clear();
             }
             builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
+            for (i, capacity) in self.capacity.iter_mut().enumerate() {
+                *capacity = with_stability(*capacity, self.stability.get(i));
+            }
             return;
         };
         if self.grant.len() != count {
@@ -186,6 +266,7 @@ impl BrakeModule for BuiltinBrakes {
         let split = AxleSplit::new(ctx.brakes, ctx.wheels);
         for (i, wheel) in ctx.wheels.iter().enumerate() {
             [self.pedal[i], self.held[i]] = split.torques(ctx.brakes, ctx.command, wheel);
+            self.pedal[i] = with_stability(self.pedal[i], self.stability.get(i));
             let speed = Self::wheel_speed(ctx, i);
             let rate = (speed - self.speed[i]) / ctx.dt;
             let limit = f64::from(MAX_CONTACT_ACCELERATION);
@@ -243,6 +324,7 @@ impl BrakeModule for BuiltinBrakes {
             &mut self.held,
             &mut self.speed,
             &mut self.speed_rate,
+            &mut self.stability,
         ] {
             v.clear();
         }
