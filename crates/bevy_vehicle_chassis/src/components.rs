@@ -489,7 +489,8 @@ impl Brakes {
 /// An electronic stability control (ESC), part of [`Brakes`]: it brakes single wheels so
 /// that the car yaws as its driver steers, and no faster than the road allows.
 ///
-/// Once per fixed step, above `min_speed`, it compares the body's yaw rate `r` with the rate
+/// Once per fixed step, driving forward above `min_speed` (it stays off in reverse, where a
+/// braked wheel turns the car the other way), it compares the body's yaw rate `r` with the rate
 /// the driver asks for: the steady turn of the linear bicycle model at the front wheels' mean
 /// angle `δ` and the forward speed `v`, `r_ref = v·δ/(L + K·v²)` (`L` the wheelbase, `K` the
 /// `understeer_gradient`), held within what the road's friction gives,
@@ -497,9 +498,10 @@ impl Brakes {
 /// `yaw_rate_deadband` it asks for a yaw moment `gain·(r_ref − r)` (less the deadband) and
 /// brakes one wheel for it, on the side the moment turns the car to: the front wheel when the
 /// car yaws faster than asked (oversteer: the outer front), the rear wheel when slower
-/// (understeer: the inner rear). A wheel's braking force `F` at half the track `t` from the
-/// centre line gives `F·t/2`; its torque is `F·radius`, at most [`Brakes::max_torque`], and
-/// with an [`AntiLock`] fitted the ABS limits it as it limits the pedal's.
+/// (understeer: the inner rear). A braking force `F` at a wheel half the track `t` from the
+/// centre line gives the yaw moment `F·t/2`; the wheel's brake torque for it is `F·radius`,
+/// at most [`Brakes::max_torque`] with the pedal's, and with an [`AntiLock`] fitted the ABS
+/// limits it as it limits the pedal's.
 ///
 /// Measured with the sine-with-dwell manoeuvre of the US safety standard FMVSS No. 126
 /// (`stability_control_passes_the_sine_with_dwell_test` in `tests/chassis_physics.rs`).
@@ -513,7 +515,7 @@ pub struct StabilityControl {
     pub yaw_rate_deadband: f64,
     /// Yaw moment asked per rad/s of yaw-rate error beyond the deadband (N·m·s, ≥ 0).
     pub gain: f64,
-    /// Speed below which the control stays out of the way (m/s, ≥ 0).
+    /// Forward speed below which the control stays out of the way, and in reverse (m/s, ≥ 0).
     pub min_speed: f64,
 }
 

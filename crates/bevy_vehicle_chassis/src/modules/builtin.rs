@@ -41,7 +41,8 @@ fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerW
     out.clear();
     out.resize(ctx.wheels.len(), 0.0);
     let speed = ctx.state.forward_speed();
-    if speed.abs() < esc.min_speed || speed.is_nan() {
+    // Forward only: reversing, a braked wheel's force turns the other way.
+    if speed < esc.min_speed || speed.is_nan() {
         return;
     }
     // The driver's steer (the steered wheels' mean angle) and the wheelbase (from the steered
