@@ -353,54 +353,53 @@ fn vehicle_component_errors_name_the_field_unit_and_value() {
         "setting `anti_roll_bars[1].stiffness` must not be negative (N/m), got -100"
     );
 
-    let aero = Aerodynamics {
-        air_density: f64::NAN,
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.air_density` must be a finite number (kg/m³), got NaN"
-    );
-    let aero = Aerodynamics {
-        drag_area: -0.65,
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.drag_area` must not be negative (m²), got -0.65"
-    );
-    let aero = Aerodynamics {
-        lift_area: f64::NAN,
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.lift_area` must be a finite number (m²), got NaN"
-    );
-    let aero = Aerodynamics {
-        lift_area: -1e30,
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.lift_area` must lie in [-20, 20] (m²), got -1000000000000000000000000000000"
-    );
-    let aero = Aerodynamics {
-        center_of_pressure: Some([0.0, f32::INFINITY, 0.0]),
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.center_of_pressure[1]` must be a finite number (m), got inf"
-    );
-    let aero = Aerodynamics {
-        center_of_pressure: Some([0.0, 0.0, 1e30]),
-        ..default()
-    };
-    assert_eq!(
-        message(aero.validate()),
-        "setting `aerodynamics.center_of_pressure[2]` must lie in [-100, 100] (m), got 1000000000000000000000000000000"
-    );
+    let aero_cases = [
+        (
+            Aerodynamics {
+                air_density: f64::NAN,
+                ..default()
+            },
+            "setting `aerodynamics.air_density` must be a finite number (kg/m³), got NaN",
+        ),
+        (
+            Aerodynamics {
+                drag_area: -0.65,
+                ..default()
+            },
+            "setting `aerodynamics.drag_area` must not be negative (m²), got -0.65",
+        ),
+        (
+            Aerodynamics {
+                lift_area: f64::NAN,
+                ..default()
+            },
+            "setting `aerodynamics.lift_area` must be a finite number (m²), got NaN",
+        ),
+        (
+            Aerodynamics {
+                lift_area: -1e30,
+                ..default()
+            },
+            "setting `aerodynamics.lift_area` must lie in [-20, 20] (m²), got -1000000000000000000000000000000",
+        ),
+        (
+            Aerodynamics {
+                center_of_pressure: Some([0.0, f32::INFINITY, 0.0]),
+                ..default()
+            },
+            "setting `aerodynamics.center_of_pressure[1]` must be a finite number (m), got inf",
+        ),
+        (
+            Aerodynamics {
+                center_of_pressure: Some([0.0, 0.0, 1e30]),
+                ..default()
+            },
+            "setting `aerodynamics.center_of_pressure[2]` must lie in [-100, 100] (m), got 1000000000000000000000000000000",
+        ),
+    ];
+    for (aero, expected) in aero_cases {
+        assert_eq!(message(aero.validate()), expected);
+    }
 }
 
 /// The message `CarBuilder::validate` gives after `f` changes the default car.

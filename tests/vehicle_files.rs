@@ -927,6 +927,16 @@ fn shipped_text(path: &str, anchors: &[&str]) -> String {
     text
 }
 
+/// Asserts that `error` names each of `words` and is located at the line of `text` (the file
+/// at `path`) that holds `anchor`: `path:line`.
+fn assert_refused_at(error: &str, words: &[&str], path: &str, text: &str, anchor: &str) {
+    let line = 1 + text[..text.find(anchor).unwrap()].matches('\n').count();
+    assert!(
+        words.iter().all(|w| error.contains(w)) && error.contains(&format!("{path}:{line}")),
+        "{error}"
+    );
+}
+
 /// The vehicle file `path` with text `text`, its tire file `tire_path` read as `tire_text`
 /// (the rest of its files from the assets).
 fn parse_with_tire(
@@ -988,12 +998,12 @@ fn toe_and_boost_settings_come_from_the_file() {
 
     let bad = text.replace(engine, "braking_torque: 55.0, boost_share: 1.5,");
     let error = parse(&bad).expect_err("a boost share of 1.5").to_string();
-    let line = 1 + text[..text.find(engine).unwrap()].matches('\n').count();
-    assert!(
-        error.contains("boost_share")
-            && error.contains("must be below 1")
-            && error.contains(&format!("{path}:{line}")),
-        "{error}"
+    assert_refused_at(
+        &error,
+        &["boost_share", "must be below 1"],
+        path,
+        &text,
+        engine,
     );
 }
 
@@ -1149,11 +1159,7 @@ fn downforce_loads_the_axles_at_its_centre_of_pressure() {
 
     let bad = text.replace(aero, "aerodynamics: (drag_area: 0.59, lift_area: NaN),");
     let error = parse(&bad).expect_err("a NaN lift area").to_string();
-    let line = 1 + text[..text.find(aero).unwrap()].matches('\n').count();
-    assert!(
-        error.contains("aerodynamics.lift_area") && error.contains(&format!("{path}:{line}")),
-        "{error}"
-    );
+    assert_refused_at(&error, &["aerodynamics.lift_area"], path, &text, aero);
 }
 
 /// A tire file's pneumatic trail reaches the spawned car's wheels; in a left turn the front
@@ -1252,10 +1258,11 @@ fn stability_control_comes_from_the_file() {
     let error = parse("Some((gain: -1.0))")
         .expect_err("a negative gain")
         .to_string();
-    let line = 1 + text[..text.find(anchor).unwrap()].matches('\n').count();
-    assert!(
-        error.contains("brakes.stability_control.gain")
-            && error.contains(&format!("{path}:{line}")),
-        "{error}"
+    assert_refused_at(
+        &error,
+        &["brakes.stability_control.gain"],
+        path,
+        &text,
+        anchor,
     );
 }

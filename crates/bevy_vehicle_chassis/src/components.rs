@@ -494,7 +494,8 @@ impl Brakes {
 /// the driver asks for: the steady turn of the linear bicycle model at the front wheels' mean
 /// angle `δ` and the forward speed `v`, `r_ref = v·δ/(L + K·v²)` (`L` the wheelbase, `K` the
 /// `understeer_gradient`), held within what the road's friction gives,
-/// `|r_ref| ≤ 0.85·μ·g/|v|` (`μ` the tires' peak force over their load). Beyond
+/// `|r_ref| ≤ s·μ·g/|v|` (`μ` the tires' peak force over their load, `s`
+/// [`StabilityControl::FRICTION_SHARE`]). Beyond
 /// `yaw_rate_deadband` it asks for a yaw moment `gain·(r_ref − r)` (less the deadband) and
 /// brakes one wheel for it, on the side the moment turns the car to: the front wheel when the
 /// car yaws faster than asked (oversteer: the outer front), the rear wheel when slower
@@ -520,6 +521,11 @@ pub struct StabilityControl {
 }
 
 impl StabilityControl {
+    /// Share of the road's friction the yaw-rate reference may ask of the tires
+    /// (dimensionless): a steady turn at `|r|·|v|` of `μ·g` leaves them nothing to brake or
+    /// steer with.
+    pub const FRICTION_SHARE: f64 = 0.85;
+
     /// Checks the settings: finite and non-negative. Field paths start with
     /// `brakes.stability_control.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
@@ -544,15 +550,16 @@ impl StabilityControl {
     /// wheelbase `wheelbase` (m) and a road whose tires peak at `mu` times their load.
     pub fn reference_yaw_rate(&self, speed: f64, steer: f64, wheelbase: f64, mu: f64) -> f64 {
         let free = speed * steer / (wheelbase + self.understeer_gradient * speed * speed);
-        let limit = 0.85 * mu.max(0.0) * crate::GRAVITY / speed.abs().max(1e-3);
+        let limit = Self::FRICTION_SHARE * mu.max(0.0) * crate::GRAVITY / speed.abs().max(1e-3);
         free.clamp(-limit, limit)
     }
 }
 
 impl Default for StabilityControl {
     /// A neutral reference, a 0.05 rad/s deadband, 20 kN·m of yaw moment per rad/s beyond
-    /// it (a car's yaw inertia of about 2 000 kg·m² stopped from 0.5 rad/s in a fifth of a
-    /// second, as far as its brakes and tires give it), active above 5 m/s.
+    /// it (a car's yaw inertia of about 2 000 kg·m² brought to the asked rate with a time
+    /// constant `I/gain` of 0.1 s, as far as its brakes and tires give it), active above
+    /// 5 m/s.
     fn default() -> Self {
         StabilityControl {
             understeer_gradient: 0.0,

@@ -1325,14 +1325,14 @@ impl Block for Wheel {
         // road torque.
         let tire = match &self.load {
             WheelLoad::Tire(tire) => {
-                let [slip, tan_slip] = Self::tire_slips(state);
-                let forces = rt.tire.forces(slip, tan_slip);
-                Some((tire, self.tire_stage(rt, state, speed, forces)))
+                let slips = Self::tire_slips(state);
+                let forces = rt.tire.forces(slips[0], slips[1]);
+                Some((tire, self.tire_stage(rt, state, speed, forces), slips))
             }
             _ => None,
         };
         let load = match tire {
-            Some((tire, t)) => {
+            Some((tire, t, _)) => {
                 -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), speed)
             }
             None => self.load_torque(speed),
@@ -1351,17 +1351,14 @@ impl Block for Wheel {
             held: rt.mode == BrakeMode::Held,
             ..default()
         };
-        if let Some((_, t)) = tire {
+        if let Some((tire, t, [slip, tan_slip])) = tire {
             sensors.slip_ratio = state[2];
             sensors.slip_angle = state[3].atan();
             // The body takes the step's mean longitudinal force (the one its contact moved
             // with), or the force at the step's end on a prescribed road.
             sensors.force = [Self::mean_body_force(rt, state).unwrap_or(t.fx), t.fy];
             sensors.load = rt.contact.load;
-            if let Some((tire, _)) = tire
-                && tire.pneumatic_trail != 0.0
-            {
-                let [slip, tan_slip] = Self::tire_slips(state);
+            if tire.pneumatic_trail != 0.0 {
                 sensors.aligning_torque =
                     -tire.pneumatic_trail * rt.tire.trail_factor(slip, tan_slip) * t.fy;
             }
