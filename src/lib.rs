@@ -82,5 +82,5 @@ pub mod prelude {
     };
     pub use bevy_vehicle_chassis::prelude::*;
     pub use bevy_vehicle_drivetrain::prelude::*;
-    pub use bevy_vehicle_tire::{LoadedTire, MagicFormula, MfCamber, TireModel};
+    pub use bevy_vehicle_tire::{LoadedTire, MagicFormula, MfAligning, MfCamber, TireModel};
 }

@@ -1162,66 +1162,117 @@ fn downforce_loads_the_axles_at_its_centre_of_pressure() {
     assert_refused_at(&error, &["aerodynamics.lift_area"], path, &text, aero);
 }
 
-/// A tire file's pneumatic trail reaches the spawned car's wheels; in a left turn the front
-/// tires push to the left and their aligning moment turns them back to the right
-/// (`WheelSensors::aligning_torque` = `−t·F_y` with `0 < t ≤ t₀`), and the vehicle's
-/// telemetry sums them for the steering (`VehicleTelemetry::aligning_torque`); a trail
-/// longer than the wheel's radius is refused, naming the tire file and the field.
+/// A tire file's pneumatic trail reaches the spawned car's wheels: the shipped passenger
+/// tire's own (its Magic Formula's published `aligning` terms), or a `pneumatic_trail` of 3 cm
+/// in a file without them. In a left turn the front tires push to the left and their aligning
+/// moment turns them back to the right (`WheelSensors::aligning_torque` = `−t·F_y` with
+/// `0 < t ≤ t₀`, `t₀` the trail at zero slip and the tire's load), and the vehicle's
+/// telemetry sums them for the steering (`VehicleTelemetry::aligning_torque`). Both kinds of
+/// trail in one file, and a trail longer than the wheel's radius, are refused, naming the tire
+/// file and the field.
 #[test]
 fn pneumatic_trail_comes_from_the_tire_file() {
     let path = "vehicles/hatchback.vehicle.ron";
     let tire_path = "tires/passenger_205_60r15.tire.ron";
     let model = "    model: MagicFormula((";
-    let tire_text = shipped_text(tire_path, &[model]);
+    let aligning_start = "        aligning: (";
+    let aligning_end = "        ),\n        combined: Normalized,";
+    let tire_text = shipped_text(tire_path, &[model, aligning_start, aligning_end]);
+    let without_terms = {
+        let (head, rest) = tire_text.split_once(aligning_start).unwrap();
+        let (_, tail) = rest.split_once(aligning_end).unwrap();
+        format!("{head}        combined: Normalized,{tail}")
+    };
     let text = read_asset(path).unwrap();
-    let parse = |trail: &str| {
-        let tire = tire_text.replace(model, &format!("    pneumatic_trail: {trail},\n{model}"));
+    let with_trail = |tire: &str, trail: &str| {
+        let tire = tire.replace(model, &format!("    pneumatic_trail: {trail},\n{model}"));
         parse_with_tire(path, &text, tire_path, &tire)
     };
-    let d = parse("0.03").unwrap_or_else(|e| panic!("{e}"));
-    let mut app = create_app(60.0);
-    let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
-    tick(&mut app, 60);
-    flying_start(&mut app, car, 10.0);
-    controls(&mut app, car, |c| c.steering = -0.3);
-    tick(&mut app, 60);
-    let world = app.world_mut();
-    let mut wheels = world.query::<(&WheelMount, &Wheel, &WheelSensors)>();
-    let mut front = 0;
-    for (mount, wheel, sensors) in wheels.iter(world) {
-        let WheelLoad::Tire(tire) = &wheel.load else {
-            panic!("a tire wheel")
-        };
-        assert_eq!(tire.pneumatic_trail, 0.03);
-        if mount.axle != 0 {
-            continue;
+    let shipped = VehicleDescription::parse(path, &text, &FileBlockTypes::default(), read_asset)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let scalar = with_trail(&without_terms, "0.03").unwrap_or_else(|e| panic!("{e}"));
+    for (d, label) in [(shipped, "the published terms"), (scalar, "3 cm")] {
+        let mut app = create_app(60.0);
+        let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+        tick(&mut app, 60);
+        flying_start(&mut app, car, 10.0);
+        controls(&mut app, car, |c| c.steering = -0.3);
+        tick(&mut app, 60);
+        let world = app.world_mut();
+        let mut wheels = world.query::<(&WheelMount, &Wheel, &WheelSensors)>();
+        let mut front = 0;
+        for (mount, wheel, sensors) in wheels.iter(world) {
+            let WheelLoad::Tire(tire) = &wheel.load else {
+                panic!("a tire wheel")
+            };
+            let TireModel::MagicFormula(mf) = &tire.model else {
+                panic!("a Magic Formula tire")
+            };
+            if label == "3 cm" {
+                assert_eq!(
+                    (tire.pneumatic_trail, mf.aligning),
+                    (0.03, MfAligning::default())
+                );
+            } else {
+                assert_eq!(
+                    (tire.pneumatic_trail, mf.aligning),
+                    (0.0, MfAligning::passenger_205_60_r15())
+                );
+            }
+            if mount.axle != 0 {
+                continue;
+            }
+            front += 1;
+            let (fy, moment) = (sensors.force[1], sensors.aligning_torque);
+            let loaded = tire.model.at_load(sensors.load, 0.9);
+            let t0 = tire.trail(&loaded, 0.9, 0.0, 0.0);
+            println!(
+                "{label}: {:?} front tire: F_y {fy:.1} N, M_z {moment:.2} N·m, t₀ {t0:.4} m",
+                mount.side
+            );
+            assert!(
+                fy > 100.0 && moment < 0.0 && -moment <= t0 * fy,
+                "{label}: {:?} front tire in a left turn: side force {fy} N, aligning moment \
+                 {moment} N·m, trail at zero slip {t0} m",
+                mount.side
+            );
         }
-        front += 1;
-        let (fy, moment) = (sensors.force[1], sensors.aligning_torque);
-        println!(
-            "{:?} front tire: F_y {fy:.1} N, M_z {moment:.2} N·m",
-            mount.side
-        );
-        assert!(
-            fy > 100.0 && moment < 0.0 && -moment <= 0.03 * fy,
-            "{:?} front tire in a left turn: side force {fy} N, aligning moment {moment} N·m",
-            mount.side
-        );
+        assert_eq!(front, 2);
+        let total: f64 = wheels
+            .iter(world)
+            .filter(|(mount, ..)| mount.steered)
+            .map(|(.., sensors)| sensors.aligning_torque)
+            .sum();
+        let telemetry = world.get::<VehicleTelemetry>(car).unwrap();
+        assert_eq!(telemetry.aligning_torque, total, "the steering's feedback");
     }
-    assert_eq!(front, 2);
-    let total: f64 = wheels
-        .iter(world)
-        .filter(|(mount, ..)| mount.steered)
-        .map(|(.., sensors)| sensors.aligning_torque)
-        .sum();
-    let telemetry = world.get::<VehicleTelemetry>(car).unwrap();
-    assert_eq!(telemetry.aligning_torque, total, "the steering's feedback");
 
-    let error = parse("1.0")
+    let error = with_trail(&without_terms, "1.0")
         .expect_err("a trail longer than the radius")
         .to_string();
     assert!(
         error.contains("pneumatic_trail") && error.contains("radius") && error.contains(tire_path),
+        "{error}"
+    );
+    let error = with_trail(&tire_text, "0.03")
+        .expect_err("two trails")
+        .to_string();
+    assert!(
+        error.contains("pneumatic_trail")
+            && error.contains("one or the other")
+            && error.contains(tire_path),
+        "{error}"
+    );
+    let error = parse_with_tire(
+        path,
+        &text,
+        tire_path,
+        &tire_text.replace("q_dz1: 0.1,", "q_dz1: 1.5,"),
+    )
+    .expect_err("a trail of 47 cm")
+    .to_string();
+    assert!(
+        error.contains("aligning.q_dz1") && error.contains("radius") && error.contains(tire_path),
         "{error}"
     );
 }

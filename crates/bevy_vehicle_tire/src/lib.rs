@@ -89,7 +89,7 @@ pub use brush::BrushTire;
 pub use error::TireError;
 pub use linear::LinearTire;
 pub use loaded::LoadedTire;
-pub use magic_formula::{CombinedSlip, MagicFormula, MfCamber};
+pub use magic_formula::{CombinedSlip, MagicFormula, MfAligning, MfCamber};
 
 /// A tire model, as stored in vehicle descriptions. Serialized externally tagged, e.g. in
 /// RON `BrushTire((longitudinal_stiffness: 16.0, cornering_stiffness: 12.0))`.
@@ -160,6 +160,23 @@ impl TireModel {
             Self::MagicFormula(m) => m.at_load(fz, mu),
             Self::BrushTire(m) => m.at_load(fz, mu),
             Self::LinearTire(m) => m.at_load(fz, mu),
+        }
+    }
+
+    /// The model's own pneumatic trail (m) at the slips `kappa`, `tan_alpha` of `tire` (this
+    /// model at its load) on a surface of friction `mu`, for [`MagicFormula`] sets that give
+    /// their trail terms ([`MagicFormula::pneumatic_trail`]); `None` for the others, whose
+    /// trail is a setting of the wheel's tire.
+    pub fn pneumatic_trail(
+        &self,
+        tire: &LoadedTire,
+        mu: f64,
+        kappa: f64,
+        tan_alpha: f64,
+    ) -> Option<f64> {
+        match self {
+            Self::MagicFormula(m) => m.pneumatic_trail(tire, mu, kappa, tan_alpha),
+            _ => None,
         }
     }
 

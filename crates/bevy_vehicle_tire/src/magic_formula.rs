@@ -47,6 +47,27 @@
 //! `p_ky1`. The camber terms are 0 unless given: then `γ` changes nothing. Beyond
 //! ±[`CAMBER_LIMIT`] (10°) they are held at its value.
 //!
+//! # Aligning moment
+//!
+//! A set that gives its trail terms ([`MfAligning`]) has a pneumatic trail of its own, the
+//! MF 6.1 form of Pacejka's 2006 book without its shifts (`q_hz*`), its camber terms and its
+//! residual moment (`q_bz9`, `q_dz6` and up, `s_sz*`: like the force's shifts, moments that
+//! would turn a car whose left and right tires are the same), with `α` the data's slip
+//! (`s_y·tan α`) combined with the longitudinal slip as `α_eq = √(α² + (Kₓ·κ/K_y)²)·sgn α`:
+//!
+//! ```text
+//! t = D_t·cos(C_t·atan(B_t·α_eq − E_t·(B_t·α_eq − atan(B_t·α_eq))))·cos α,   M_z = −t·F_y
+//! B_t = (q_bz1 + q_bz2·dfz + q_bz3·dfz²)/λμ_y,   C_t = q_cz1
+//! D_t = fz·(R0/fz0)·(q_dz1 + q_dz2·dfz)
+//! E_t = (q_ez1 + q_ez2·dfz + q_ez3·dfz²)·(1 + q_ez4·(2/π)·atan(B_t·C_t·α_eq)),  ≤ 1
+//! ```
+//!
+//! `λμ_y` is the lateral friction scale (`mu/lateral_mu_reference` or its default), so the
+//! trail collapses at the same fraction of the side force's peak slip on any surface, as the
+//! book's `λ_Ky/λ_μy` has it. The trail shrinks as the patch slides, passes zero about
+//! where the side force peaks, and turns negative beyond. `B_t` and `D_t`'s load factor are
+//! floored at 1 % of their value at `fz0`, as `D` and `K` are.
+//!
 //! # Sign conventions of published coefficient sets
 //!
 //! Coefficient sets are entered **as published**. Sets in the ISO 8855 / TNO `.tir` axis
@@ -112,6 +133,9 @@ pub(crate) fn camber_sine(camber: f64) -> f64 {
         0.0
     }
 }
+/// Largest slip (`κ` or `tan α`) the trail is evaluated at: its curve has long settled
+/// there, and larger values would lose the curve to rounding.
+const TRAIL_SLIP_LIMIT: f64 = 1e3;
 /// Floor of the peak-friction and slip-stiffness factors, as a fraction of their value at
 /// the nominal load.
 const FACTOR_FLOOR: f64 = 0.01;
@@ -306,6 +330,11 @@ pub struct MagicFormula {
     /// omitted from serialized data, and then camber has no effect.
     #[serde(default)]
     pub camber: MfCamber,
+    /// The aligning moment's pneumatic-trail terms (see the
+    /// [module docs](self#aligning-moment)); all 0 when omitted from serialized data, and then
+    /// the tire gives no trail of its own ([`MagicFormula::pneumatic_trail`] is `None`).
+    #[serde(default)]
+    pub aligning: MfAligning,
     /// How longitudinal and lateral slip combine; [`CombinedSlip::Normalized`] when
     /// omitted from serialized data.
     #[serde(default)]
@@ -372,6 +401,99 @@ impl MfCamber {
     }
 }
 
+/// The Magic Formula's pneumatic-trail terms for the aligning moment (Pacejka 2006, MF 6.1
+/// form, without camber, turn slip, shifts or the residual moment): see the
+/// [module docs](self#aligning-moment) for the equations. All 0 (the default): the tire
+/// gives no trail of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MfAligning {
+    /// `R0`: the unloaded radius of the tire the set was measured on (m, `> 0` when any term
+    /// is given). The trail scales with it: `D_t = fz·(R0/fz0)·(q_dz1 + q_dz2·dfz)`.
+    pub unloaded_radius: f64,
+    /// `q_bz1`: the trail's slope factor `B_t` at `fz0` (per unit `tan α`, `> 0` when given).
+    pub q_bz1: f64,
+    /// `q_bz2`: variation of `B_t` per `dfz` (per unit `tan α`).
+    pub q_bz2: f64,
+    /// `q_bz3`: variation of `B_t` per `dfz²` (per unit `tan α`).
+    pub q_bz3: f64,
+    /// `q_cz1`: the trail's shape factor `C_t` (dimensionless, `(0, 2]` when given).
+    pub q_cz1: f64,
+    /// `q_dz1`: the trail at zero slip and `fz0` as a fraction of `R0` (dimensionless, `> 0`
+    /// when given).
+    pub q_dz1: f64,
+    /// `q_dz2`: variation of that fraction per `dfz` (dimensionless).
+    pub q_dz2: f64,
+    /// `q_ez1`: the trail's curvature `E_t` at `fz0` (dimensionless, `≤ 1`).
+    pub q_ez1: f64,
+    /// `q_ez2`: variation of `E_t` per `dfz` (dimensionless).
+    pub q_ez2: f64,
+    /// `q_ez3`: variation of `E_t` per `dfz²` (dimensionless).
+    pub q_ez3: f64,
+    /// `q_ez4`: variation of `E_t` with the slip's sign and size (dimensionless): the factor
+    /// `1 + q_ez4·(2/π)·atan(B_t·C_t·α)`, `α` in the data's slip sign.
+    pub q_ez4: f64,
+}
+
+impl MfAligning {
+    /// The trail terms of [`MagicFormula::passenger_205_60_r15`]'s table (Pacejka 2006,
+    /// Table A3.1, from the same transcription): `R0 = 0.313` m, `q_bz1 = 8.964`,
+    /// `q_bz2 = −1.106`, `q_bz3 = −0.842`, `q_cz1 = 1.180`, `q_dz1 = 0.100`,
+    /// `q_dz2 = −0.001`, `q_ez1 = −1.609`, `q_ez2 = −0.359`, `q_ez3 = 0`, `q_ez4 = 0.174`.
+    /// At the nominal 4000 N on the table's surface the trail at zero slip is 31.3 mm, the
+    /// aligning moment peaks at 64 N·m near 4° of slip, and the trail passes zero near 15°,
+    /// where the side force peaks.
+    pub fn passenger_205_60_r15() -> Self {
+        Self {
+            unloaded_radius: 0.313,
+            q_bz1: 8.964,
+            q_bz2: -1.106,
+            q_bz3: -0.842,
+            q_cz1: 1.180,
+            q_dz1: 0.100,
+            q_dz2: -0.001,
+            q_ez1: -1.609,
+            q_ez2: -0.359,
+            q_ez3: 0.0,
+            q_ez4: 0.174,
+        }
+    }
+
+    /// Whether any term is given (the tire then has a trail of its own).
+    pub fn is_given(&self) -> bool {
+        *self != Self::default()
+    }
+
+    fn validate(&self) -> Result<(), TireError> {
+        let c = Checker {
+            prefix: "magic_formula.aligning",
+        };
+        for (name, value) in [
+            ("unloaded_radius", self.unloaded_radius),
+            ("q_bz1", self.q_bz1),
+            ("q_bz2", self.q_bz2),
+            ("q_bz3", self.q_bz3),
+            ("q_cz1", self.q_cz1),
+            ("q_dz1", self.q_dz1),
+            ("q_dz2", self.q_dz2),
+            ("q_ez1", self.q_ez1),
+            ("q_ez2", self.q_ez2),
+            ("q_ez3", self.q_ez3),
+            ("q_ez4", self.q_ez4),
+        ] {
+            c.finite(name, value)?;
+        }
+        if self.is_given() {
+            c.positive("unloaded_radius", self.unloaded_radius)?;
+            c.positive("q_bz1", self.q_bz1)?;
+            c.shape_factor("q_cz1", self.q_cz1)?;
+            c.positive("q_dz1", self.q_dz1)?;
+            c.at_most_one("q_ez1", self.q_ez1)?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for MagicFormula {
     /// The published passenger-car set, [`MagicFormula::passenger_205_60_r15`], with
     /// [`CombinedSlip::Normalized`].
@@ -431,6 +553,7 @@ impl MagicFormula {
             p_vy1: 0.045,
             p_vy2: -0.024,
             camber: MfCamber::default(),
+            aligning: MfAligning::default(),
             combined: CombinedSlip::Normalized,
         }
     }
@@ -512,6 +635,7 @@ impl MagicFormula {
             c.finite(name, value)?;
         }
         self.camber.validate()?;
+        self.aligning.validate()?;
         c.positive("fz0", self.fz0)?;
         c.positive("mu_reference", self.mu_reference)?;
         if let Some(reference) = self.lateral_mu_reference {
@@ -604,6 +728,54 @@ impl MagicFormula {
             Some(reference) => mu / reference,
             None => lambda_mu * (self.p_dx1 / self.p_dy1).abs(),
         }
+    }
+
+    /// The tire's pneumatic trail (m, positive behind the contact centre) at the slips
+    /// `kappa`, `tan_alpha` (this crate's signs) of `tire`, this model evaluated at its load on
+    /// a surface of friction `mu`: the aligning moment is `M_z = −t·F_y`. `None` unless the set
+    /// gives its trail terms ([`MfAligning`]; see the [module docs](self#aligning-moment) for
+    /// the equations). `Some(0.0)` for an unloaded tire, a frictionless surface or a slip that
+    /// is not a number.
+    pub fn pneumatic_trail(
+        &self,
+        tire: &LoadedTire,
+        mu: f64,
+        kappa: f64,
+        tan_alpha: f64,
+    ) -> Option<f64> {
+        let a = &self.aligning;
+        if !a.is_given() {
+            return None;
+        }
+        let fz = tire.load();
+        let lambda_mu_y = self.lateral_friction_scale(mu);
+        let [kx, ky] = tire.stiffness();
+        if !(fz > 0.0 && lambda_mu_y > 1e-9 && ky > 0.0 && kappa.is_finite()) {
+            return Some(0.0);
+        }
+        if !tan_alpha.is_finite() {
+            return Some(0.0);
+        }
+        let (kappa, tan_alpha) = (
+            kappa.clamp(-TRAIL_SLIP_LIMIT, TRAIL_SLIP_LIMIT),
+            tan_alpha.clamp(-TRAIL_SLIP_LIMIT, TRAIL_SLIP_LIMIT),
+        );
+        let dfz = ((fz - self.fz0) / self.fz0).min(DFZ_MAX);
+        let dt = fz
+            * (a.unloaded_radius / self.fz0)
+            * (a.q_dz1 + a.q_dz2 * dfz).max(FACTOR_FLOOR * a.q_dz1.abs());
+        let bt = (a.q_bz1 + a.q_bz2 * dfz + a.q_bz3 * dfz * dfz).max(FACTOR_FLOOR * a.q_bz1.abs())
+            / lambda_mu_y;
+        let ct = a.q_cz1;
+        // The slip in the data's sign, combined with the longitudinal slip it equals in force.
+        let alpha = sign(self.p_ky1) * tan_alpha;
+        let alpha_eq = alpha.hypot(kx / ky * kappa).copysign(alpha);
+        let et = ((a.q_ez1 + a.q_ez2 * dfz + a.q_ez3 * dfz * dfz)
+            * (1.0 + a.q_ez4 * std::f64::consts::FRAC_2_PI * (bt * ct * alpha_eq).atan()))
+        .min(1.0);
+        let x = bt * alpha_eq;
+        let cos_alpha = 1.0 / tan_alpha.hypot(1.0);
+        Some(dt * (ct * (x - et * (x - x.atan())).atan()).cos() * cos_alpha)
     }
 
     /// Precomputes every load- and friction-dependent coefficient for load `fz` (N) on a

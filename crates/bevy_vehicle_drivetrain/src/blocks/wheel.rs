@@ -86,7 +86,9 @@ pub struct Tire {
     /// ([`LoadedTire::trail_factor`](bevy_vehicle_tire::LoadedTire::trail_factor)), so the
     /// steering goes light before the tire's side force peaks. A brush tire's is a third of
     /// its contact patch's half-length: about 3 cm for a car tire. 0 (the default) gives no
-    /// aligning moment.
+    /// aligning moment, unless the model gives its own trail (a Magic Formula set's
+    /// [`MfAligning`](bevy_vehicle_tire::MfAligning) terms, which grow the trail with the
+    /// load; then this stays 0). See [`Tire::trail`].
     #[serde(skip_serializing_if = "is_zero")]
     pub pneumatic_trail: f64,
 }
@@ -94,6 +96,24 @@ pub struct Tire {
 /// Whether a setting is 0 (serde: settings left at 0 are not written).
 fn is_zero(value: &f64) -> bool {
     *value == 0.0
+}
+
+impl Tire {
+    /// The pneumatic trail (m) of this tire, evaluated as `loaded` on a surface of friction
+    /// `mu`, at the slips `kappa`, `tan_alpha`: the model's own when its Magic Formula gives
+    /// its trail terms ([`TireModel::pneumatic_trail`]), else
+    /// [`Tire::pneumatic_trail`] shrunk by the slip as the brush model's
+    /// ([`LoadedTire::trail_factor`](bevy_vehicle_tire::LoadedTire::trail_factor)). The
+    /// aligning moment is `−trail·F_y` ([`WheelSensors::aligning_torque`]).
+    pub fn trail(&self, loaded: &LoadedTire, mu: f64, kappa: f64, tan_alpha: f64) -> f64 {
+        if let Some(trail) = self.model.pneumatic_trail(loaded, mu, kappa, tan_alpha) {
+            trail
+        } else if self.pneumatic_trail != 0.0 {
+            self.pneumatic_trail * loaded.trail_factor(kappa, tan_alpha)
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Default for Tire {
@@ -510,7 +530,7 @@ pub struct WheelSensors {
     pub force: [f64; 2],
     /// Tire: aligning moment of the ground on the tire about the contact normal at the
     /// step's end (N·m, positive turning the wheel to its left, seen from above):
-    /// `−t·F_y`, `t` the pneumatic trail at the tire's slips ([`Tire::pneumatic_trail`]).
+    /// `−t·F_y`, `t` the pneumatic trail at the tire's slips ([`Tire::trail`]).
     /// It turns a slipping tire back towards its direction of travel; on a steered wheel it is
     /// what the steering feels of the road. 0 without a trail.
     pub aligning_torque: f64,
@@ -1116,6 +1136,28 @@ impl Block for Wheel {
                         ),
                     ));
                 }
+                if let TireModel::MagicFormula(mf) = &tire.model
+                    && mf.aligning.is_given()
+                {
+                    if tire.pneumatic_trail != 0.0 {
+                        return Err(SettingError::new(
+                            "load.Tire.pneumatic_trail",
+                            "the Magic Formula's `aligning` terms already give this tire its \
+                             trail: set one or the other",
+                        ));
+                    }
+                    let nominal = mf.aligning.unloaded_radius * mf.aligning.q_dz1;
+                    if nominal > self.radius {
+                        return Err(SettingError::new(
+                            "load.Tire.model.aligning.q_dz1",
+                            format!(
+                                "the trail at the nominal load, unloaded_radius × q_dz1 = {nominal} m, \
+                                 must not exceed the wheel's radius ({} m)",
+                                self.radius
+                            ),
+                        ));
+                    }
+                }
             }
         }
         Ok(())
@@ -1358,9 +1400,9 @@ impl Block for Wheel {
             // with), or the force at the step's end on a prescribed road.
             sensors.force = [Self::mean_body_force(rt, state).unwrap_or(t.fx), t.fy];
             sensors.load = rt.contact.load;
-            if tire.pneumatic_trail != 0.0 {
-                sensors.aligning_torque =
-                    -tire.pneumatic_trail * rt.tire.trail_factor(slip, tan_slip) * t.fy;
+            let trail = tire.trail(&rt.tire, rt.contact.friction, slip, tan_slip);
+            if trail != 0.0 {
+                sensors.aligning_torque = -trail * t.fy;
             }
         }
         sensors
