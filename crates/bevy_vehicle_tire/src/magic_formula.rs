@@ -66,7 +66,8 @@
 //! trail collapses at the same fraction of the side force's peak slip on any surface, as the
 //! book's `λ_Ky/λ_μy` has it. The trail shrinks as the patch slides, passes zero about
 //! where the side force peaks, and turns negative beyond. `B_t` and `D_t`'s load factor are
-//! floored at 1 % of their value at `fz0`, as `D` and `K` are.
+//! floored at 1 % of their value at `fz0`, as `D` and `K` are, and the trail is held
+//! within `±R0`.
 //!
 //! # Sign conventions of published coefficient sets
 //!
@@ -133,6 +134,8 @@ pub(crate) fn camber_sine(camber: f64) -> f64 {
         0.0
     }
 }
+/// Largest [`MfAligning::unloaded_radius`] accepted (m): larger than any tire's.
+pub const MAX_UNLOADED_RADIUS: f64 = 5.0;
 /// Largest slip (`κ` or `tan α`) the trail is evaluated at: its curve has long settled
 /// there, and larger values would lose the curve to rounding.
 const TRAIL_SLIP_LIMIT: f64 = 1e3;
@@ -409,7 +412,9 @@ impl MfCamber {
 #[serde(default, deny_unknown_fields)]
 pub struct MfAligning {
     /// `R0`: the unloaded radius of the tire the set was measured on (m, `> 0` when any term
-    /// is given). The trail scales with it: `D_t = fz·(R0/fz0)·(q_dz1 + q_dz2·dfz)`.
+    /// is given, at most [`MAX_UNLOADED_RADIUS`]). The trail scales with it:
+    /// `D_t = fz·(R0/fz0)·(q_dz1 + q_dz2·dfz)`, and is held within `±R0` (the contact patch
+    /// is shorter than the tire's diameter).
     pub unloaded_radius: f64,
     /// `q_bz1`: the trail's slope factor `B_t` at `fz0` (per unit `tan α`, `> 0` when given).
     pub q_bz1: f64,
@@ -485,6 +490,15 @@ impl MfAligning {
         }
         if self.is_given() {
             c.positive("unloaded_radius", self.unloaded_radius)?;
+            if self.unloaded_radius > MAX_UNLOADED_RADIUS {
+                return Err(c.fail(
+                    "unloaded_radius",
+                    format!(
+                        "must be at most {MAX_UNLOADED_RADIUS} m, got {} m",
+                        self.unloaded_radius
+                    ),
+                ));
+            }
             c.positive("q_bz1", self.q_bz1)?;
             c.shape_factor("q_cz1", self.q_cz1)?;
             c.positive("q_dz1", self.q_dz1)?;
@@ -775,7 +789,8 @@ impl MagicFormula {
         .min(1.0);
         let x = bt * alpha_eq;
         let cos_alpha = 1.0 / tan_alpha.hypot(1.0);
-        Some(dt * (ct * (x - et * (x - x.atan())).atan()).cos() * cos_alpha)
+        let trail = dt * (ct * (x - et * (x - x.atan())).atan()).cos() * cos_alpha;
+        Some(trail.clamp(-a.unloaded_radius, a.unloaded_radius))
     }
 
     /// Precomputes every load- and friction-dependent coefficient for load `fz` (N) on a

@@ -746,8 +746,8 @@ fn camber_thrust_and_its_effects_follow_the_published_terms() {
 ///   zero within 1.5° of the side force's peak;
 /// - on a slipperier surface the trail collapses at a proportionally smaller slip
 ///   (`B_t/λμ_y`), and a combined slip counts as its equivalent side slip;
-/// - a set without the terms has no trail of its own (`None`), and bad terms are refused
-///   by name.
+/// - a set without the terms has no trail of its own (`None`), bad terms are refused by
+///   name, and a trail grown past `R0` by a load far beyond the set's is held at `R0`.
 #[test]
 fn aligning_moment_follows_the_published_trail_terms() {
     use bevy_vehicle_tire::MfAligning;
@@ -894,6 +894,13 @@ fn aligning_moment_follows_the_published_trail_terms() {
             MfAligning { q_ez1: 1.5, ..a },
             "magic_formula.aligning.q_ez1",
         ),
+        (
+            MfAligning {
+                unloaded_radius: 6.0,
+                ..a
+            },
+            "magic_formula.aligning.unloaded_radius",
+        ),
     ] {
         let error = TireModel::MagicFormula(MagicFormula {
             aligning: bad,
@@ -904,4 +911,12 @@ fn aligning_moment_follows_the_published_trail_terms() {
         assert!(error.to_string().contains(field), "{error}");
     }
     assert!(model.validate().is_ok());
+    // A load far past the set's (its `q_dz2` growing the trail) is held within `±R0`.
+    let growing = TireModel::MagicFormula(MagicFormula {
+        aligning: MfAligning { q_dz2: 0.5, ..a },
+        ..mf
+    });
+    let heavy = growing.at_load(40_000.0, 0.9);
+    let t = growing.pneumatic_trail(&heavy, 0.9, 0.0, 0.0).unwrap();
+    assert_eq!(t, a.unloaded_radius, "{t}");
 }
