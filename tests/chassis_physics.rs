@@ -2065,6 +2065,117 @@ fn stability_control_passes_the_sine_with_dwell_test() {
     }
 }
 
+/// What one power-slide run measured: the largest body slip angle (rad) and share of the drive
+/// the stability control took, and the yaw rate (rad/s) and forward speed (m/s) at its end.
+struct PowerSlide {
+    sideslip: f64,
+    cut: f64,
+    yaw_rate: f64,
+    speed: f64,
+}
+
+/// The default car without its traction control, in first gear on μ 0.3, turning right at
+/// 10 m/s on a tenth of full lock, floored for 3 s at `hz`, with the stability
+/// control `esc`.
+fn power_slide(hz: f64, esc: Option<StabilityControl>) -> PowerSlide {
+    let mut app = create_app(hz);
+    spawn_flat_ground(&mut app, 0.3);
+    let mut builder = CarBuilder::default();
+    builder.brakes.traction_control = None;
+    builder.brakes.stability_control = esc;
+    let car = spawn_car(
+        &mut app,
+        &builder,
+        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
+    );
+    tick(&mut app, hz as usize);
+    flying_start(&mut app, car, 10.0);
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.steering = 0.1;
+    });
+    tick(&mut app, (2.0 * hz) as usize);
+    controls(&mut app, car, |c| c.throttle = 1.0);
+    let (mut sideslip, mut cut) = (0.0f64, 0.0f64);
+    for _ in 0..(3.0 * hz) as usize {
+        tick(&mut app, 1);
+        let t = get::<VehicleTelemetry>(&app, car);
+        sideslip = sideslip.max(t.lateral_speed.atan2(t.forward_speed.abs()).abs());
+        cut = cut.max(t.stability_cut);
+    }
+    let t = get::<VehicleTelemetry>(&app, car);
+    PowerSlide {
+        sideslip,
+        cut,
+        yaw_rate: t.yaw_rate,
+        speed: t.forward_speed,
+    }
+}
+
+/// The stability control's drive cut and side-slip watch (`StabilityControl::drive_cut_band`,
+/// `sideslip_limit`, `sideslip_gain`: the standard's ESC also estimates its side slip and
+/// modifies the engine's torque) in a power slide: the rear-drive default car, without
+/// traction control, floored in first gear in a turn on μ 0.3, at 15, 30, 60 and 120 Hz.
+/// Without ESC it spins (body slip past 1 rad). Braking wheels on the yaw rate alone, the
+/// control cannot catch it while the rear tires spin: the car slides to 0.29–0.46 rad
+/// (asserted above 0.25). With the drive cut and the side-slip watch it holds the slide
+/// within 0.15 rad (asserted below twice its 0.1 rad limit, the rates within 2 %), and keeps
+/// turning right. Measured 2026-11-29: 0.147–0.148 rad at every rate, up to 0.55–0.75 of the
+/// drive taken, the car leaving at 8.3–8.5 m/s yawing at −0.216 rad/s.
+#[test]
+fn stability_control_takes_the_drive_in_a_power_slide() {
+    let mut held = Vec::new();
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let free = power_slide(hz, None);
+        let braking_only = power_slide(
+            hz,
+            Some(StabilityControl {
+                drive_cut_band: 0.0,
+                sideslip_gain: 0.0,
+                ..default()
+            }),
+        );
+        let esc = power_slide(hz, Some(StabilityControl::default()));
+        for (name, run) in [
+            ("without ESC", &free),
+            ("braking on the yaw rate alone", &braking_only),
+            ("with ESC", &esc),
+        ] {
+            println!(
+                "{hz} Hz, {name}: body slip up to {:.3} rad, up to {:.2} of the drive taken; \
+                 at the end {:.2} m/s, yaw rate {:.3} rad/s",
+                run.sideslip, run.cut, run.speed, run.yaw_rate
+            );
+        }
+        assert!(
+            free.sideslip > 1.0,
+            "{hz} Hz: {} rad without ESC",
+            free.sideslip
+        );
+        assert!(
+            braking_only.sideslip > 0.25 && braking_only.cut == 0.0,
+            "{hz} Hz: {} rad braking on the yaw rate alone",
+            braking_only.sideslip
+        );
+        assert!(
+            esc.sideslip < 0.2 && esc.cut > 0.3 && esc.yaw_rate < -0.1 && esc.speed > 5.0,
+            "{hz} Hz: body slip {} rad, cut {}, yaw rate {} rad/s, {} m/s with ESC",
+            esc.sideslip,
+            esc.cut,
+            esc.yaw_rate,
+            esc.speed
+        );
+        held.push(esc.sideslip);
+    }
+    let (low, high) = held
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), s| (l.min(*s), h.max(*s)));
+    assert!(
+        high < 1.02 * low,
+        "body slip {held:?} at 15, 30, 60 and 120 Hz"
+    );
+}
+
 /// Extreme conditions stay finite: a 300 km/h straight, a 250 ms frame, a drop from 5 m and
 /// driving off a ledge (both also at 15 Hz).
 #[test]

@@ -292,6 +292,9 @@ fn update_dashboard(
         if telemetry.traction_cut > 0.0 {
             let _ = write!(s, "  TC -{:.0} %", telemetry.traction_cut * 100.0);
         }
+        if telemetry.stability_cut > 0.0 {
+            let _ = write!(s, "  ESC -{:.0} %", telemetry.stability_cut * 100.0);
+        }
     }
     rows.clear();
     rows.extend(blocks.iter().filter_map(|b| {

@@ -499,10 +499,21 @@ impl Brakes {
 /// `yaw_rate_deadband` it asks for a yaw moment `gain·(r_ref − r)` (less the deadband) and
 /// brakes one wheel for it, on the side the moment turns the car to: the front wheel when the
 /// car yaws faster than asked (oversteer: the outer front), the rear wheel when slower
-/// (understeer: the inner rear). A braking force `F` at a wheel half the track `t` from the
+/// (understeer: the inner rear). A car can slide at the yaw rate it is asked for, its
+/// velocity turning away from its nose: beyond `sideslip_limit` of body slip angle `β` the
+/// error also counts `sideslip_gain·(β ∓ sideslip_limit)`, which asks the nose back towards
+/// the velocity ([`StabilityControl::sideslip_correction`]; the standard's ESC estimates its
+/// side slip too). A braking force `F` at a wheel half the track `t` from the
 /// centre line gives the yaw moment `F·t/2`; the wheel's brake torque for it is `F·radius`,
 /// at most [`Brakes::max_torque`] with the pedal's, and with an [`AntiLock`] fitted the ABS
 /// limits it as it limits the pedal's.
+///
+/// It also takes drive away, as the safety standard's definition of an ESC asks ("a means to
+/// modify engine torque"): the engines and motors deliver `1 − cut` of what the driver asks,
+/// the cut growing from 0 at the deadband to all at `drive_cut_band` beyond it
+/// ([`StabilityControl::drive_cut`]), for this step, joining the traction control's and the
+/// speed limiter's (the least share wins); [`VehicleTelemetry::stability_cut`] reports it.
+/// A car floored into a slide, or pushed wide by its driven front tires, slows instead.
 ///
 /// Measured with the sine-with-dwell manoeuvre of the US safety standard FMVSS No. 126
 /// (`stability_control_passes_the_sine_with_dwell_test` in `tests/chassis_physics.rs`).
@@ -518,6 +529,14 @@ pub struct StabilityControl {
     pub gain: f64,
     /// Forward speed below which the control stays out of the way, and in reverse (m/s, ≥ 0).
     pub min_speed: f64,
+    /// Yaw-rate error beyond the deadband at which the control has taken all the drive
+    /// (rad/s, ≥ 0): the share taken grows in proportion up to it. 0 leaves the drive alone.
+    pub drive_cut_band: f64,
+    /// Body slip angle the control leaves alone (rad, ≥ 0).
+    pub sideslip_limit: f64,
+    /// Yaw rate asked per radian of body slip angle beyond `sideslip_limit` (1/s, ≥ 0): 0
+    /// watches the yaw rate alone.
+    pub sideslip_gain: f64,
 }
 
 impl StabilityControl {
@@ -538,6 +557,9 @@ impl StabilityControl {
             ("yaw_rate_deadband", self.yaw_rate_deadband, "rad/s"),
             ("gain", self.gain, "N·m·s"),
             ("min_speed", self.min_speed, "m/s"),
+            ("drive_cut_band", self.drive_cut_band, "rad/s"),
+            ("sideslip_limit", self.sideslip_limit, "rad"),
+            ("sideslip_gain", self.sideslip_gain, "1/s"),
         ];
         for (name, value, unit) in fields {
             non_negative(&format!("brakes.stability_control.{name}"), value, unit)?;
@@ -553,19 +575,43 @@ impl StabilityControl {
         let limit = Self::FRICTION_SHARE * mu.max(0.0) * crate::GRAVITY / speed.abs().max(1e-3);
         free.clamp(-limit, limit)
     }
+
+    /// The yaw rate (rad/s, positive turning left) added to the control's error at body slip
+    /// angle `beta` (rad, positive when the velocity points to the left of the nose):
+    /// `sideslip_gain·(β − clamp(β, ±sideslip_limit))`, which turns the nose towards the
+    /// velocity; 0 within the limit.
+    pub fn sideslip_correction(&self, beta: f64) -> f64 {
+        let limit = self.sideslip_limit.max(0.0);
+        self.sideslip_gain * (beta - beta.clamp(-limit, limit))
+    }
+
+    /// The share of the drive the control takes away (0..1) when the yaw-rate error lies
+    /// `excess` (rad/s) beyond the deadband: `excess / drive_cut_band`, at most 1; 0 without
+    /// a band or an excess.
+    pub fn drive_cut(&self, excess: f64) -> f64 {
+        if self.drive_cut_band > 0.0 && excess > 0.0 {
+            (excess / self.drive_cut_band).min(1.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Default for StabilityControl {
     /// A neutral reference, a 0.05 rad/s deadband, 20 kN·m of yaw moment per rad/s beyond
     /// it (a car's yaw inertia of about 2 000 kg·m² brought to the asked rate with a time
-    /// constant `I/gain` of 0.1 s, as far as its brakes and tires give it), active above
-    /// 5 m/s.
+    /// constant `I/gain` of 0.1 s, as far as its brakes and tires give it), all the drive
+    /// taken 0.1 rad/s beyond it, body slip angles beyond 0.1 rad (5.7°) counted at 2 rad/s
+    /// per rad, active above 5 m/s.
     fn default() -> Self {
         StabilityControl {
             understeer_gradient: 0.0,
             yaw_rate_deadband: 0.05,
             gain: 20_000.0,
             min_speed: 5.0,
+            drive_cut_band: 0.1,
+            sideslip_limit: 0.1,
+            sideslip_gain: 2.0,
         }
     }
 }
@@ -1101,13 +1147,17 @@ pub struct VehicleTelemetry {
     /// Share of the driver's demand the [`SpeedLimiter`] held back this step (0..1; 0 when it
     /// holds nothing back, or there is none).
     pub speed_limit_cut: f64,
+    /// Share of the driver's demand the stability control ([`Brakes::stability_control`],
+    /// [`StabilityControl::drive_cut`]) held back this step (0..1; 0 when it holds nothing
+    /// back, or there is none).
+    pub stability_cut: f64,
     /// The steered wheels' aligning moments added up ([`WheelSensors::aligning_torque`], from
-    /// each tire's [`Tire::pneumatic_trail`]) at the end of the step (N·m, positive turning
+    /// each tire's pneumatic trail, [`Tire::trail`]) at the end of the step (N·m, positive turning
     /// the wheels to the left): what the road returns to the steering at the road wheels, for
     /// a steering wheel's force feedback (divide by the steering's ratio; a caster's
     /// mechanical trail is not modelled). 0 without pneumatic trail.
     ///
     /// [`WheelSensors::aligning_torque`]: bevy_vehicle_drivetrain::blocks::WheelSensors::aligning_torque
-    /// [`Tire::pneumatic_trail`]: bevy_vehicle_drivetrain::blocks::Tire::pneumatic_trail
+    /// [`Tire::trail`]: bevy_vehicle_drivetrain::blocks::Tire::trail
     pub aligning_torque: f64,
 }

@@ -34,16 +34,24 @@ pub fn builtin_brake_torques(
     }
 }
 
-/// The brake torque (N·m, ≥ 0) the stability control `esc` asks of each wheel this step,
-/// written into `out` in `ctx.wheels` order: 0 at every wheel but at most one (see
-/// [`StabilityControl`]).
-fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerWheel) {
-    out.clear();
-    out.resize(ctx.wheels.len(), 0.0);
+/// What the stability control makes of the step whose context is `ctx` (see
+/// [`StabilityControl`]), or `None` while it stays out of the way.
+pub(crate) struct StabilityDemand {
+    /// Yaw moment asked for (N·m, positive turning left).
+    moment: f64,
+    /// How far the yaw-rate error lies beyond the deadband (rad/s, > 0).
+    excess: f64,
+    /// Whether the car yaws faster than asked, or the other way.
+    oversteer: bool,
+}
+
+/// The stability control `esc`'s demand this step: its yaw-rate error against the reference
+/// at the driver's steer, forward above `min_speed` and beyond the deadband.
+fn stability_demand(esc: &StabilityControl, ctx: &ModuleContext) -> Option<StabilityDemand> {
     let speed = ctx.state.forward_speed();
     // Forward only: reversing, a braked wheel's force turns the other way.
     if speed < esc.min_speed || speed.is_nan() {
-        return;
+        return None;
     }
     // The driver's steer (the steered wheels' mean angle) and the wheelbase (from the steered
     // wheels to the mean of the others).
@@ -58,32 +66,53 @@ fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerW
     let (Some(steer), Some(front), Some(rear)) =
         (mean(true, &|i| angles[i]), mean(true, &z), mean(false, &z))
     else {
-        return;
+        return None;
     };
     let (peak, load) = (
         ctx.peak_force.iter().sum::<f64>(),
         ctx.load.iter().sum::<f64>(),
     );
     if load <= 0.0 || load.is_nan() {
-        return;
+        return None;
     }
     let wanted = esc.reference_yaw_rate(speed, steer, (rear - front).abs(), peak / load);
     let yaw = ctx.state.yaw_rate();
-    let error = wanted - yaw;
+    let error = wanted - yaw + esc.sideslip_correction(ctx.state.body_slip_angle());
     if error.abs() <= esc.yaw_rate_deadband || error.is_nan() {
-        return;
+        return None;
     }
+    let beyond = error - esc.yaw_rate_deadband.copysign(error);
+    Some(StabilityDemand {
+        moment: esc.gain * beyond,
+        excess: beyond.abs(),
+        oversteer: yaw.abs() > wanted.abs() || yaw * wanted < 0.0,
+    })
+}
+
+/// The share of the drive the stability control `esc` takes away this step (0..1; see
+/// [`StabilityControl::drive_cut`]).
+pub(crate) fn stability_drive_cut(esc: &StabilityControl, ctx: &ModuleContext) -> f64 {
+    stability_demand(esc, ctx).map_or(0.0, |demand| esc.drive_cut(demand.excess))
+}
+
+/// The brake torque (N·m, ≥ 0) the stability control `esc` asks of each wheel this step,
+/// written into `out` in `ctx.wheels` order: 0 at every wheel but at most one (see
+/// [`StabilityControl`]).
+fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerWheel) {
+    out.clear();
+    out.resize(ctx.wheels.len(), 0.0);
+    let Some(demand) = stability_demand(esc, ctx) else {
+        return;
+    };
     // Braking a wheel on the left yaws the car to the left.
-    let moment = esc.gain * (error - esc.yaw_rate_deadband.copysign(error));
-    let side = if moment > 0.0 {
+    let side = if demand.moment > 0.0 {
         Side::Left
     } else {
         Side::Right
     };
     // Yawing faster than asked (or the other way): the front wheel; slower: the rear.
-    let oversteer = yaw.abs() > wanted.abs() || yaw * wanted < 0.0;
     let last_axle = ctx.wheels.iter().map(|w| w.mount.axle).max().unwrap_or(0);
-    let axle = if oversteer { 0 } else { last_axle };
+    let axle = if demand.oversteer { 0 } else { last_axle };
     let Some(i) = ctx
         .wheels
         .iter()
@@ -93,7 +122,7 @@ fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerW
     };
     let half_track = f64::from(ctx.wheels[i].mount.position.x.abs());
     if half_track > 0.0 {
-        let torque = moment.abs() / half_track * ctx.wheels[i].radius;
+        let torque = demand.moment.abs() / half_track * ctx.wheels[i].radius;
         out[i] = torque.min(ctx.brakes.max_torque.max(0.0));
     }
 }

@@ -8,6 +8,7 @@ use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use smallvec::SmallVec;
 
+use super::builtin::stability_drive_cut;
 use super::context::{ModuleContext, ModuleWheel, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
 use crate::components::{
@@ -229,6 +230,13 @@ pub(crate) fn begin_modules(
         inputs.steering.clone_from(steering);
 
         let ctx = inputs.context(0.0);
+        // The stability control's share of the drive, once per step (with its brakes, which
+        // the brake module asks of it).
+        let stability_cut = brakes
+            .stability_control
+            .as_ref()
+            .map_or(0.0, |esc| stability_drive_cut(esc, &ctx));
+        set_if_changed(&mut telemetry.stability_cut, stability_cut);
         let modules = &mut *modules;
         modules.brake.begin_step(&ctx);
         modules.steering.begin_step(&ctx);
@@ -407,6 +415,8 @@ pub(crate) fn step_vehicles(
         let governed = limiter.map_or(1.0, |l| {
             l.drive_share(inputs.context(0.0).state.forward_speed())
         });
+        // The stability control's, set with its brakes (`begin_modules`).
+        let stabilized = 1.0 - telemetry.stability_cut;
         let mut traction_limit = 1.0;
         let mut first_stage = true;
         // While the traction control cuts the drive, finer substeps for this step
@@ -450,8 +460,8 @@ pub(crate) fn step_vehicles(
                 }
                 traction_limit = tc.drive_limit(slip);
             }
-            if traction.is_some() || limiter.is_some() {
-                stage.set_drive_limit(traction_limit.min(governed));
+            if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
+                stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
             }
             // Per-substep decisions, at the state committed at the substep's start.
             let decides = every_substep && stage.starts_substep();
