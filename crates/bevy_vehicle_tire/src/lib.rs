@@ -185,7 +185,9 @@ impl TireModel {
     /// 1, `p_ky2 ≤ 0`, zero peak-friction or stiffness factors, a peak-friction factor whose
     /// sign differs from its stiffness factor's, negative combined-slip slope factors,
     /// combined-slip shifts so large that a weighting function's denominator falls below
-    /// 0.1, and negative brush or linear stiffnesses. The error names the field, e.g.
+    /// 0.1, aligning terms ([`MfAligning`]) given with a radius, slope factor or trail factor
+    /// not above 0, a radius beyond 5 m, a shape factor outside `(0, 2]` or a curvature
+    /// above 1, and negative brush or linear stiffnesses. The error names the field, e.g.
     /// `magic_formula.p_dx1`, `magic_formula.combined.r_cx1` or
     /// `brush_tire.cornering_stiffness`.
     pub fn validate(&self) -> Result<(), TireError> {

@@ -1,5 +1,6 @@
 //! The Pacejka Magic Formula (MF 5.2-style pure slip with load sensitivity, the lateral
-//! force's camber terms, no turn slip) and its combined-slip methods.
+//! force's camber terms, the aligning moment's pneumatic trail, no turn slip) and its
+//! combined-slip methods.
 //!
 //! # Equations
 //!

@@ -34,9 +34,8 @@ pub fn builtin_brake_torques(
     }
 }
 
-/// What the stability control makes of the step whose context is `ctx` (see
-/// [`StabilityControl`]), or `None` while it stays out of the way.
-pub(crate) struct StabilityDemand {
+/// What the stability control asks for in a step (see [`StabilityControl`]).
+struct StabilityDemand {
     /// Yaw moment asked for (N·m, positive turning left).
     moment: f64,
     /// How far the yaw-rate error lies beyond the deadband (rad/s, > 0).
@@ -45,8 +44,10 @@ pub(crate) struct StabilityDemand {
     oversteer: bool,
 }
 
-/// The stability control `esc`'s demand this step: its yaw-rate error against the reference
-/// at the driver's steer, forward above `min_speed` and beyond the deadband.
+/// The stability control `esc`'s demand in the step whose context is `ctx`, from its error:
+/// the reference yaw rate at the driver's steer less the yaw rate, with the side slip's
+/// correction. `None` while it stays out of the way (below `min_speed`, in reverse, or within
+/// the deadband).
 fn stability_demand(esc: &StabilityControl, ctx: &ModuleContext) -> Option<StabilityDemand> {
     let speed = ctx.state.forward_speed();
     // Forward only: reversing, a braked wheel's force turns the other way.

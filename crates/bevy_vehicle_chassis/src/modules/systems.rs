@@ -230,8 +230,8 @@ pub(crate) fn begin_modules(
         inputs.steering.clone_from(steering);
 
         let ctx = inputs.context(0.0);
-        // The stability control's share of the drive, once per step (with its brakes, which
-        // the brake module asks of it).
+        // The stability control's share of the drive, once per step (its brakes are the
+        // built-in brake module's, asked in its `begin_step`).
         let stability_cut = brakes
             .stability_control
             .as_ref()
