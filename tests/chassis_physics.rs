@@ -1791,6 +1791,143 @@ fn roll_camber_adds_the_understeer_of_its_thrust() {
     }
 }
 
+/// Caster (`Suspension::caster`, 7° on the default car's front axle), against the geometry
+/// of a wheel turned about a kingpin whose top leans back by `ν`:
+/// - at rest, steered to full left lock, each front wheel's axle (its drawn `Transform`'s X)
+///   rises on its right by `sin ν·sin δ`, as turning the axle about the axis
+///   `(0, cos ν, sin ν)` by the wheel's angle `δ` gives it (1e-5, f32), and its inclination to
+///   the ground (`WheelState::camber`) is `asin(−sin ν·sin δ)` beyond the same car's without
+///   caster (1e-9): both wheels lean into the turn;
+/// - turning left at 10 m/s on tires with the published trail terms, the moment on the
+///   steered wheels about their kingpins (`VehicleTelemetry::steering_torque`) is their
+///   aligning moments plus `−R·tan ν·F_y` of each (1e-9 relative), turning them back to the
+///   right; the tires' own aligning moment is unchanged by the caster, and so is the car's
+///   path (its tires have no camber terms).
+#[test]
+fn caster_leans_the_steered_wheels_into_the_turn_and_adds_its_trail_to_the_steering() {
+    let nu: f64 = 7f64.to_radians();
+    let plain = {
+        let mut car = CarBuilder::default();
+        let mut tire = (*car.wheel.tire).clone();
+        let TireModel::MagicFormula(mf) = &mut tire.model else {
+            panic!("the default car runs on Magic Formula tires")
+        };
+        mf.aligning = MfAligning::passenger_205_60_r15();
+        let tire = std::sync::Arc::new(tire);
+        let mut rear = car.wheel.clone();
+        rear.tire = tire.clone();
+        car.wheel.tire = tire;
+        car.rear_wheel = Some(rear);
+        car
+    };
+    let mut castered = plain.clone();
+    castered.wheel.suspension.caster = nu;
+
+    // At rest, at full left lock.
+    let at_lock = |car: &CarBuilder| {
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 0.9);
+        let e = spawn_car(
+            &mut app,
+            car,
+            Transform::from_xyz(0.0, ride_height(car), 0.0),
+        );
+        tick(&mut app, 30);
+        controls(&mut app, e, |c| c.steering = -1.0);
+        tick(&mut app, 60);
+        let front: Vec<Entity> = wheels(&mut app, e)
+            .into_iter()
+            .filter(|w| get::<WheelMount>(&app, *w).steered)
+            .collect();
+        front
+            .iter()
+            .map(|w| {
+                let state = get::<WheelState>(&app, *w);
+                let axle = get::<Transform>(&app, *w).rotation * Vec3::X;
+                (
+                    get::<WheelMount>(&app, *w).side,
+                    state.steer_angle,
+                    state.camber,
+                    axle,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (without, with) = (at_lock(&plain), at_lock(&castered));
+    for ((side, delta, camber, _), (_, delta_c, camber_c, axle)) in without.iter().zip(&with) {
+        assert!(
+            (delta - delta_c).abs() < 1e-12,
+            "{side:?}: steer {delta} vs {delta_c}"
+        );
+        let k = Vec3::new(0.0, nu.cos() as f32, nu.sin() as f32);
+        let turned = Quat::from_axis_angle(k, *delta_c as f32) * Vec3::X;
+        let lean = camber_c - camber;
+        let expected = (-nu.sin() * delta_c.sin()).asin();
+        println!(
+            "{side:?} wheel at {delta_c:.4} rad of steer: axle rises {:.5} on its right \
+             (kingpin geometry {:.5}); inclination {lean:.6} rad beyond the car without caster \
+             (closed form {expected:.6})",
+            axle.y, turned.y
+        );
+        assert!(
+            (axle.y - turned.y).abs() < 1e-5,
+            "{side:?}: axle {axle} vs {turned}"
+        );
+        assert!(
+            (lean - expected).abs() < 1e-9,
+            "{side:?}: lean {lean} vs {expected} rad"
+        );
+        assert!(lean < -0.03, "{side:?}: leans into the left turn");
+    }
+
+    // Turning left at 10 m/s.
+    let turning = |car: &CarBuilder| {
+        let mut app = create_app(60.0);
+        spawn_flat_ground(&mut app, 0.9);
+        let e = spawn_car(
+            &mut app,
+            car,
+            Transform::from_xyz(0.0, ride_height(car), 0.0),
+        );
+        tick(&mut app, 30);
+        flying_start(&mut app, e, 10.0);
+        controls(&mut app, e, |c| c.steering = -0.3);
+        tick(&mut app, 120);
+        let mechanical: f64 = wheels(&mut app, e)
+            .into_iter()
+            .filter(|w| get::<WheelMount>(&app, *w).steered)
+            .map(|w| {
+                let radius = get::<Wheel>(&app, w).radius;
+                -radius * nu.tan() * get::<WheelSensors>(&app, w).force[1]
+            })
+            .sum();
+        let t = get::<VehicleTelemetry>(&app, e);
+        (
+            t.aligning_torque,
+            t.steering_torque,
+            mechanical,
+            position(&app, e),
+        )
+    };
+    let (aligning, steering, _, path) = turning(&plain);
+    assert_eq!(
+        aligning, steering,
+        "without caster the kingpin feels the tires' moment"
+    );
+    let (aligning_c, steering_c, mechanical, path_c) = turning(&castered);
+    println!(
+        "turning left at 10 m/s: aligning moment {aligning_c:.2} N·m, about the kingpins \
+         {steering_c:.2} N·m (caster trail {mechanical:.2} N·m)"
+    );
+    assert!(rel(steering_c, aligning_c + mechanical) < 1e-9);
+    assert!(
+        aligning_c < 0.0 && mechanical < 0.0,
+        "turning the wheels back to the right"
+    );
+    assert_eq!(aligning, aligning_c, "the tires' own moment");
+    assert_eq!(path, path_c, "the same path");
+}
+
 /// The tangent of the slip angle at which `tire` pushes `fy` (N, ≥ 0 and below its peak)
 /// sideways.
 fn tan_slip_for(tire: &LoadedTire, fy: f64) -> f64 {

@@ -1007,11 +1007,11 @@ fn toe_and_boost_settings_come_from_the_file() {
     );
 }
 
-/// The suspension's camber settings and a tire file's camber terms are read into the spawned
-/// car, whose resting wheels then lean by their static camber (the left one's top to the
-/// right, a positive inclination, and the right one's to the left), plus the gain times
-/// their travel; a camber term that is not a number is refused, naming the tire file and the
-/// field.
+/// The suspension's camber settings and caster and a tire file's camber terms are read into
+/// the spawned car, whose resting wheels then lean by their static camber (the left one's top
+/// to the right, a positive inclination, and the right one's to the left), plus the gain times
+/// their travel (caster leans only a steered wheel); a camber term that is not a number is
+/// refused, naming the tire file and the field, and a caster beyond ±0.5 rad at its line.
 #[test]
 fn camber_settings_come_from_the_files() {
     let path = "vehicles/hatchback.vehicle.ron";
@@ -1024,7 +1024,7 @@ fn camber_settings_come_from_the_files() {
     let parse = |tire_terms: &str| {
         let edited = text.replace(
             front,
-            "extension_limit: 0.09, camber: -0.02, camber_gain: -1.2,\n",
+            "extension_limit: 0.09, camber: -0.02, camber_gain: -1.2, caster: 0.12,\n",
         );
         let tire = tire_text.replace(terms, &format!("{tire_terms} {terms}"));
         parse_with_tire(path, &edited, tire_path, &tire)
@@ -1044,13 +1044,13 @@ fn camber_settings_come_from_the_files() {
             panic!("the passenger tire is a Magic Formula tire")
         };
         assert_eq!((mf.camber.p_ky6, mf.camber.p_vy3), (-0.92, -0.532));
-        let (camber, gain) = (suspension.camber, suspension.camber_gain);
+        let (camber, gain, caster) = (suspension.camber, suspension.camber_gain, suspension.caster);
         if mount.axle != 0 {
-            assert_eq!((camber, gain), (0.0, 0.0), "rear axle");
+            assert_eq!((camber, gain, caster), (0.0, 0.0, 0.0), "rear axle");
             continue;
         }
         front_wheels += 1;
-        assert_eq!((camber, gain), (-0.02, -1.2), "front axle");
+        assert_eq!((camber, gain, caster), (-0.02, -1.2, 0.12), "front axle");
         let lean = camber + gain * state.travel;
         let expected = match mount.side {
             Side::Left => -lean,
@@ -1073,6 +1073,11 @@ fn camber_settings_come_from_the_files() {
         error.contains("p_ky6") && error.contains(tire_path),
         "{error}"
     );
+    let raked = text.replace(front, "extension_limit: 0.09, caster: 0.7,\n");
+    let error = VehicleDescription::parse(path, &raked, &FileBlockTypes::default(), read_asset)
+        .expect_err("a caster of 40°")
+        .to_string();
+    assert_refused_at(&error, &["suspension.caster"], path, &raked, "caster: 0.7");
 }
 
 /// Aerodynamic lift at the centre of pressure: the hatchback, its `aerodynamics` edited in

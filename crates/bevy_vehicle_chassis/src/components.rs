@@ -121,6 +121,14 @@ pub struct Suspension {
     /// by `camber_gain·(x_outer − x_inner)/2`, and `−2/track` (rad/m) keeps both wheels
     /// upright as the body rolls on its springs.
     pub camber_gain: f64,
+    /// Caster: how far the steering's kingpin axis leans back from the vertical, its top
+    /// towards the rear (rad, within ±[`MAX_CASTER`]; car front axles run 3–8°, 0.05–0.14).
+    /// Steering a wheel by `δ` about a leaning kingpin leans it into the turn,
+    /// [`Suspension::steer_camber`], and puts the kingpin's foot `radius·tan(caster)` ahead
+    /// of the tire's contact, [`Suspension::mechanical_trail`], which adds to the moment the
+    /// steering feels ([`VehicleTelemetry::steering_torque`]). The steering angles stay the
+    /// road wheels' angles on the ground.
+    pub caster: f64,
 }
 
 impl Default for Suspension {
@@ -140,6 +148,7 @@ impl Default for Suspension {
             compliance_steer: 0.0,
             camber: 0.0,
             camber_gain: 0.0,
+            caster: 0.0,
         }
     }
 }
@@ -147,6 +156,10 @@ impl Default for Suspension {
 /// The largest static camber a suspension accepts, either way (rad, about 29°: racing cars
 /// run a few degrees).
 pub const MAX_STATIC_CAMBER: f64 = 0.5;
+
+/// The largest caster a suspension accepts, either way (rad, about 29°: motorcycles' forks
+/// rake 24–30°, cars' kingpins a few degrees).
+pub const MAX_CASTER: f64 = 0.5;
 
 /// Largest `ω·dt` the suspension may reach on its share of the body over a fixed step (see
 /// [`Suspension::force_at_step`]): the spring and bump stop together ring at no more than it,
@@ -186,7 +199,35 @@ impl Suspension {
             MAX_STATIC_CAMBER,
             "rad",
         )?;
-        finite("suspension.camber_gain", self.camber_gain, "rad/m")
+        finite("suspension.camber_gain", self.camber_gain, "rad/m")?;
+        in_range(
+            "suspension.caster",
+            self.caster,
+            -MAX_CASTER,
+            MAX_CASTER,
+            "rad",
+        )
+    }
+
+    /// The lean that `caster` gives a wheel steered by `steer` (rad, positive to the left), as
+    /// an inclination (rad, positive when its top leans to the right, as
+    /// [`WheelState::camber`] measures it): `asin(−sin(caster)·sin(steer))`, alike on both
+    /// sides. Turned about a kingpin whose top leans back, a wheel's axle rises on the side the
+    /// wheel turns away from, so both wheels of a steered axle lean into the turn: the outer
+    /// one gains negative camber, the inner one positive.
+    pub fn steer_camber(&self, steer: f64) -> f64 {
+        if self.caster == 0.0 {
+            return 0.0;
+        }
+        (-self.caster.sin() * steer.sin()).clamp(-1.0, 1.0).asin()
+    }
+
+    /// How far ahead of the tire's contact the kingpin axis meets the ground on a wheel of
+    /// `radius` (m): `radius·tan(caster)` (m, negative behind it). The side force `F_y` on a
+    /// tire whose pneumatic trail is `t` turns its wheel about the kingpin by
+    /// `−(t + mechanical_trail)·F_y`.
+    pub fn mechanical_trail(&self, radius: f64) -> f64 {
+        radius * self.caster.tan()
     }
 
     /// The lean that `camber` and `camber_gain` give the wheel on `side` at travel `x` (m,
@@ -1151,11 +1192,20 @@ pub struct VehicleTelemetry {
     /// [`StabilityControl::drive_cut`]) held back this step (0..1; 0 when it holds nothing
     /// back, or there is none).
     pub stability_cut: f64,
+    /// The moment of the road on the steered wheels about their kingpins, added up (N·m,
+    /// positive turning the wheels to the left), at the end of the step: each tire's aligning
+    /// moment and its side force at the suspension's caster trail,
+    /// `M_z − mechanical_trail·F_y` ([`Suspension::mechanical_trail`]). What a steering
+    /// wheel's force feedback wants (divide by the steering's ratio); without caster, equal to
+    /// [`VehicleTelemetry::aligning_torque`]. The body's motion does not depend on it: the
+    /// steering holds the wheels at their angles (the kingpin's offset and the jacking of its
+    /// inclination are not modelled).
+    pub steering_torque: f64,
     /// The steered wheels' aligning moments added up ([`WheelSensors::aligning_torque`], from
     /// each tire's pneumatic trail, [`Tire::trail`]) at the end of the step (N·m, positive turning
     /// the wheels to the left): what the road returns to the steering at the road wheels, for
-    /// a steering wheel's force feedback (divide by the steering's ratio; a caster's
-    /// mechanical trail is not modelled). 0 without pneumatic trail.
+    /// a steering wheel's force feedback without the caster's share
+    /// ([`VehicleTelemetry::steering_torque`] has it). 0 without pneumatic trail.
     ///
     /// [`WheelSensors::aligning_torque`]: bevy_vehicle_drivetrain::blocks::WheelSensors::aligning_torque
     /// [`Tire::trail`]: bevy_vehicle_drivetrain::blocks::Tire::trail

@@ -782,7 +782,9 @@ pub(crate) fn probe_ground(
                 // steering, to the wheel's right) dipping below the ground's plane leans its
                 // top to the right.
                 let lean = (-(wheel_rotation * Vec3::X).dot(hit.normal)).clamp(-1.0, 1.0);
-                let camber = f64::from(lean.asin()) + suspension.body_camber(mount.side, travel);
+                let camber = f64::from(lean.asin())
+                    + suspension.body_camber(mount.side, travel)
+                    + suspension.steer_camber(state.steer_angle);
                 let velocity = [
                     f64::from(relative.dot(heading)),
                     f64::from(relative.dot(left)),

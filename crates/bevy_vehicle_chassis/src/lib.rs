@@ -48,7 +48,7 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER,
+    Brakes, GroundProbe, MAX_CASTER, MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER,
     SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering, Suspension,
     TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };

@@ -14,7 +14,13 @@ pub(crate) fn update_telemetry(
     motors: Query<&MotorSensors>,
     gearboxes: Query<&GearboxSensors>,
     automatics: Query<&AutomaticSensors>,
-    wheels: Query<(&WheelState, &WheelMount, &WheelSensors)>,
+    wheels: Query<(
+        &WheelState,
+        &WheelMount,
+        &WheelSensors,
+        &Wheel,
+        Option<&Suspension>,
+    )>,
 ) {
     for (transform, velocity, blocks, mut telemetry) in &mut vehicles {
         let forward = transform.rotation * Vec3::NEG_Z;
@@ -25,6 +31,7 @@ pub(crate) fn update_telemetry(
         telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
         telemetry.grounded_wheels = 0;
         telemetry.aligning_torque = 0.0;
+        telemetry.steering_torque = 0.0;
         // The engine's speed; a motor's where there is no engine (a hybrid's assist motor
         // does not count over its engine).
         let mut engine_found = false;
@@ -40,10 +47,12 @@ pub(crate) fn update_telemetry(
                 telemetry.gear = g.gear;
             } else if let Ok(a) = automatics.get(block) {
                 telemetry.gear = a.gear;
-            } else if let Ok((state, mount, sensors)) = wheels.get(block) {
+            } else if let Ok((state, mount, sensors, wheel, suspension)) = wheels.get(block) {
                 telemetry.grounded_wheels += u32::from(state.grounded);
                 if mount.steered {
                     telemetry.aligning_torque += sensors.aligning_torque;
+                    let trail = suspension.map_or(0.0, |s| s.mechanical_trail(wheel.radius));
+                    telemetry.steering_torque += sensors.aligning_torque - trail * sensors.force[1];
                 }
             }
         }
@@ -71,7 +80,7 @@ pub(crate) fn place_wheels(
         // A positive inclination leans the top to the right: about the heading, −Z. A
         // camber gain past any suspension's leans it at most a quarter turn.
         let lean = suspension.map_or(0.0, |s| {
-            s.body_camber(mount.side, state.travel)
+            (s.body_camber(mount.side, state.travel) + s.steer_camber(state.steer_angle))
                 .clamp(-core::f64::consts::FRAC_PI_2, core::f64::consts::FRAC_PI_2)
         });
         let rotation = Quat::from_rotation_y(state.steer_angle as f32)
