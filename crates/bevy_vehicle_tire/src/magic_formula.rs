@@ -791,6 +791,10 @@ impl MagicFormula {
         let x = bt * alpha_eq;
         let cos_alpha = 1.0 / tan_alpha.hypot(1.0);
         let trail = dt * (ct * (x - et * (x - x.atan())).atan()).cos() * cos_alpha;
+        // Terms at the edge of the floats (a slope of 1e308) can take `x` to infinity.
+        if trail.is_nan() {
+            return Some(0.0);
+        }
         Some(trail.clamp(-a.unloaded_radius, a.unloaded_radius))
     }
 

@@ -919,4 +919,19 @@ fn aligning_moment_follows_the_published_trail_terms() {
     let heavy = growing.at_load(40_000.0, 0.9);
     let t = growing.pneumatic_trail(&heavy, 0.9, 0.0, 0.0).unwrap();
     assert_eq!(t, a.unloaded_radius, "{t}");
+    // Terms at the edge of the floats give a finite trail.
+    let extreme = TireModel::MagicFormula(MagicFormula {
+        aligning: MfAligning {
+            q_bz1: 1e308,
+            q_ez1: 1.0,
+            ..a
+        },
+        ..mf
+    });
+    assert!(extreme.validate().is_ok());
+    let tire = extreme.at_load(4000.0, 0.9);
+    for tan_alpha in [0.0, 1e-3, 0.5, 1e6] {
+        let t = extreme.pneumatic_trail(&tire, 0.9, 0.1, tan_alpha).unwrap();
+        assert!(t.is_finite(), "{tan_alpha}: {t}");
+    }
 }
