@@ -3,7 +3,8 @@
 //!
 //! Columns: `time` (s), `x`, `z` (m, world), `speed` (m/s, forward), `rpm`, `gear`,
 //! `throttle`, `brake`, `clutch` (0..1), `steering` (−1..1, the applied one), `handbrake`
-//! (0..1); then for each wheel `<name>_load` (N), `_slip_ratio`, `_slip_angle` (rad), `_fx`,
+//! (0..1), `steering_torque` (N·m, the road's moment about the steered wheels' kingpins,
+//! positive turning them left: [`VehicleTelemetry::steering_torque`]); then for each wheel `<name>_load` (N), `_slip_ratio`, `_slip_angle` (rad), `_fx`,
 //! `_fy` (N, tire frame: forward, left), `_travel` (m, compression positive), `_grounded`
 //! (0 or 1), `_toe` (rad, the suspension's steer, positive to the left), `_camber` (rad,
 //! the inclination to the ground, positive when the wheel's top leans to its right) and
@@ -17,7 +18,7 @@ use bevy_vehicle_drivetrain::prelude::*;
 use crate::components::{VehicleTelemetry, WheelState};
 
 /// The vehicle's columns, in order.
-pub const VEHICLE_COLUMNS: [&str; 11] = [
+pub const VEHICLE_COLUMNS: [&str; 12] = [
     "time",
     "x",
     "z",
@@ -29,6 +30,7 @@ pub const VEHICLE_COLUMNS: [&str; 11] = [
     "clutch",
     "steering",
     "handbrake",
+    "steering_torque",
 ];
 
 /// Each wheel's columns, in order, after `<wheel name>_`.
@@ -72,7 +74,7 @@ pub fn write_csv_row<'a>(
 ) -> core::fmt::Result {
     write!(
         out,
-        "{t:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.2},{:.3},{:.2}",
+        "{t:.4},{:.3},{:.3},{:.3},{:.0},{},{:.2},{:.2},{:.2},{:.3},{:.2},{:.2}",
         position.x,
         position.z,
         telemetry.forward_speed,
@@ -83,6 +85,7 @@ pub fn write_csv_row<'a>(
         controls.clutch,
         telemetry.steering,
         controls.handbrake,
+        telemetry.steering_torque,
     )?;
     for (state, sensors) in wheels {
         let force = sensors.map_or([0.0; 2], |s| s.force);
