@@ -48,6 +48,11 @@ fn ride_height(car: &CarBuilder) -> f32 {
     car.wheel.radius as f32 - car.wheel_height
 }
 
+/// Spawns `car` at the world origin at its design ride height over flat ground at height 0.
+fn spawn_at_ride_height(app: &mut App, car: &CarBuilder) -> Entity {
+    spawn_car(app, car, Transform::from_xyz(0.0, ride_height(car), 0.0))
+}
+
 /// Static ride height: with no preload, each corner's suspension compresses by its static
 /// wheel load over the spring rate (2 %).
 #[test]
@@ -548,11 +553,7 @@ fn at_rest_on_flat_ground_no_jitter_or_creep() {
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     // Settling: the car lands from its spawn height and its tires take up their load.
     tick(&mut app, 5 * 60);
     let settled = position(&app, car);
@@ -1052,11 +1053,7 @@ fn traction_run(layout: DriveLayout, hz: f64, mu: f32) -> (f64, f64) {
     let mut app = create_app(hz);
     spawn_flat_ground(&mut app, mu);
     let builder = electric_car(layout);
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     tick(&mut app, (0.5 * hz) as usize);
     app.insert_resource(IdealTractionControl {
         car: builder.clone(),
@@ -1130,11 +1127,7 @@ fn floored_launch(hz: f64, mu: f32, tc: bool) -> (f64, Option<f64>, f64, f64) {
         },
         ..electric_car(DriveLayout::Rear)
     };
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     tick(&mut app, (0.5 * hz) as usize);
     let rear: Vec<Entity> = wheels(&mut app, car)
         .into_iter()
@@ -1827,11 +1820,7 @@ fn caster_leans_the_steered_wheels_into_the_turn_and_adds_its_trail_to_the_steer
     let settled = |car: &CarBuilder| {
         let mut app = create_app(60.0);
         spawn_flat_ground(&mut app, 0.9);
-        let e = spawn_car(
-            &mut app,
-            car,
-            Transform::from_xyz(0.0, ride_height(car), 0.0),
-        );
+        let e = spawn_at_ride_height(&mut app, car);
         tick(&mut app, 30);
         (app, e)
     };
@@ -2088,11 +2077,7 @@ fn sine_with_dwell(hz: f64, amplitude: f64, esc: Option<StabilityControl>) -> Si
     spawn_flat_ground(&mut app, 0.9);
     let mut builder = CarBuilder::default();
     builder.brakes.stability_control = esc;
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     tick(&mut app, hz as usize);
     flying_start(&mut app, car, 80.0 / 3.6);
     let frequency = 0.7;
@@ -2219,11 +2204,7 @@ fn power_slide(hz: f64, esc: Option<StabilityControl>) -> PowerSlide {
     let mut builder = CarBuilder::default();
     builder.brakes.traction_control = None;
     builder.brakes.stability_control = esc;
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     tick(&mut app, hz as usize);
     flying_start(&mut app, car, 10.0);
     controls(&mut app, car, |c| {
@@ -2332,11 +2313,7 @@ fn extreme_conditions_stay_finite() {
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-    );
+    let car = spawn_at_ride_height(&mut app, &builder);
     tick(&mut app, 30);
     flying_start(&mut app, car, 300.0 / 3.6);
     controls(&mut app, car, |c| {
@@ -2449,11 +2426,7 @@ fn a_car_slid_sideways_stops_without_springing_back() {
         for hz in [30.0, 60.0, 120.0] {
             let mut app = create_app(hz);
             spawn_flat_ground(&mut app, mu);
-            let car = spawn_car(
-                &mut app,
-                &builder,
-                Transform::from_xyz(0.0, ride_height(&builder), 0.0),
-            );
+            let car = spawn_at_ride_height(&mut app, &builder);
             tick(&mut app, (hz / 2.0) as usize);
             let right = get::<Transform>(&app, car).rotation * Vec3::X;
             set::<bevy_rapier3d::prelude::Velocity>(&mut app, car, |v| v.linear = right * v0);
