@@ -73,8 +73,8 @@ pub mod checks {
 pub mod prelude {
     pub use crate::modules::{
         AntiRollBarModule, AxleInput, BrakeModule, CornerInput, DrivetrainModule, InstallModule,
-        ModuleContext, ModuleWheel, ResetVehicle, SteeringModule, SuspensionModule, VehicleModule,
-        VehicleModules, VehicleState,
+        ModuleContext, ModuleWheel, ResetVehicle, StabilityDemand, SteeringModule,
+        SuspensionModule, VehicleModule, VehicleModules, VehicleState,
     };
     pub use crate::{
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,

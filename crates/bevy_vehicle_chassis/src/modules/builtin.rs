@@ -4,7 +4,7 @@
 use bevy_vehicle_drivetrain::VehicleControls;
 use smallvec::SmallVec;
 
-use super::context::{AxleInput, CornerInput, ModuleContext, ModuleWheel};
+use super::context::{AxleInput, CornerInput, ModuleContext, ModuleWheel, StabilityDemand};
 use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, SuspensionModule};
 use bevy::math::Vec3;
 
@@ -34,21 +34,15 @@ pub fn builtin_brake_torques(
     }
 }
 
-/// What the stability control asks for in a step (see [`StabilityControl`]).
-struct StabilityDemand {
-    /// Yaw moment asked for (N·m, positive turning left).
-    moment: f64,
-    /// How far the yaw-rate error lies beyond the deadband (rad/s, > 0).
-    excess: f64,
-    /// Whether the car yaws faster than asked, or the other way.
-    oversteer: bool,
-}
-
 /// The stability control `esc`'s demand in the step whose context is `ctx`, from its error:
 /// the reference yaw rate at the driver's steer less the yaw rate, with the side slip's
 /// correction. `None` while it stays out of the way (below `min_speed`, in reverse, or within
-/// the deadband).
-fn stability_demand(esc: &StabilityControl, ctx: &ModuleContext) -> Option<StabilityDemand> {
+/// the deadband). Decided once per step, before the modules' `begin_step`
+/// ([`ModuleContext::stability`]).
+pub(crate) fn stability_demand(
+    esc: &StabilityControl,
+    ctx: &ModuleContext,
+) -> Option<StabilityDemand> {
     let speed = ctx.state.forward_speed();
     // Forward only: reversing, a braked wheel's force turns the other way.
     if speed < esc.min_speed || speed.is_nan() {
@@ -83,49 +77,37 @@ fn stability_demand(esc: &StabilityControl, ctx: &ModuleContext) -> Option<Stabi
         return None;
     }
     let beyond = error - esc.yaw_rate_deadband.copysign(error);
-    Some(StabilityDemand {
-        moment: esc.gain * beyond,
-        excess: beyond.abs(),
-        oversteer: yaw.abs() > wanted.abs() || yaw * wanted < 0.0,
-    })
-}
-
-/// The share of the drive the stability control `esc` takes away this step (0..1; see
-/// [`StabilityControl::drive_cut`]).
-pub(crate) fn stability_drive_cut(esc: &StabilityControl, ctx: &ModuleContext) -> f64 {
-    stability_demand(esc, ctx).map_or(0.0, |demand| esc.drive_cut(demand.excess))
-}
-
-/// The brake torque (N·m, ≥ 0) the stability control `esc` asks of each wheel this step,
-/// written into `out` in `ctx.wheels` order: 0 at every wheel but at most one (see
-/// [`StabilityControl`]).
-fn stability_torques(esc: &StabilityControl, ctx: &ModuleContext, out: &mut PerWheel) {
-    out.clear();
-    out.resize(ctx.wheels.len(), 0.0);
-    let Some(demand) = stability_demand(esc, ctx) else {
-        return;
-    };
-    // Braking a wheel on the left yaws the car to the left.
-    let side = if demand.moment > 0.0 {
+    let moment = esc.gain * beyond;
+    let oversteer = yaw.abs() > wanted.abs() || yaw * wanted < 0.0;
+    // Braking a wheel on the left yaws the car to the left; yawing faster than asked (or the
+    // other way), the front wheel, slower, the rear.
+    let side = if moment > 0.0 {
         Side::Left
     } else {
         Side::Right
     };
-    // Yawing faster than asked (or the other way): the front wheel; slower: the rear.
     let last_axle = ctx.wheels.iter().map(|w| w.mount.axle).max().unwrap_or(0);
-    let axle = if demand.oversteer { 0 } else { last_axle };
-    let Some(i) = ctx
+    let axle = if oversteer { 0 } else { last_axle };
+    let wheel = ctx
         .wheels
         .iter()
-        .position(|w| w.mount.axle == axle && w.mount.side == side)
-    else {
-        return;
-    };
-    let half_track = f64::from(ctx.wheels[i].mount.position.x.abs());
-    if half_track > 0.0 {
-        let torque = demand.moment.abs() / half_track * ctx.wheels[i].radius;
-        out[i] = torque.min(ctx.brakes.max_torque.max(0.0));
-    }
+        .position(|w| w.mount.axle == axle && w.mount.side == side);
+    let brake_torque = wheel.map_or(0.0, |i| {
+        let half_track = f64::from(ctx.wheels[i].mount.position.x.abs());
+        if half_track > 0.0 {
+            (moment.abs() / half_track * ctx.wheels[i].radius).min(ctx.brakes.max_torque.max(0.0))
+        } else {
+            0.0
+        }
+    });
+    Some(StabilityDemand {
+        moment,
+        excess: beyond.abs(),
+        oversteer,
+        wheel,
+        brake_torque,
+        drive_cut: esc.drive_cut(beyond.abs()),
+    })
 }
 
 /// The pedal's torque share of each axle, as a fraction of [`Brakes::max_torque`].
@@ -264,9 +246,15 @@ impl BrakeModule for BuiltinBrakes {
         let count = ctx.wheels.len();
         self.capacity.clear();
         self.capacity.resize(count, 0.0);
-        match &ctx.brakes.stability_control {
-            Some(esc) => stability_torques(esc, ctx, &mut self.stability),
-            None => self.stability.clear(),
+        self.stability.clear();
+        if let Some(StabilityDemand {
+            wheel: Some(i),
+            brake_torque,
+            ..
+        }) = ctx.stability
+        {
+            self.stability.resize(count, 0.0);
+            self.stability[i] = brake_torque;
         }
         // The stability control's torque joins the pedal's, within the brake's capacity.
         let max = ctx.brakes.max_torque.max(0.0);

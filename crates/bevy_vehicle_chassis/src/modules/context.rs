@@ -68,6 +68,35 @@ impl VehicleState<'_> {
     }
 }
 
+/// What the vehicle's stability control ([`StabilityControl`](crate::StabilityControl)) asks
+/// for in a fixed step, decided once per step before the modules' `begin_step` and handed to
+/// every module call as [`ModuleContext::stability`].
+///
+/// The built-in brakes add `brake_torque` at `wheel` to what the pedal asks there; the
+/// drivetrain's engines and motors deliver `1 − drive_cut` of the driver's demand. A brake
+/// module of your own that should keep the stability control's braking adds it likewise;
+/// the drive cut holds whatever brake module is installed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StabilityDemand {
+    /// Yaw moment asked for (N·m, about the body's up axis, positive turning left).
+    pub moment: f64,
+    /// How far the yaw-rate error lies beyond the control's deadband (rad/s, > 0).
+    pub excess: f64,
+    /// Whether the car yaws faster than asked, or the other way (oversteer): the front wheel
+    /// is braked; otherwise (understeer) the rear.
+    pub oversteer: bool,
+    /// The wheel braked for the moment, as an index into [`ModuleContext::wheels`]: on the
+    /// side the moment turns the car to, on the front axle in oversteer and the rear in
+    /// understeer. `None` if the vehicle has no wheel there.
+    pub wheel: Option<usize>,
+    /// Brake torque asked of `wheel` (N·m, ≥ 0): the moment over the wheel's lateral offset
+    /// times its radius, at most [`Brakes::max_torque`].
+    pub brake_torque: f64,
+    /// Share of the drive taken away this step (0..1,
+    /// [`StabilityControl::drive_cut`](crate::StabilityControl::drive_cut)).
+    pub drive_cut: f64,
+}
+
 /// What every module call receives.
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleContext<'a> {
@@ -107,6 +136,10 @@ pub struct ModuleContext<'a> {
     pub brakes: &'a Brakes,
     /// The vehicle's steering settings (what the built-in steering uses).
     pub steering: &'a Steering,
+    /// What the vehicle's stability control asks for this step: the same at every call of a
+    /// step; `None` without one ([`Brakes::stability_control`]), and while it stays out of
+    /// the way.
+    pub stability: Option<StabilityDemand>,
 }
 
 /// One corner, for a [`SuspensionModule`](super::SuspensionModule).

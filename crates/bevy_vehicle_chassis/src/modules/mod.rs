@@ -77,7 +77,9 @@ pub use builtin::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, DirectDrive, LinearAntiRollBar,
     ackermann_angles, builtin_brake_torques,
 };
-pub use context::{AxleInput, CornerInput, ModuleContext, ModuleWheel, VehicleState};
+pub use context::{
+    AxleInput, CornerInput, ModuleContext, ModuleWheel, StabilityDemand, VehicleState,
+};
 pub use install::{
     InstallModule, ModuleError, ModuleReport, ResetVehicle, VehicleModule, VehicleModules,
 };

@@ -8,8 +8,8 @@ use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use smallvec::SmallVec;
 
-use super::builtin::stability_drive_cut;
-use super::context::{ModuleContext, ModuleWheel, VehicleState};
+use super::builtin::stability_demand;
+use super::context::{ModuleContext, ModuleWheel, StabilityDemand, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
 use crate::components::{
     Brakes, Side, SpeedLimiter, Steering, Suspension, TractionControl, VehicleTelemetry,
@@ -79,6 +79,8 @@ pub(crate) struct ModuleInputs {
     pub substep: f64,
     pub brakes: Brakes,
     pub steering: Steering,
+    /// The stability control's demand this step (decided in `begin_modules`).
+    pub stability: Option<StabilityDemand>,
 }
 
 impl ModuleInputs {
@@ -104,6 +106,7 @@ impl ModuleInputs {
             wheels: &self.wheels,
             brakes: &self.brakes,
             steering: &self.steering,
+            stability: self.stability,
         }
     }
 }
@@ -229,14 +232,16 @@ pub(crate) fn begin_modules(
         inputs.brakes.clone_from(brakes);
         inputs.steering.clone_from(steering);
 
-        let ctx = inputs.context(0.0);
-        // The stability control's share of the drive, once per step (its brakes are the
-        // built-in brake module's, asked in its `begin_step`).
-        let stability_cut = brakes
+        // The stability control decides once per step, before any module: its brakes are the
+        // brake module's to apply, its drive cut the stage hook's.
+        inputs.stability = None;
+        inputs.stability = brakes
             .stability_control
             .as_ref()
-            .map_or(0.0, |esc| stability_drive_cut(esc, &ctx));
+            .and_then(|esc| stability_demand(esc, &inputs.context(0.0)));
+        let stability_cut = inputs.stability.map_or(0.0, |demand| demand.drive_cut);
         set_if_changed(&mut telemetry.stability_cut, stability_cut);
+        let ctx = inputs.context(0.0);
         let modules = &mut *modules;
         modules.brake.begin_step(&ctx);
         modules.steering.begin_step(&ctx);
