@@ -265,6 +265,82 @@ fn parked_on_a_30_percent_slope_stays_put() {
     }
 }
 
+/// Parked across a 30 % slope (its left side downhill), on its parking lock and on its pedal,
+/// at 15, 30, 60 and 120 Hz: its tires' side forces alone hold it, so at rest they add up to
+/// the slope's pull on the car, `m·g·sin θ` (within 0.1 %; measured 3 664.5 N against
+/// 3 664.5), the fore-and-aft forces to nothing (within 0.1 % of the pull; measured at most
+/// 0.5 N), and it stands still (below 1e-4 m/s after
+/// 5 s, and less than 0.01 mm between 5 and 60 s; measured at most 4e-6 m/s and 0.001 mm).
+///
+/// Where it comes to rest depends on the step rate below 30 Hz. Set down on the slope, the
+/// car slides sideways until its tires' lateral slip states hold it, each tire deflected by
+/// its relaxation length times its slip; at low rates that length is floored so that the
+/// tire's lateral spring stays stable on the body's mass, which Rapier moves once per step
+/// (`WheelRuntime::body_relaxation`): measured 2026-11-29, the body 26.9 / 15.1 / 10.9 /
+/// 12.1 / 12.4 mm down the slope at 15 / 20 / 30 / 60 / 120 Hz, its tires at a slip angle of
+/// 1.3–1.5° at every rate (see docs/fixed_step_rate.md). Along the slope, where the tires'
+/// fore-and-aft floor is gone, it rests alike at every rate
+/// (`a_held_car_rests_where_its_tires_deflection_puts_it_at_any_step_rate`).
+#[test]
+fn parked_across_a_30_percent_slope_stands_on_its_tires_side_forces() {
+    let builder = CarBuilder::default();
+    let grade: f32 = 0.3;
+    let pull = f64::from(builder.mass) * G * f64::from(grade.atan().sin());
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        for hold in ["parking", "pedal"] {
+            let mut app = create_app(hz);
+            let rotation = spawn_slope(&mut app, grade, 0.9);
+            tick(&mut app, 1);
+            let up = rotation * Vec3::Y;
+            // Facing along the slope's contour, its left side downhill.
+            let facing = rotation * Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+            let car = spawn_car(
+                &mut app,
+                &builder,
+                Transform::from_translation(up * ride_height(&builder)).with_rotation(facing),
+            );
+            controls(&mut app, car, |c| match hold {
+                "parking" => c.parking = true,
+                _ => c.brake = 1.0,
+            });
+            let start = position(&app, car);
+            let (mut fastest, mut settled) = (0.0f32, Vec3::ZERO);
+            for step in 0..(60.0 * hz) as usize {
+                tick(&mut app, 1);
+                if step == (5.0 * hz) as usize {
+                    settled = position(&app, car);
+                }
+                if step > (5.0 * hz) as usize {
+                    fastest = fastest.max(velocity(&app, car).length());
+                }
+            }
+            let end = position(&app, car);
+            let forces = wheels(&mut app, car)
+                .iter()
+                .map(|w| get::<WheelSensors>(&app, *w).force)
+                .fold([0.0; 2], |sum, f| [sum[0] + f[0], sum[1] + f[1]]);
+            let down = (end - start).dot(rotation * Vec3::Z);
+            let creep = (end - settled).length();
+            println!(
+                "{hold} at {hz} Hz: {:.2} mm down the slope; side forces {:.1} N (pull {pull:.1} \
+                 N), fore and aft {:.2} N; after 5 s at most {fastest:.1e} m/s, {:.4} mm",
+                down * 1e3,
+                -forces[1],
+                forces[0],
+                creep * 1e3
+            );
+            assert!(
+                (-forces[1] / pull - 1.0).abs() < 0.001 && forces[0].abs() < 0.001 * pull,
+                "{hold} at {hz} Hz: tire forces {forces:?} N against the pull {pull} N"
+            );
+            assert!(
+                fastest < 1e-4 && creep < 1e-5,
+                "{hold} at {hz} Hz: {fastest} m/s, {creep} m after 5 s"
+            );
+        }
+    }
+}
+
 /// A car held on a 30 % slope comes to rest where its held tires' deflection puts it, at any
 /// fixed-step rate, on its parking lock (rear wheels) and on its brake pedal (all four): the
 /// held wheels' centres end up down the slope by what their patches hold (`σ·κ`, on average:
