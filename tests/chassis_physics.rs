@@ -278,7 +278,7 @@ fn parked_on_a_30_percent_slope_stays_put() {
 /// tire's lateral spring stays stable on the body's mass, which Rapier moves once per step
 /// (`WheelRuntime::body_relaxation`): measured 2026-11-29, the body 26.9 / 15.1 / 10.9 /
 /// 12.1 / 12.4 mm down the slope at 15 / 20 / 30 / 60 / 120 Hz, its tires at a slip angle of
-/// 1.3–1.5° at every rate (see docs/fixed_step_rate.md). Along the slope, where the tires'
+/// 1.3–1.5° at every rate (see `docs/fixed_step_rate.md`). Along the slope, where the tires'
 /// fore-and-aft floor is gone, it rests alike at every rate
 /// (`a_held_car_rests_where_its_tires_deflection_puts_it_at_any_step_rate`).
 #[test]
