@@ -362,6 +362,36 @@ impl LoadedTire {
         forces
     }
 
+    /// [`LoadedTire::forces`] of `N` tires, each at its own slips: equal to
+    /// `tires[i].forces(kappa[i], tan_alpha[i])` bit for bit (and its `fx` to
+    /// [`LoadedTire::longitudinal_forces`]), with the curve evaluations of all `N` tires run
+    /// together, as there. For a vehicle's wheels at each integrator stage when the lateral
+    /// forces are needed there too.
+    #[inline]
+    pub fn forces_lanes<const N: usize>(
+        tires: [&LoadedTire; N],
+        kappa: [f64; N],
+        tan_alpha: [f64; N],
+    ) -> [[f64; 2]; N] {
+        let mut parts = [[Partial::Done(0.0); 2]; N];
+        for i in 0..N {
+            let tire = tires[i];
+            parts[i] = match &tire.kind {
+                Kind::MagicNormalized { x, y, px, py } => {
+                    let (k, t) = saturate(kappa[i], tan_alpha[i]);
+                    normalized_parts::<true>(x, y, px, py, k, t)
+                }
+                _ => tire.forces(kappa[i], tan_alpha[i]).map(Partial::Done),
+            };
+        }
+        let values = [0, 1].map(|axis| Curve::values(parts.map(|p| p[axis].curve())));
+        let mut forces = [[0.0; 2]; N];
+        for i in 0..N {
+            forces[i] = [0, 1].map(|axis| parts[i][axis].finish(values[axis][i]));
+        }
+        forces
+    }
+
     /// [`LoadedTire::forces`]; without `LATERAL`, `fy` may be left out (returned as 0) where
     /// `fx` does not need it.
     #[inline(always)]

@@ -394,8 +394,9 @@ fn longitudinal_force_is_forces_fx_to_the_bit() {
 }
 
 /// `longitudinal_forces` of several tires at once is each tire's `longitudinal_force` to the
-/// bit: mixed models, combined-slip methods and loads in one call, each lane at its own
-/// slips (zero, small, past the peaks, saturated, infinite, NaN), for 1, 3 and 4 lanes.
+/// bit, and `forces_lanes` each tire's `forces`: mixed models, combined-slip methods and loads
+/// in one call, each lane at its own slips (zero, small, past the peaks, saturated, infinite,
+/// NaN), for 1, 3 and 4 lanes.
 #[test]
 fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
     let tires: Vec<(String, LoadedTire)> = models()
@@ -420,6 +421,7 @@ fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
         tan_alpha: [f64; N],
     ) {
         let together = LoadedTire::longitudinal_forces(tires.map(|t| &t.1), kappa, tan_alpha);
+        let both = LoadedTire::forces_lanes(tires.map(|t| &t.1), kappa, tan_alpha);
         for i in 0..N {
             let alone = tires[i].1.longitudinal_force(kappa[i], tan_alpha[i]);
             assert_eq!(
@@ -430,6 +432,16 @@ fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
                 kappa[i],
                 tan_alpha[i],
                 together[i]
+            );
+            let pair = tires[i].1.forces(kappa[i], tan_alpha[i]);
+            assert_eq!(
+                both[i].map(f64::to_bits),
+                pair.map(f64::to_bits),
+                "lane {i} of {N}, {}: κ {}, tan α {}: {:?} together vs {pair:?} alone",
+                tires[i].0,
+                kappa[i],
+                tan_alpha[i],
+                both[i]
             );
         }
     }
