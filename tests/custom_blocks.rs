@@ -268,7 +268,7 @@ fn a_user_block_that_changes_shape_keeps_what_it_says() {
         w.0.load = WheelLoad::Tire(std::sync::Arc::new(Tire::default()))
     });
     tick(&mut app, steps);
-    assert_eq!(state(&app, car, wheel).len(), 6, "the wheel has its tire");
+    assert_eq!(state(&app, car, wheel).len(), 7, "the wheel has its tire");
     let t = 2.0 * steps as f64 * fixed_dt(&app);
     let j = motor_inertia + wheel_inertia;
     let wheel_state = state(&app, car, wheel);

@@ -1317,6 +1317,7 @@ fn step_on_a_body(
         body_mass: mass,
         displacement: None,
         camber: 0.0,
+        lateral_coupled: false,
     };
     tick(app, 1);
 }

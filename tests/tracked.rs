@@ -177,14 +177,15 @@ fn a_full_lever_launch_is_the_same_at_any_step_rate() {
 }
 
 /// Held on its brakes, or left alone on its hydrostatic drives, the excavator base stands
-/// still at 20, 30 and 60 Hz: below 1 mm/s and 1 mrad/s, over 5 s after 5 s of settling. Its
+/// still at 15, 20, 30 and 60 Hz: below 1 mm/s and 1 mrad/s, over 5 s after 5 s of settling
+/// (measured 2026-11-29: at most 9.7e-6 m/s, at 15 Hz on its drives). Its
 /// running gear is stiff (600 kN/m and 30 kN·s/m on each road wheel) and its body tall (centre
 /// of mass 1.2 m up): it rocked from side to side at the step rate, 0.55 m/s at 20 Hz and
 /// 0.07 m/s at 30 Hz, until the tires' floor counted the body's roll and the dampers were held
 /// within the step (see `Suspension::force_at_step`).
 #[test]
 fn the_excavator_stands_still_at_low_step_rates() {
-    for hz in [20.0, 30.0, 60.0] {
+    for hz in [15.0, 20.0, 30.0, 60.0] {
         for brake in [1.0, 0.0] {
             let mut app = create_app(hz);
             let (car, _) = excavator(&mut app);
@@ -207,10 +208,10 @@ fn the_excavator_stands_still_at_low_step_rates() {
 }
 
 /// Both levers at 0.8 for 10 s, then a gentle turn (steering 0.2 at the same throttle, for
-/// 15 s) at 20, 30 and 60 Hz: the straight run covers the same distance within 1 % and keeps
-/// straight (less than 1 % of it sideways), and the turn's steady yaw rate, taken over its
-/// last 5 s, is within 3 % of the 60 Hz run's (measured 2026-11-27: 13.33, 13.32 and 13.31 m,
-/// nothing aside; 0.0182 rad/s at all three).
+/// 15 s) at 15, 20, 30 and 60 Hz: the straight run covers the same distance within 1 % and
+/// keeps straight (less than 1 % of it sideways), and the turn's steady yaw rate, taken over
+/// its last 5 s, is within 3 % of the 60 Hz run's (measured 2026-11-29: 13.339, 13.334,
+/// 13.332 and 13.329 m, nothing aside; 0.01826 rad/s at all four).
 ///
 /// Two floors make it so. The road wheels' patch springs push the body fore and aft at any
 /// speed the excavator reaches, because the tracks and the hydrostatic drives hold the wheels
@@ -223,7 +224,7 @@ fn the_excavator_stands_still_at_low_step_rates() {
 #[test]
 fn the_excavator_drives_alike_at_low_step_rates() {
     let mut runs = Vec::new();
-    for hz in [20.0, 30.0, 60.0] {
+    for hz in [15.0, 20.0, 30.0, 60.0] {
         let mut app = create_app(hz);
         let (car, _) = excavator(&mut app);
         let seconds = |s: f64| (s * hz) as usize;
@@ -252,13 +253,71 @@ fn the_excavator_drives_alike_at_low_step_rates() {
         );
         runs.push((hz, along, yaw_rate));
     }
-    let (_, along, yaw_rate) = runs[2];
+    let (_, along, yaw_rate) = runs[3];
     assert!(yaw_rate < -0.01, "the turn turned at {yaw_rate} rad/s");
     for &(hz, a, y) in &runs {
         assert!(rel(a, along) < 0.01, "{hz} Hz: {a} m vs {along} m at 60 Hz");
         assert!(
             rel(y, yaw_rate) < 0.03,
             "{hz} Hz: {y} rad/s vs {yaw_rate} rad/s at 60 Hz"
+        );
+    }
+}
+
+/// Braked, then pivoting (levers fully opposed: steering 1 at 0.8 throttle) for 15 s from a
+/// standstill, at 15, 20, 30, 60 and 120 Hz: it stands still braked (below 1 mm/s over 5 s
+/// after 5 s of settling), pivots at the same steady yaw rate (within 1 % of 120 Hz's over its
+/// last second), and has turned as far as at 120 Hz within 3 % from 20 Hz up and 6 % at 15 Hz
+/// (measured 2026-11-29: 0.500 / 0.490 / 0.484 / 0.478 / 0.476 rad, 0.0266 rad/s at every
+/// rate, at most 1.3e-6 m/s at rest).
+///
+/// While the turn builds up its road wheels' tires take up the pivot sideways. Until the
+/// body answered their side forces within the step (`WheelContact::lateral_coupled`), the
+/// tires' lateral relaxation was lengthened at low rates to keep them stable on the body,
+/// which softened their grip as the turn built up: 0.611 / 0.543 / 0.497 / 0.471 / 0.472 rad.
+/// And the body's answer alone made it rock at rest at 15 Hz (0.14 m/s, rolling and swaying
+/// at the step rate on its stiff running gear) until each contact's acceleration also took
+/// the change in the wheels' loads since the last step.
+#[test]
+fn the_excavator_pivots_alike_at_any_step_rate() {
+    let mut runs = Vec::new();
+    for hz in [120.0, 60.0, 30.0, 20.0, 15.0] {
+        let mut app = create_app(hz);
+        let (car, _) = excavator(&mut app);
+        let seconds = |s: f64| (s * hz) as usize;
+        controls(&mut app, car, |c| c.brake = 1.0);
+        tick(&mut app, seconds(5.0));
+        let mut fastest = 0.0f32;
+        for _ in 0..seconds(5.0) {
+            tick(&mut app, 1);
+            fastest = fastest.max(get::<Velocity>(&app, car).linear.length());
+        }
+        controls(&mut app, car, |c| {
+            c.brake = 0.0;
+            c.gear = 1;
+            c.throttle = 0.8;
+            c.steering = 1.0;
+        });
+        let heading = yaw(&app, car);
+        tick(&mut app, seconds(14.0));
+        let late = yaw(&app, car);
+        tick(&mut app, seconds(1.0));
+        let turned = f64::from(heading - yaw(&app, car));
+        let rate = f64::from(late - yaw(&app, car));
+        println!(
+            "{hz} Hz: at rest at most {fastest:.1e} m/s; pivoted {turned:.4} rad in 15 s, \
+             {rate:.5} rad/s in the last"
+        );
+        assert!(fastest < 1e-3, "{hz} Hz: rocks at {fastest} m/s");
+        runs.push((hz, turned, rate));
+    }
+    let (_, turned, rate) = runs[0];
+    assert!(turned > 0.3, "it pivoted {turned} rad");
+    for &(hz, t, r) in &runs {
+        let tolerance = if hz < 20.0 { 0.06 } else { 0.03 };
+        assert!(
+            rel(t, turned) < tolerance && rel(r, rate) < 0.01,
+            "{hz} Hz: {t} rad, {r} rad/s against {turned} rad, {rate} rad/s at 120 Hz"
         );
     }
 }

@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 
 use crate::body_mass::BodyMass;
 use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelMount, WheelState};
-use crate::modules::systems::{ModuleScratch, finite_or};
+use crate::modules::systems::{ModuleInputs, ModuleScratch, finite_or};
 use crate::modules::{
     AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, VehicleModules,
 };
@@ -582,6 +582,87 @@ impl BodyInertia {
         }
     }
 
+    /// Adds to each grounded contact's lateral acceleration (tire frame) what the change in the
+    /// wheels' normal loads since the last step does to the body over the coming one: the
+    /// measured acceleration holds the last step's loads, and a wheel integrates its contact
+    /// within the step at that acceleration. (A body rocking on stiff springs changes its
+    /// loads a great deal from one step to the next; its tires, which answer the body within
+    /// the step, would otherwise push against an acceleration it no longer has.)
+    fn carry_load_change(
+        &self,
+        inputs: &ModuleInputs,
+        last_loads: &[f64],
+        wheels: &mut Query<(&Suspension, &GroundProbe, &mut WheelState)>,
+    ) {
+        if self.mass <= 0.0 || last_loads.len() != inputs.wheels.len() {
+            return;
+        }
+        let (mut force, mut moment) = (Vec3::ZERO, Vec3::ZERO);
+        for (wheel, &last) in inputs.wheels.iter().zip(last_loads) {
+            let Ok((.., state)) = wheels.get(wheel.entity) else {
+                continue;
+            };
+            if !state.grounded {
+                continue;
+            }
+            let change = state.normal * (state.load - last) as f32;
+            force += change;
+            moment += (state.contact_point - self.center).cross(change);
+        }
+        let linear = force / self.mass;
+        let angular = self.inverse_inertia * moment;
+        if !(linear.is_finite() && angular.is_finite()) {
+            return;
+        }
+        for wheel in &inputs.wheels {
+            let Ok((.., mut state)) = wheels.get_mut(wheel.entity) else {
+                continue;
+            };
+            if !state.grounded {
+                continue;
+            }
+            let at = linear + angular.cross(state.contact_point - self.center);
+            let left = state.normal.cross(state.heading);
+            state.acceleration[1] += f64::from(at.dot(left));
+        }
+    }
+
+    /// How the body moves each tire's contact sideways in answer to lateral forces at all of
+    /// them, into `inputs.lateral_mobility` (row-major, wheel order, m/(N·s)): entry `(i, j)`
+    /// is the velocity to the left of contact `i` per newton-second to the left at contact `j`,
+    /// `lᵢ·lⱼ/m + uᵢ·I⁻¹·uⱼ` with `l` the tire's left axis, `u = (p − c) × l` its moment arm
+    /// about the centre of mass `c`, `m` the body's mass and `I` its inertia tensor. Zero rows
+    /// and columns for wheels that carry no share of the body (in the air).
+    fn lateral_mobility(
+        &self,
+        inputs: &mut ModuleInputs,
+        wheels: &Query<(&Suspension, &GroundProbe, &mut WheelState)>,
+    ) {
+        let count = inputs.wheels.len();
+        let mut axes: SmallVec<[Option<(Vec3, Vec3)>; 8]> = SmallVec::new();
+        for wheel in &inputs.wheels {
+            let axis = wheels.get(wheel.entity).ok().and_then(|(.., state)| {
+                (state.body_mass > 0.0 && self.mass > 0.0).then(|| {
+                    let left = state.normal.cross(state.heading);
+                    (left, (state.contact_point - self.center).cross(left))
+                })
+            });
+            axes.push(axis);
+        }
+        let mobility = &mut inputs.lateral_mobility;
+        mobility.clear();
+        mobility.resize(count * count, 0.0);
+        for (i, a) in axes.iter().enumerate() {
+            let Some((left_i, arm_i)) = a else { continue };
+            let turned = self.inverse_inertia * *arm_i;
+            for (j, b) in axes.iter().enumerate() {
+                let Some((left_j, arm_j)) = b else { continue };
+                mobility[i * count + j] = f64::from(left_i.dot(*left_j)) / f64::from(self.mass)
+                    + f64::from(turned.dot(*arm_j));
+            }
+        }
+    }
+
     /// The body's mass per wheel that the suspension springs at `mounts` (world, m) ring
     /// along `up` (world, unit) in the stiffest of the body's modes on them, taking their
     /// springs alike (kg): the mass over the number of wheels in heave, and `1/λ` for the
@@ -676,6 +757,7 @@ pub(crate) fn probe_ground(
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
+        let mut last_loads: SmallVec<[f64; 8]> = SmallVec::new();
         ctx.with_query_pipeline(filter, |qp| {
             // One broad-phase query for all the wheels that cast their tire shape.
             // Mounts and radii come from the module inputs gathered this step, which sit on
@@ -693,6 +775,13 @@ pub(crate) fn probe_ground(
                 .reduce(|a, b| a.merged(&b));
             let neighbours =
                 area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
+            last_loads.clear();
+            last_loads.extend(
+                inputs
+                    .wheels
+                    .iter()
+                    .map(|w| wheels.get(w.entity).map_or(0.0, |(.., s)| s.load)),
+            );
             for (index, w) in inputs.wheels.iter().enumerate() {
                 let Ok((suspension, probe, mut state)) = wheels.get_mut(w.entity) else {
                     continue;
@@ -946,6 +1035,8 @@ pub(crate) fn probe_ground(
                 state.body_mass = state.load * mass_per_load;
             }
         }
+        body.carry_load_change(inputs, &last_loads, &mut wheels);
+        body.lateral_mobility(inputs, &wheels);
     }
     Ok(())
 }

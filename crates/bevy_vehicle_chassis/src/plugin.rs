@@ -52,16 +52,17 @@ pub enum VehicleSystems {
 /// 15 Hz.
 ///
 /// From 15 Hz up every shipped road vehicle's 0–100 km/h and stop stay within 2 % of its
-/// 60 Hz figures, and a car held at rest (brake pedal or parking lock) stands still. Rapier
-/// moves the body once per fixed step, so every spring between road and body is integrated
-/// explicitly at the fixed step, whatever the drivetrain's substeps; the two stiffest are held
-/// within the step: a tire's contact patch
-/// ([`BODY_SPRING_LIMIT`](bevy_vehicle_drivetrain::blocks::BODY_SPRING_LIMIT)) and the
-/// suspension's bump stop and damper
+/// 60 Hz figures, a car held at rest (brake pedal or parking lock) stands still, and the
+/// tracked excavator stands, drives and pivots as at 60 Hz. Rapier moves the body once per
+/// fixed step, so every spring between road and body is integrated explicitly at the fixed
+/// step, whatever the drivetrain's substeps, unless the body answers it within the step: the
+/// tires' contact patches do (fore and aft through each tire's share of the body's mass,
+/// sideways through the body's response to all of its tires), and the suspension's bump stop
+/// and damper are held within the step
 /// ([`Suspension::force_at_step`](crate::Suspension::force_at_step)). Below 15 Hz the others
 /// show (at 12 Hz the GTE rocks at rest after a stop). Driven off a 2 m ledge at 15 m/s a car
-/// lands upright at 15 Hz but bounces off course, and the tracked excavator's stiff running
-/// gear needs 20 Hz; `docs/fixed_step_rate.md` has the measurements. The
+/// lands upright at 15 Hz, where it comes to rest after its landing scatters alike at every
+/// rate; `docs/fixed_step_rate.md` has the measurements. The
 /// [`ChassisPlugin`] warns once when the fixed step is longer than this
 /// ([`fixed_step_warning`]).
 pub const LONGEST_VALIDATED_STEP: f64 = 1.0 / 15.0;

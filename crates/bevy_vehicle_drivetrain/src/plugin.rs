@@ -313,6 +313,24 @@ impl Drivetrain {
         }
     }
 
+    /// Sets how the body the vehicle's tires push moves their contacts sideways, for the steps
+    /// to come: `mobility[i·n + j]` (m/(N·s), row-major) is the velocity to the left of the
+    /// contact of the wheel at pass-order position `wheels[i]` ([`BlockSlot::node`]) per
+    /// newton-second to the left at the contact of `wheels[j]`. Within each step every tire
+    /// wheel's contact then moves sideways by the body's answer to all the tires' lateral
+    /// forces beyond those of the last step
+    /// ([`WheelRuntime::lateral_shift`](crate::blocks::WheelRuntime::lateral_shift)), for the
+    /// wheels whose contact is
+    /// [lateral-coupled](crate::blocks::WheelContact::lateral_coupled). The chassis sets it
+    /// each step from the body's mass, inertia and the contacts. Returns `false` if the
+    /// drivetrain is not compiled, or `mobility` is not `n × n` or not finite (the coupling is
+    /// then cleared).
+    pub fn set_lateral_mobility(&mut self, wheels: &[u32], mobility: &[f64]) -> bool {
+        self.program
+            .as_mut()
+            .is_some_and(|p| p.set_lateral_mobility(wheels, mobility))
+    }
+
     /// The runtime state of block `block` of type `B` at pass-order position `node` (see
     /// [`BlockSlot`]), for feeding it states from the vehicle (the chassis writes each wheel's
     /// ground contact this way). `None` if that node does not hold `block` of type `B`.

@@ -444,6 +444,11 @@ pub(crate) struct Program {
     /// [`Passes::load_wheels`] computes ahead of the passes. A wheel's load cannot change
     /// between a tire and another kind without a rebuild: they differ in state length.
     tire_wheels: SmallVec<[u16; TIRE_LANES]>,
+    /// How the body the tires push moves each tire wheel's contact sideways per lateral
+    /// impulse at each (m/(N·s), row-major in `tire_wheels` order; empty: the contacts do not
+    /// move with the tires' lateral forces). See [`Program::set_lateral_mobility`].
+    /// (A `Vec`: a program without a chassis holds no more than its pointer.)
+    lateral_mobility: Vec<f64>,
     /// The block indices of the blocks whose [`Block::begin_substep`] runs at the start of
     /// every substep: custom blocks and manual gearboxes (the other built-in blocks have
     /// none).
@@ -490,6 +495,7 @@ impl Program {
             x: SmallVec::from_elem(0.0, n),
             pending_projection: true,
             tire_wheels: SmallVec::new(),
+            lateral_mobility: Vec::new(),
             substep_blocks: SmallVec::new(),
             drive_limit: 1.0,
             diverged: None,
@@ -504,6 +510,34 @@ impl Program {
             .collect();
         program.init_states();
         program
+    }
+
+    /// Sets how the body moves the tires' contacts sideways: `mobility[i·n + j]` (m/(N·s)) is
+    /// the velocity to the left of the contact of the wheel at pass-order node `wheels[i]` per
+    /// newton-second to the left at the contact of the wheel at `wheels[j]` (`n` the length of
+    /// `wheels`). Before each stage the solver moves each tire wheel's contact by the sum over
+    /// the tire wheels of this times their lateral impulse so far in the step
+    /// ([`WheelRuntime::lateral_shift`](crate::blocks::WheelRuntime::lateral_shift)). Nodes
+    /// that are not wheels with a tire are left out; tire wheels not listed get no shift and
+    /// move no other. Returns `false` (and clears it) if `mobility` is not `n × n` or not
+    /// finite.
+    pub fn set_lateral_mobility(&mut self, wheels: &[u32], mobility: &[f64]) -> bool {
+        let count = self.tire_wheels.len();
+        self.lateral_mobility.clear();
+        if mobility.len() != wheels.len() * wheels.len() || !mobility.iter().all(|m| m.is_finite())
+        {
+            return false;
+        }
+        let position = |node: u32| self.tire_wheels.iter().position(|&i| u32::from(i) == node);
+        self.lateral_mobility.resize(count * count, 0.0);
+        for (i, &a) in wheels.iter().enumerate() {
+            let Some(a) = position(a) else { continue };
+            for (j, &b) in wheels.iter().enumerate() {
+                let Some(b) = position(b) else { continue };
+                self.lateral_mobility[a * count + b] = mobility[i * wheels.len() + j];
+            }
+        }
+        true
     }
 
     /// Sets every block's continuous state to zero, then to its [`Block::init`].
@@ -599,6 +633,7 @@ impl Program {
             x,
             pending_projection,
             tire_wheels,
+            lateral_mobility,
             substep_blocks,
             drive_limit,
             diverged,
@@ -616,6 +651,7 @@ impl Program {
             blocks,
             shafts,
             tire_wheels,
+            lateral_mobility,
             drive_limit: 1.0,
         };
         let step = StepContext { dt, substeps };
@@ -711,6 +747,8 @@ struct Passes<'a> {
     shafts: &'a mut [Shaft],
     /// The wheels with a tire: see [`Program::tire_wheels`].
     tire_wheels: &'a [u16],
+    /// See [`Program::lateral_mobility`].
+    lateral_mobility: &'a [f64],
     /// The torque sources' share of their driving torque the stage hook last set
     /// ([`StageContext::drive_limit`]); 1 at the start of each step.
     drive_limit: f64,
@@ -816,8 +854,31 @@ impl Passes<'_> {
     /// them; the passes compute those.)
     fn load_wheels(&mut self, state: &[f64], derivative: &mut [f64]) {
         let tire_wheels = self.tire_wheels;
+        if !self.lateral_mobility.is_empty() {
+            self.shift_contacts(state);
+        }
         for lanes in tire_wheels.chunks(TIRE_LANES) {
             self.load_tire_lanes(lanes, state, derivative);
+        }
+    }
+
+    /// Moves each tire wheel's contact sideways by the body's answer to the tires' lateral
+    /// impulses at `state` ([`Program::set_lateral_mobility`]).
+    fn shift_contacts(&mut self, state: &[f64]) {
+        let wheels = self.tire_wheels;
+        let count = wheels.len();
+        let mut impulses: SmallVec<[f64; 8]> = SmallVec::with_capacity(count);
+        // A tire wheel's seventh state is its lateral impulse (see `Wheel`).
+        impulses.extend(
+            wheels
+                .iter()
+                .map(|&i| state[usize::from(self.nodes[usize::from(i)].state[0]) + 6]),
+        );
+        for (row, &i) in self.lateral_mobility.chunks_exact(count).zip(wheels) {
+            let shift = row.iter().zip(&impulses).map(|(k, p)| k * p).sum();
+            if let Cell::Wheel(c) = &mut self.blocks[usize::from(i)] {
+                c.runtime.lateral_shift = shift;
+            }
         }
     }
 
@@ -828,13 +889,20 @@ impl Passes<'_> {
         let mut tires = [&unloaded; TIRE_LANES];
         let mut kappa = [0.0; TIRE_LANES];
         let mut tan_alpha = [0.0; TIRE_LANES];
+        let mut lateral = false;
         for (lane, i) in lanes.iter().map(|&i| usize::from(i)).enumerate() {
             if let Cell::Wheel(c) = &self.blocks[i] {
                 tires[lane] = &c.runtime.tire;
                 [kappa[lane], tan_alpha[lane]] = Wheel::tire_slips(&state[self.nodes[i].state()]);
+                lateral |= c.runtime.contact.lateral_coupled;
             }
         }
-        let fx = LoadedTire::longitudinal_forces(tires, kappa, tan_alpha);
+        // The lateral forces too where the body answers them within the step.
+        let forces = if lateral {
+            LoadedTire::forces_lanes(tires, kappa, tan_alpha)
+        } else {
+            LoadedTire::longitudinal_forces(tires, kappa, tan_alpha).map(|fx| [fx, 0.0])
+        };
         for (lane, i) in lanes.iter().map(|&i| usize::from(i)).enumerate() {
             let range = self.nodes[i].state();
             if let Cell::Wheel(c) = &mut self.blocks[i] {
@@ -842,7 +910,7 @@ impl Passes<'_> {
                     &c.runtime,
                     &state[range.clone()],
                     &mut derivative[range],
-                    fx[lane],
+                    forces[lane],
                 );
             }
         }

@@ -66,8 +66,13 @@ pub(crate) struct ModuleInputs {
     /// Each wheel's compliance steer (rad, positive to the left): the last step's until the
     /// drivetrain's step, then this step's.
     pub compliance_toe: PerWheel,
-    /// Each wheel's lateral tire force at the end of the last step (N, positive to the left).
+    /// Each wheel's lateral tire force on the body over the last step (N, positive to the
+    /// left).
     pub lateral_force: PerWheel,
+    /// How the body moves each contact sideways per lateral impulse at each (m/(N·s),
+    /// row-major in wheel order; see `BodyInertia::lateral_mobility`), measured by the ground
+    /// probe for this step.
+    pub lateral_mobility: SmallVec<[f64; 64]>,
     pub position: Vec3,
     pub rotation: Quat,
     pub linear_velocity: Vec3,
@@ -380,6 +385,7 @@ pub(crate) fn step_vehicles(
                     body_mass: state.body_mass,
                     displacement: state.displacement,
                     camber: state.camber,
+                    lateral_coupled: state.body_mass > 0.0,
                 };
                 // The compliance steer, solved with the tire's cornering stiffness as it
                 // stands after the last step.
@@ -396,6 +402,9 @@ pub(crate) fn step_vehicles(
                 }
             }
         }
+        // The body's answer to the tires' side forces within the step.
+        let nodes: SmallVec<[u32; 8]> = inputs.wheels.iter().map(|w| w.node).collect();
+        drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
         let count = inputs.wheels.len();
         for buffer in [
             &mut *brakes,

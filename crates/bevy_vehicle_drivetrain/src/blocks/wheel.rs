@@ -187,6 +187,15 @@ pub struct WheelContact {
     /// ([`TireModel::at_load_and_camber`](bevy_vehicle_tire::TireModel::at_load_and_camber)).
     /// Not finite: taken as 0.
     pub camber: f64,
+    /// Whether the body moves this contact sideways within the step in answer to the tires'
+    /// lateral forces, through [`WheelRuntime::lateral_shift`], which the solver sets before
+    /// every stage from the body's response to all of the vehicle's tires at once
+    /// ([`Drivetrain::set_lateral_mobility`](crate::Drivetrain::set_lateral_mobility), which
+    /// the chassis sets each step). The tire's lateral relaxation then needs no floor for the body
+    /// ([`WheelRuntime::body_relaxation`]), and its lateral force on the body is the step's
+    /// mean ([`WheelRuntime::lateral_body_force`]). `false` (the default): the lateral velocity
+    /// is the measured one, carried on at the measured acceleration.
+    pub lateral_coupled: bool,
 }
 
 impl Default for WheelContact {
@@ -201,6 +210,7 @@ impl Default for WheelContact {
             body_mass: 0.0,
             displacement: None,
             camber: 0.0,
+            lateral_coupled: false,
         }
     }
 }
@@ -398,7 +408,9 @@ pub struct WheelRuntime {
     /// frequency on the share of the body the tire moves (`f·F_z/g`: its share of the mass,
     /// less what pitching and rolling give way) stays within `L` per fixed step.
     ///
-    /// The lateral one always applies. The longitudinal one applies on a prescribed road only
+    /// The lateral one applies unless the contact is
+    /// [lateral-coupled](WheelContact::lateral_coupled) (the body then answers the tire within
+    /// the substeps). The longitudinal one applies on a prescribed road only
     /// (a tire coupled to the body through [`WheelRuntime::body_mass`], rolling or held,
     /// pushes it within the substeps and needs none; until 2026-11-27 a coupled rolling tire
     /// kept the fade-out below, which delayed a launch's grip at low rates): while the brake
@@ -454,6 +466,21 @@ pub struct WheelRuntime {
     pub body_force: f64,
     /// `1 / body_mass` (1/kg), or 0 on a prescribed road: what the stages multiply by.
     inverse_body_mass: f64,
+    /// The tire's lateral force on the body over the last step (N, tire frame, the step's
+    /// mean) while its contact is [lateral-coupled](WheelContact::lateral_coupled): what the
+    /// body's measured acceleration already holds. The wheel's seventh state integrates the
+    /// lateral force beyond it over the step (N·s), the lateral impulse the body answers
+    /// ([`WheelRuntime::lateral_shift`]).
+    pub lateral_body_force: f64,
+    /// How much faster the contact moves to the left at this stage than the measured velocity
+    /// carried on at the measured acceleration (m/s, tire frame), because the tires' lateral
+    /// forces changed since the last step: set by the solver before each stage from the
+    /// vehicle's lateral mobility
+    /// ([`Drivetrain::set_lateral_mobility`](crate::Drivetrain::set_lateral_mobility)) and its
+    /// tires' lateral impulses, 0 at each step's start.
+    pub lateral_shift: f64,
+    /// Whether the contact was lateral-coupled in the last step.
+    lateral_coupled_last: bool,
     /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
     /// than [`HELD_DAMPING_SPEED`], else 0.
@@ -593,7 +620,7 @@ impl Wheel {
 
     fn state_len_for(load: &WheelLoad) -> usize {
         match load {
-            WheelLoad::Tire(_) => 6,
+            WheelLoad::Tire(_) => 7,
             _ => 2,
         }
     }
@@ -692,15 +719,25 @@ impl Wheel {
     /// The road's velocity under the tire `[vx, vy]` (m/s, tire frame) at `state`: the
     /// contact's, carried on at its acceleration for the time into the step (`state[4]`, s),
     /// plus what the tire's own force added beyond the last step's (`state[5]`, m/s; see
-    /// [`WheelRuntime::body_mass`]).
+    /// [`WheelRuntime::body_mass`]) and, sideways, what the tires' lateral forces added
+    /// ([`WheelRuntime::lateral_shift`]).
     #[inline]
     fn road_velocity(rt: &WheelRuntime, state: &[f64]) -> [f64; 2] {
         let c = &rt.contact;
         let time = state[4];
         [
             c.velocity[0] + c.acceleration[0] * time + state[5],
-            c.velocity[1] + c.acceleration[1] * time,
+            c.velocity[1] + c.acceleration[1] * time + rt.lateral_shift,
         ]
+    }
+
+    /// The tire's mean lateral force on the body over the step that ended at `state` (N,
+    /// tire frame), or `None` unless its contact is
+    /// [lateral-coupled](WheelContact::lateral_coupled) and the step has run.
+    #[inline]
+    fn mean_lateral_body_force(rt: &WheelRuntime, state: &[f64]) -> Option<f64> {
+        (rt.contact.lateral_coupled && state[4] > 0.0)
+            .then(|| rt.lateral_body_force + state[6] / state[4])
     }
 
     /// The tire's mean longitudinal force on the body over the step that ended at `state` (N,
@@ -762,12 +799,17 @@ impl Wheel {
         derivative: Option<&mut [f64]>,
     ) -> f64 {
         let [slip, tan_slip] = Self::tire_slips(state);
-        let fx = rt.tire.longitudinal_force(slip, tan_slip);
-        self.tire_torque(tire, rt, state, derivative, fx)
+        let forces = if rt.contact.lateral_coupled {
+            rt.tire.forces(slip, tan_slip)
+        } else {
+            [rt.tire.longitudinal_force(slip, tan_slip), 0.0]
+        };
+        self.tire_torque(tire, rt, state, derivative, forces)
     }
 
-    /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's longitudinal
-    /// force `fx` (N) at [`Wheel::tire_slips`]. Always inlined: it is the solver's per-stage
+    /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's forces
+    /// `[fx, fy]` (N) at [`Wheel::tire_slips`] (`fy` is only read while the contact is
+    /// [lateral-coupled](WheelContact::lateral_coupled)). Always inlined: it is the solver's per-stage
     /// tire path ([`Wheel::stage_load_with`]), and left to the compiler it was called out of line
     /// once it grew the contact's velocity state (2.7 % more instructions for a whole vehicle).
     #[inline(always)]
@@ -777,15 +819,22 @@ impl Wheel {
         rt: &WheelRuntime,
         state: &[f64],
         derivative: Option<&mut [f64]>,
-        fx: f64,
+        [fx, fy]: [f64; 2],
     ) -> f64 {
         let omega = state[1];
-        let t = self.tire_stage(rt, state, omega, [fx, 0.0]);
+        // The lateral force only where the body answers it within the step.
+        let fy = if rt.contact.lateral_coupled { fy } else { 0.0 };
+        let t = self.tire_stage(rt, state, omega, [fx, fy]);
         if let Some(d) = derivative {
             d[2] = t.slip_rate;
             d[3] = t.tan_slip_rate;
             d[4] = 1.0;
             d[5] = (t.fx - rt.body_force) * rt.inverse_body_mass;
+            d[6] = if rt.contact.lateral_coupled {
+                t.fy - rt.lateral_body_force
+            } else {
+                0.0
+            };
         }
         -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
     }
@@ -804,22 +853,26 @@ impl Wheel {
         self.road_torque(rt, state, Some(derivative))
     }
 
-    /// [`Wheel::stage_load`] of a wheel with a tire, given the loaded tire's longitudinal
-    /// force `fx` (N) at [`Wheel::tire_slips`]: the solver evaluates all its tires at once
-    /// ([`LoadedTire::longitudinal_forces`](bevy_vehicle_tire::LoadedTire::longitudinal_forces)),
-    /// ahead of the passes, and keeps the torques while the state stays the same (a mode
-    /// change elsewhere re-runs the passes, not the tires). Without a tire, `fx` is ignored.
+    /// [`Wheel::stage_load`] of a wheel with a tire, given the loaded tire's forces
+    /// `[fx, fy]` (N) at [`Wheel::tire_slips`] (`fy` read only while the contact is
+    /// [lateral-coupled](WheelContact::lateral_coupled)): the solver evaluates all its tires
+    /// at once
+    /// ([`LoadedTire::longitudinal_forces`](bevy_vehicle_tire::LoadedTire::longitudinal_forces),
+    /// or [`LoadedTire::forces_lanes`](bevy_vehicle_tire::LoadedTire::forces_lanes) when a
+    /// contact is lateral-coupled), ahead of the passes, and keeps the torques while the state
+    /// stays the same (a mode change elsewhere re-runs the passes, not the tires). Without a
+    /// tire, the forces are ignored.
     #[inline]
     pub(crate) fn stage_load_with(
         &self,
         rt: &WheelRuntime,
         state: &[f64],
         derivative: &mut [f64],
-        fx: f64,
+        forces: [f64; 2],
     ) -> f64 {
         derivative[0] = state[1];
         match &self.load {
-            WheelLoad::Tire(tire) => self.tire_torque(tire, rt, state, Some(derivative), fx),
+            WheelLoad::Tire(tire) => self.tire_torque(tire, rt, state, Some(derivative), forces),
             _ => self.load_torque(state[1]),
         }
     }
@@ -1174,6 +1227,7 @@ impl Block for Wheel {
         rt.drive = 0.0;
         rt.steer = 0.0;
         if let WheelLoad::Tire(tire) = &self.load {
+            rt.lateral_shift = 0.0;
             // A contact the chassis could not measure counts as no contact.
             let contact = rt.contact;
             let valid = contact.load.is_finite()
@@ -1201,8 +1255,16 @@ impl Block for Wheel {
             // The force the body took over the last step, and the clock and the velocity change
             // the contact velocity is carried on with.
             rt.body_force = Self::mean_body_force(rt, state).unwrap_or(0.0);
+            // Likewise sideways, while the body answered the tire's lateral force last step.
+            rt.lateral_body_force = if rt.lateral_coupled_last && state[4] > 0.0 {
+                rt.lateral_body_force + state[6] / state[4]
+            } else {
+                0.0
+            };
+            rt.lateral_coupled_last = rt.contact.lateral_coupled;
             state[4] = 0.0;
             state[5] = 0.0;
+            state[6] = 0.0;
             // Keep the patch modes on the wheel's own inertia within one substep.
             let h = rt.floor_substep();
             let r2 = self.radius * self.radius;
@@ -1266,11 +1328,13 @@ impl Block for Wheel {
                     own.max(rt.body_relaxation[0]),
                 ]
             };
-            rt.floored_relaxation = [
-                rolling,
-                held,
-                tire.relaxation_length[1].max(rt.body_relaxation[1]),
-            ];
+            // Sideways the same holds while the body answers the tire within the step.
+            let lateral = if rt.contact.lateral_coupled {
+                tire.relaxation_length[1]
+            } else {
+                tire.relaxation_length[1].max(rt.body_relaxation[1])
+            };
+            rt.floored_relaxation = [rolling, held, lateral];
             rt.damping = tire.damping;
             rt.held_damping = if rt.contact.velocity[0].abs() < HELD_DAMPING_SPEED {
                 tire.held_damping
@@ -1398,7 +1462,10 @@ impl Block for Wheel {
             sensors.slip_angle = state[3].atan();
             // The body takes the step's mean longitudinal force (the one its contact moved
             // with), or the force at the step's end on a prescribed road.
-            sensors.force = [Self::mean_body_force(rt, state).unwrap_or(t.fx), t.fy];
+            sensors.force = [
+                Self::mean_body_force(rt, state).unwrap_or(t.fx),
+                Self::mean_lateral_body_force(rt, state).unwrap_or(t.fy),
+            ];
             sensors.load = rt.contact.load;
             let trail = tire.trail(&rt.tire, rt.contact.friction, slip, tan_slip);
             if trail != 0.0 {
