@@ -528,13 +528,21 @@ impl Program {
         {
             return false;
         }
-        let position = |node: u32| self.tire_wheels.iter().position(|&i| u32::from(i) == node);
+        if wheels.is_empty() {
+            return true;
+        }
+        // Each listed wheel's place among the tire wheels.
+        let places: SmallVec<[Option<usize>; 8]> = wheels
+            .iter()
+            .map(|&node| self.tire_wheels.iter().position(|&i| u32::from(i) == node))
+            .collect();
         self.lateral_mobility.resize(count * count, 0.0);
-        for (i, &a) in wheels.iter().enumerate() {
-            let Some(a) = position(a) else { continue };
-            for (j, &b) in wheels.iter().enumerate() {
-                let Some(b) = position(b) else { continue };
-                self.lateral_mobility[a * count + b] = mobility[i * wheels.len() + j];
+        for (row, a) in mobility.chunks_exact(wheels.len()).zip(&places) {
+            let Some(a) = a else { continue };
+            for (&value, b) in row.iter().zip(&places) {
+                if let Some(b) = b {
+                    self.lateral_mobility[a * count + b] = value;
+                }
             }
         }
         true

@@ -239,7 +239,6 @@ pub(crate) fn begin_modules(
 
         // The stability control decides once per step, before any module: its brakes are the
         // brake module's to apply, its drive cut the stage hook's.
-        inputs.stability = None;
         inputs.stability = brakes
             .stability_control
             .as_ref()
