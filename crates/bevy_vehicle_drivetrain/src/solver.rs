@@ -874,16 +874,12 @@ impl Passes<'_> {
     /// impulses at `state` ([`Program::set_lateral_mobility`]).
     fn shift_contacts(&mut self, state: &[f64]) {
         let wheels = self.tire_wheels;
-        let count = wheels.len();
-        let mut impulses: SmallVec<[f64; 8]> = SmallVec::with_capacity(count);
-        // A tire wheel's seventh state is its lateral impulse (see `Wheel`).
-        impulses.extend(
-            wheels
-                .iter()
-                .map(|&i| state[usize::from(self.nodes[usize::from(i)].state[0]) + 6]),
-        );
-        for (row, &i) in self.lateral_mobility.chunks_exact(count).zip(wheels) {
-            let shift = row.iter().zip(&impulses).map(|(k, p)| k * p).sum();
+        let nodes = self.nodes;
+        // A tire wheel's seventh state is its lateral impulse (see `Wheel`). Read in place: a
+        // buffer of them would reach the heap, every stage, on a vehicle of many road wheels.
+        let impulse = |i: u16| state[usize::from(nodes[usize::from(i)].state[0]) + 6];
+        for (row, &i) in self.lateral_mobility.chunks_exact(wheels.len()).zip(wheels) {
+            let shift = row.iter().zip(wheels).map(|(k, &j)| k * impulse(j)).sum();
             if let Cell::Wheel(c) = &mut self.blocks[usize::from(i)] {
                 c.runtime.lateral_shift = shift;
             }

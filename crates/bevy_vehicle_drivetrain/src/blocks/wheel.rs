@@ -479,8 +479,6 @@ pub struct WheelRuntime {
     /// ([`Drivetrain::set_lateral_mobility`](crate::Drivetrain::set_lateral_mobility)) and its
     /// tires' lateral impulses, 0 at each step's start.
     pub lateral_shift: f64,
-    /// Whether the contact was lateral-coupled in the last step.
-    lateral_coupled_last: bool,
     /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
     /// than [`HELD_DAMPING_SPEED`], else 0.
@@ -1256,12 +1254,12 @@ impl Block for Wheel {
             // the contact velocity is carried on with.
             rt.body_force = Self::mean_body_force(rt, state).unwrap_or(0.0);
             // Likewise sideways, while the body answered the tire's lateral force last step.
-            rt.lateral_body_force = if rt.lateral_coupled_last && state[4] > 0.0 {
+            // An uncoupled step starts from 0 and adds nothing, so it hands on 0.
+            rt.lateral_body_force = if rt.contact.lateral_coupled && state[4] > 0.0 {
                 rt.lateral_body_force + state[6] / state[4]
             } else {
                 0.0
             };
-            rt.lateral_coupled_last = rt.contact.lateral_coupled;
             state[4] = 0.0;
             state[5] = 0.0;
             state[6] = 0.0;
