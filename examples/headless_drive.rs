@@ -8,7 +8,9 @@
 //!
 //! The program is a RON list of timed throttle, brake, clutch, steering, gear and handbrake
 //! settings (see `assets/programs/`); a command may also wait for a speed (`at_speed`, km/h),
-//! as `stop_from_100.program.ron` does to brake from 100 km/h. Every fixed step goes to the
+//! as `stop_from_100.program.ron` does to brake from 100 km/h. A command whose time falls
+//! inside a fixed step is weighted by the share of the step it holds for, so a program's inputs
+//! add up over time alike at every rate. Every fixed step goes to the
 //! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
 //! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel, whether it
 //! touches the ground, its toe, its camber and its tire's aligning moment.
@@ -176,6 +178,76 @@ impl Program {
             }
         }
         Ok(())
+    }
+
+    /// The last command whose time is nearest the step starting at `clock` (s, the program's
+    /// clock) or before it, whatever the rate; `None` before the first. Its gear is selected
+    /// at this step.
+    fn in_force(&self, clock: f64, dt: f64) -> Option<usize> {
+        self.commands
+            .iter()
+            .rposition(|c| wait_over(c.time - clock, dt))
+    }
+
+    /// The pedals and the steering over the step `[from, from + dt)` of the program's clock
+    /// (s; `[throttle, brake, clutch, steering, handbrake]`), with `current` the command in
+    /// force at the step (`None` before the first): each command's settings weighted by the
+    /// share of the step it holds for. A command whose time falls inside a step is in force
+    /// for the step nearest its time, which at a coarse rate begins up to half a step early or
+    /// late (a 0.1 s command time lies halfway between two 15 Hz steps); weighted, the inputs
+    /// add up over time as the program's do at any rate, so a run at 15 Hz steers as long one
+    /// way as at 120 Hz. Commands that wait for a speed (`at_speed`) start at a step and are
+    /// not blended.
+    fn inputs_over(&self, current: Option<usize>, from: f64, dt: f64) -> [f64; 5] {
+        // Segment `j` is the program before its first command for `j = 0`, else command
+        // `j − 1`, which holds from its time until the next command's.
+        let settings = |j: usize| {
+            j.checked_sub(1).map_or([0.0; 5], |k| {
+                let c = &self.commands[k];
+                [c.throttle, c.brake, c.clutch, c.steering, c.handbrake]
+            })
+        };
+        let begins = |j: usize| self.commands[j - 1].time;
+        let to = from + dt;
+        let in_force = current.map_or(0, |k| k + 1);
+        // The segment before the one in force holds until that one's time, if it lies inside
+        // the step and the command does not wait for a speed.
+        let first = if in_force > 0
+            && self.commands[in_force - 1].at_speed.is_none()
+            && begins(in_force) > from
+        {
+            in_force - 1
+        } else {
+            in_force
+        };
+        // Commands whose times lie inside the step start within it.
+        let mut last = in_force;
+        while let Some(next) = self.commands.get(last)
+            && next.at_speed.is_none()
+            && next.time < to
+        {
+            last += 1;
+        }
+        // The later segments' shares; the first takes the rest of the step, so that a step
+        // held by one command has its settings exactly.
+        let mut blended = [0.0; 5];
+        let mut rest = 1.0;
+        for j in first + 1..=last {
+            let end = if j == last {
+                to
+            } else {
+                begins(j + 1).clamp(from, to)
+            };
+            let share = (end - begins(j).clamp(from, to)) / dt;
+            rest -= share;
+            for (b, v) in blended.iter_mut().zip(settings(j)) {
+                *b += share * v;
+            }
+        }
+        for (b, v) in blended.iter_mut().zip(settings(first)) {
+            *b += rest * v;
+        }
+        blended
     }
 }
 
@@ -517,10 +589,7 @@ fn main() {
             (tel.engine_rpm, tel.gear, tel.forward_speed)
         };
         // A command starts with the step nearest its time, whatever the rate.
-        let mut index = program
-            .commands
-            .iter()
-            .rposition(|c| wait_over(c.time - (t - waited), dt));
+        let mut index = program.in_force(t - waited, dt);
         if let Some(i) = index
             && i != current
             && program.commands[i]
@@ -534,22 +603,24 @@ fn main() {
             let mut controls = app.world_mut().get_mut::<VehicleControls>(car).unwrap();
             let fallback = Command::default();
             let command = index.map_or(&fallback, |i| &program.commands[i]);
-            throttle = easing.map_or(command.throttle, |e| {
-                e.next(command.throttle, throttle, slip, dt)
-            });
+            let [pedal, brake, clutch, steering, handbrake] =
+                program.inputs_over(index, t - waited, dt);
+            throttle = easing.map_or(pedal, |e| e.next(pedal, throttle, slip, dt));
             controls.throttle = throttle;
-            controls.brake = command.brake;
-            controls.clutch = command.clutch;
-            controls.steering = command.steering;
-            controls.handbrake = command.handbrake;
+            controls.brake = brake;
+            controls.clutch = clutch;
+            controls.steering = steering;
+            controls.handbrake = handbrake;
             if index != Some(current) {
                 current = index.unwrap_or(usize::MAX);
                 if let Some(g) = command.gear {
                     controls.gear = g;
                 }
             }
-            if start.is_none() && command.throttle > 0.0 {
-                start = Some(t);
+            if start.is_none() && pedal > 0.0 {
+                // From the throttle command's time, which may lie inside this step.
+                let began = program.commands.iter().find(|c| c.throttle > 0.0);
+                start = Some(began.map_or(t, |c| (c.time + waited).max(t)));
             }
             if let Some(schedule) = &schedule {
                 let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, dt, top);
@@ -720,5 +791,91 @@ fn main() {
                 to * 3.6
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program whose steering reverses between the steps of the coarser rates.
+    fn weave() -> Program {
+        let command = |time: f64, steering: f64| Command {
+            time,
+            throttle: 0.5,
+            steering,
+            ..Default::default()
+        };
+        Program {
+            duration: 3.0,
+            shift: None,
+            ease_above_slip: None,
+            commands: vec![
+                command(0.25, 0.1),
+                command(1.1, -0.1),
+                command(1.13, 0.3),
+                command(2.05, 0.0),
+            ],
+        }
+    }
+
+    /// The steering the program holds over `[0, until)` (rad·s of input, as `∫ steering dt`).
+    fn held(program: &Program, until: f64) -> f64 {
+        let c = &program.commands;
+        (0..c.len())
+            .map(|k| {
+                let end = c.get(k + 1).map_or(until, |n| n.time.min(until));
+                c[k].steering * (end - c[k].time.min(until)).max(0.0)
+            })
+            .sum()
+    }
+
+    /// At every rate the steps' inputs add up to the program's: a command inside a step is
+    /// weighted by the share of the step it holds for (the nearest step alone would start it
+    /// up to half a step early or late: at 15 Hz the 1.1 s reversal falls halfway between two
+    /// steps).
+    #[test]
+    fn inputs_add_up_over_time_as_the_programs_do_at_any_rate() {
+        let program = weave();
+        for hz in [15.0, 20.0, 30.0, 60.0, 120.0, 47.0] {
+            let dt = 1.0 / hz;
+            let steps = (3.0 * hz) as usize;
+            let (mut steering, mut throttle) = (0.0, 0.0);
+            for step in 0..steps {
+                let t = step as f64 * dt;
+                let [pedal, _, _, steer, _] = program.inputs_over(program.in_force(t, dt), t, dt);
+                steering += steer * dt;
+                throttle += pedal * dt;
+            }
+            let until = steps as f64 * dt;
+            let expected = held(&program, until);
+            assert!(
+                (steering - expected).abs() < 1e-12,
+                "{hz} Hz: {steering} rad·s of steering against {expected}"
+            );
+            assert!(
+                (throttle - 0.5 * (until - 0.25)).abs() < 1e-12,
+                "{hz} Hz: {throttle} s of throttle against {}",
+                0.5 * (until - 0.25)
+            );
+        }
+    }
+
+    /// A command that waits for a speed starts with a step: the one before it holds the whole
+    /// step, and it the whole of the next.
+    #[test]
+    fn a_command_waiting_for_a_speed_is_not_blended() {
+        let mut program = weave();
+        program.commands[1].at_speed = Some(50.0);
+        program.commands[2].time = 1.5;
+        let dt = 1.0 / 15.0;
+        // The step nearest 1.1 s starts at 16·dt = 1.0667 s: the wait keeps command 0 in
+        // force, unblended.
+        let waiting = program.inputs_over(Some(0), 16.0 * dt, dt);
+        assert_eq!(waiting[3], 0.1);
+        // Once the speed is reached the command holds from the step's start, which the wait
+        // has held within half a step of its time on the program's clock.
+        let started = program.inputs_over(Some(1), 1.1 - 0.4 * dt, dt);
+        assert_eq!(started[3], -0.1);
     }
 }
