@@ -639,7 +639,8 @@ impl BodyInertia {
         wheels: &Query<(&Suspension, &GroundProbe, &mut WheelState)>,
     ) {
         let count = inputs.wheels.len();
-        let mut axes: SmallVec<[Option<(Vec3, Vec3)>; 8]> = SmallVec::new();
+        // Room for a tracked vehicle's road wheels on the stack: this runs every step.
+        let mut axes: SmallVec<[Option<(Vec3, Vec3)>; 16]> = SmallVec::new();
         for wheel in &inputs.wheels {
             let axis = wheels.get(wheel.entity).ok().and_then(|(.., state)| {
                 (state.body_mass > 0.0 && self.mass > 0.0).then(|| {
@@ -757,7 +758,7 @@ pub(crate) fn probe_ground(
         let filter = QueryFilter::default()
             .exclude_rigid_body(vehicle)
             .exclude_sensors();
-        let mut last_loads: SmallVec<[f64; 8]> = SmallVec::new();
+        let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
         ctx.with_query_pipeline(filter, |qp| {
             // One broad-phase query for all the wheels that cast their tire shape.
             // Mounts and radii come from the module inputs gathered this step, which sit on

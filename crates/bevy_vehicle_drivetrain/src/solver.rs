@@ -531,8 +531,9 @@ impl Program {
         if wheels.is_empty() {
             return true;
         }
-        // Each listed wheel's place among the tire wheels.
-        let places: SmallVec<[Option<usize>; 8]> = wheels
+        // Each listed wheel's place among the tire wheels (room for a tracked vehicle's road
+        // wheels on the stack: this runs every step).
+        let places: SmallVec<[Option<usize>; 16]> = wheels
             .iter()
             .map(|&node| self.tire_wheels.iter().position(|&i| u32::from(i) == node))
             .collect();

@@ -239,19 +239,25 @@ pub(crate) fn begin_modules(
 
         // The stability control decides once per step, before any module: its brakes are the
         // brake module's to apply, its drive cut the stage hook's.
-        inputs.stability = brakes
+        let mut ctx = inputs.context(0.0);
+        ctx.stability = None;
+        let stability = brakes
             .stability_control
             .as_ref()
-            .and_then(|esc| stability_demand(esc, &inputs.context(0.0)));
-        let stability_cut = inputs.stability.map_or(0.0, |demand| demand.drive_cut);
-        set_if_changed(&mut telemetry.stability_cut, stability_cut);
-        let ctx = inputs.context(0.0);
+            .and_then(|esc| stability_demand(esc, &ctx));
+        ctx.stability = stability;
+        set_if_changed(
+            &mut telemetry.stability_cut,
+            stability.map_or(0.0, |demand| demand.drive_cut),
+        );
         let modules = &mut *modules;
         modules.brake.begin_step(&ctx);
         modules.steering.begin_step(&ctx);
         if let Some(drivetrain) = &mut modules.drivetrain {
             drivetrain.begin_step(&ctx);
         }
+        // For the contexts of the rest of the step.
+        inputs.stability = stability;
     }
 }
 
@@ -401,8 +407,9 @@ pub(crate) fn step_vehicles(
                 }
             }
         }
-        // The body's answer to the tires' side forces within the step.
-        let nodes: SmallVec<[u32; 8]> = inputs.wheels.iter().map(|w| w.node).collect();
+        // The body's answer to the tires' side forces within the step (room for a tracked
+        // vehicle's road wheels on the stack).
+        let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
         drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
         let count = inputs.wheels.len();
         for buffer in [
