@@ -176,17 +176,26 @@ fn heave(hz: f64, c: f64) -> [f64; 2] {
     [omega_n_measured / omega_n, zeta_measured / zeta]
 }
 
+/// The grade of [`car_on_slope`]'s slope (rise over run: 30 %).
+const SLOPE_GRADE: f32 = 0.3;
+
 /// Spawns a 30 % slope and the default car facing up it, at rest on it, and returns the car
 /// with the direction down the slope. With `slope_first`, a fixed step runs between the two
 /// (the slope is then in Rapier's query structures when the car first probes); otherwise both
 /// are spawned in the same frame.
 fn car_on_slope(app: &mut App, slope_first: bool) -> (Entity, Vec3) {
-    car_on_slope_with(app, &CarBuilder::default(), slope_first)
+    car_on_slope_with(app, &CarBuilder::default(), slope_first, 0.0)
 }
 
-/// [`car_on_slope`] with the car `builder`.
-fn car_on_slope_with(app: &mut App, builder: &CarBuilder, slope_first: bool) -> (Entity, Vec3) {
-    let rotation = spawn_slope(app, 0.3, 0.9);
+/// [`car_on_slope`] with the car `builder`, turned by `yaw` (rad, about the slope's normal,
+/// positive to the left) from facing up the slope.
+fn car_on_slope_with(
+    app: &mut App,
+    builder: &CarBuilder,
+    slope_first: bool,
+    yaw: f32,
+) -> (Entity, Vec3) {
+    let rotation = spawn_slope(app, SLOPE_GRADE, 0.9);
     if slope_first {
         tick(app, 1);
     }
@@ -194,7 +203,8 @@ fn car_on_slope_with(app: &mut App, builder: &CarBuilder, slope_first: bool) -> 
     let car = spawn_car(
         app,
         builder,
-        Transform::from_translation(up * ride_height(builder)).with_rotation(rotation),
+        Transform::from_translation(up * ride_height(builder))
+            .with_rotation(rotation * Quat::from_rotation_y(yaw)),
     );
     (car, rotation * Vec3::Z)
 }
@@ -283,22 +293,14 @@ fn parked_on_a_30_percent_slope_stays_put() {
 #[test]
 fn parked_across_a_30_percent_slope_stands_on_its_tires_side_forces() {
     let builder = CarBuilder::default();
-    let grade: f32 = 0.3;
-    let pull = f64::from(builder.mass) * G * f64::from(grade.atan().sin());
+    let pull = f64::from(builder.mass) * G * f64::from(SLOPE_GRADE.atan().sin());
     let mut rests = Vec::new();
     for hz in [120.0, 60.0, 30.0, 15.0] {
         for hold in ["parking", "pedal"] {
             let mut app = create_app(hz);
-            let rotation = spawn_slope(&mut app, grade, 0.9);
-            tick(&mut app, 1);
-            let up = rotation * Vec3::Y;
             // Facing along the slope's contour, its left side downhill.
-            let facing = rotation * Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
-            let car = spawn_car(
-                &mut app,
-                &builder,
-                Transform::from_translation(up * ride_height(&builder)).with_rotation(facing),
-            );
+            let (car, downhill) =
+                car_on_slope_with(&mut app, &builder, true, std::f32::consts::FRAC_PI_2);
             controls(&mut app, car, |c| match hold {
                 "parking" => c.parking = true,
                 _ => c.brake = 1.0,
@@ -315,7 +317,7 @@ fn parked_across_a_30_percent_slope_stands_on_its_tires_side_forces() {
                 .iter()
                 .map(|w| get::<WheelSensors>(&app, *w).force)
                 .fold([0.0; 2], |sum, f| [sum[0] + f[0], sum[1] + f[1]]);
-            let down = f64::from((position(&app, car) - start).dot(rotation * Vec3::Z));
+            let down = f64::from((position(&app, car) - start).dot(downhill));
             println!(
                 "{hold} at {hz} Hz: {:.2} mm down the slope; side forces {:.1} N (pull {pull:.1} \
                  N), fore and aft {:.2} N; after 5 s at most {fastest:.1e} m/s",
@@ -390,7 +392,7 @@ fn held_car_rests_where_its_tires_deflection_puts_it(label: &str, builder: &CarB
         let mut rests = Vec::new();
         for hz in [15.0, 20.0, 30.0, 60.0, 120.0] {
             let mut app = create_app(hz);
-            let (car, downhill) = car_on_slope_with(&mut app, builder, true);
+            let (car, downhill) = car_on_slope_with(&mut app, builder, true, 0.0);
             controls(&mut app, car, |c| match hold {
                 "parking" => c.parking = true,
                 _ => c.brake = 1.0,
