@@ -10,7 +10,8 @@
 //! settings (see `assets/programs/`); a command may also wait for a speed (`at_speed`, km/h),
 //! as `stop_from_100.program.ron` does to brake from 100 km/h. A command whose time falls
 //! inside a fixed step is weighted by the share of the step it holds for, so a program's inputs
-//! add up over time alike at every rate. Every fixed step goes to the
+//! add up over time alike at every rate, and a 0–100 km/h run or a stop it begins is measured
+//! from the command's time. Every fixed step goes to the
 //! CSV: time, position, speed, engine rpm, gear, the driver's inputs, and per wheel its load,
 //! slip ratio, slip angle, longitudinal and lateral tire force, suspension travel, whether it
 //! touches the ground, its toe, its camber and its tire's aligning moment.
@@ -199,55 +200,91 @@ impl Program {
     /// way as at 120 Hz. Commands that wait for a speed (`at_speed`) start at a step and are
     /// not blended.
     fn inputs_over(&self, current: Option<usize>, from: f64, dt: f64) -> [f64; 5] {
-        // Segment `j` is the program before its first command for `j = 0`, else command
-        // `j − 1`, which holds from its time until the next command's.
-        let settings = |j: usize| {
-            j.checked_sub(1).map_or([0.0; 5], |k| {
-                let c = &self.commands[k];
-                [c.throttle, c.brake, c.clutch, c.steering, c.handbrake]
-            })
-        };
-        let begins = |j: usize| self.commands[j - 1].time;
-        let to = from + dt;
-        let in_force = current.map_or(0, |k| k + 1);
-        // The segment before the one in force holds until that one's time, if it lies inside
-        // the step and the command does not wait for a speed.
-        let first = if in_force > 0
-            && self.commands[in_force - 1].at_speed.is_none()
-            && begins(in_force) > from
-        {
-            in_force - 1
-        } else {
-            in_force
-        };
-        // Commands whose times lie inside the step start within it.
-        let mut last = in_force;
-        while let Some(next) = self.commands.get(last)
-            && next.at_speed.is_none()
-            && next.time < to
-        {
-            last += 1;
-        }
+        let (first, last) = self.segments_over(current, from, dt);
         // The later segments' shares; the first takes the rest of the step, so that a step
         // held by one command has its settings exactly.
         let mut blended = [0.0; 5];
         let mut rest = 1.0;
         for j in first + 1..=last {
             let end = if j == last {
-                to
+                dt
             } else {
-                begins(j + 1).clamp(from, to)
+                self.segment_start(j + 1, from, dt)
             };
-            let share = (end - begins(j).clamp(from, to)) / dt;
+            let share = (end - self.segment_start(j, from, dt)) / dt;
             rest -= share;
-            for (b, v) in blended.iter_mut().zip(settings(j)) {
+            for (b, v) in blended.iter_mut().zip(self.settings(j)) {
                 *b += share * v;
             }
         }
-        for (b, v) in blended.iter_mut().zip(settings(first)) {
+        for (b, v) in blended.iter_mut().zip(self.settings(first)) {
             *b += rest * v;
         }
         blended
+    }
+
+    /// How far into the step `[from, from + dt)` of the program's clock (s) input `input` of
+    /// [`Program::inputs_over`] (0 throttle, 1 brake, …) first goes above zero: 0 if it is
+    /// already in the step's first segment, `None` if not within the step. Where a throttle
+    /// run or a stop begins, so that its time or distance runs from the command's time.
+    fn rises_within(
+        &self,
+        current: Option<usize>,
+        from: f64,
+        dt: f64,
+        input: usize,
+    ) -> Option<f64> {
+        let (first, last) = self.segments_over(current, from, dt);
+        (first..=last)
+            .find(|&j| self.settings(j)[input] > 0.0)
+            .map(|j| {
+                if j == first {
+                    0.0
+                } else {
+                    self.segment_start(j, from, dt)
+                }
+            })
+    }
+
+    /// The segments of the program that hold over the step `[from, from + dt)`, first and
+    /// last: segment `j` is the program before its first command for `j = 0`, else command
+    /// `j − 1`, which holds from its time until the next command's. The segment before the
+    /// one in force (`current`) holds until that one's time, if it lies inside the step and
+    /// the command does not wait for a speed; commands whose times lie inside the step start
+    /// within it unless they wait for a speed.
+    fn segments_over(&self, current: Option<usize>, from: f64, dt: f64) -> (usize, usize) {
+        let in_force = current.map_or(0, |k| k + 1);
+        let first = if in_force > 0
+            && self.commands[in_force - 1].at_speed.is_none()
+            && self.commands[in_force - 1].time > from
+        {
+            in_force - 1
+        } else {
+            in_force
+        };
+        let mut last = in_force;
+        while let Some(next) = self.commands.get(last)
+            && next.at_speed.is_none()
+            && next.time < from + dt
+        {
+            last += 1;
+        }
+        (first, last)
+    }
+
+    /// When segment `j ≥ 1` of [`Program::segments_over`] begins, as time into the step
+    /// `[from, from + dt)` (s, within `[0, dt]`).
+    fn segment_start(&self, j: usize, from: f64, dt: f64) -> f64 {
+        (self.commands[j - 1].time - from).clamp(0.0, dt)
+    }
+
+    /// The settings of segment `j` of [`Program::segments_over`], as
+    /// [`Program::inputs_over`] orders them (before the first command, all 0).
+    fn settings(&self, j: usize) -> [f64; 5] {
+        j.checked_sub(1).map_or([0.0; 5], |k| {
+            let c = &self.commands[k];
+            [c.throttle, c.brake, c.clutch, c.steering, c.handbrake]
+        })
     }
 }
 
@@ -549,9 +586,12 @@ fn main() {
             );
         }
     }
-    // While braking: the speed when the pedal went down (m/s) and where. Each braking run:
-    // (speed before, speed after (m/s), distance (m)).
-    let mut braking: Option<(f64, Vec3)> = None;
+    // While braking: the speed when the pedal went down (m/s), the position at the start of
+    // that step, and how far the car rolled within the step before the pedal went down (m).
+    // Each braking run: (speed before, speed after (m/s), distance (m)).
+    let mut braking: Option<(f64, Vec3, f64)> = None;
+    // How far into this step the brake pedal went down (s; 0 if it was down from its start).
+    let mut brake_within = 0.0;
     // The forward speed (m/s) and position at the end of the last step: where a braking run
     // whose pedal goes down in this step starts.
     let mut before = (
@@ -617,11 +657,15 @@ fn main() {
                     controls.gear = g;
                 }
             }
+            // A throttle run and a stop begin at their command's time, which may lie inside
+            // this step.
             if start.is_none() && pedal > 0.0 {
-                // From the throttle command's time, which may lie inside this step.
-                let began = program.commands.iter().find(|c| c.throttle > 0.0);
-                start = Some(began.map_or(t, |c| (c.time + waited).max(t)));
+                let within = program.rises_within(index, t - waited, dt, 0);
+                start = Some(t + within.unwrap_or(0.0));
             }
+            brake_within = program
+                .rises_within(index, t - waited, dt, 1)
+                .unwrap_or(0.0);
             if let Some(schedule) = &schedule {
                 let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, dt, top);
                 if next != controls.gear {
@@ -645,15 +689,15 @@ fn main() {
         speeds.push(tel.forward_speed);
         // A braking run starts when the brake pedal goes down while moving and ends at
         // standstill (below 0.1 m/s) or when the pedal comes up.
-        if let Some((from, at)) = braking {
+        if let Some((from, at, rolled)) = braking {
             let stopped = tel.forward_speed.abs() < 0.1;
             if stopped || controls.brake <= 0.0 {
-                let distance = f64::from((p - at).with_y(0.0).length());
+                let distance = (f64::from((p - at).with_y(0.0).length()) - rolled).max(0.0);
                 stops.push((from, tel.forward_speed.abs(), distance));
                 braking = None;
             }
         } else if controls.brake > 0.0 && before.0.abs() > 1.0 {
-            braking = Some((before.0.abs(), before.1));
+            braking = Some((before.0.abs(), before.1, before.0.abs() * brake_within));
         }
         if to_100.is_none() && tel.forward_speed >= 100.0 / 3.6 {
             // When within the step it crossed 100 km/h, its speed taken as linear over the
@@ -833,20 +877,32 @@ mod tests {
     /// At every rate the steps' inputs add up to the program's: a command inside a step is
     /// weighted by the share of the step it holds for (the nearest step alone would start it
     /// up to half a step early or late: at 15 Hz the 1.1 s reversal falls halfway between two
-    /// steps).
+    /// steps), and the throttle is found to go down at its command's time.
     #[test]
     fn inputs_add_up_over_time_as_the_programs_do_at_any_rate() {
         let program = weave();
         for hz in [15.0, 20.0, 30.0, 60.0, 120.0, 47.0] {
             let dt = 1.0 / hz;
             let steps = (3.0 * hz) as usize;
-            let (mut steering, mut throttle) = (0.0, 0.0);
+            let (mut steering, mut throttle, mut start) = (0.0, 0.0, None);
             for step in 0..steps {
                 let t = step as f64 * dt;
-                let [pedal, _, _, steer, _] = program.inputs_over(program.in_force(t, dt), t, dt);
+                let current = program.in_force(t, dt);
+                let [pedal, _, _, steer, _] = program.inputs_over(current, t, dt);
                 steering += steer * dt;
                 throttle += pedal * dt;
+                if start.is_none() && pedal > 0.0 {
+                    start = program
+                        .rises_within(current, t, dt, 0)
+                        .map(|within| t + within);
+                }
             }
+            // The throttle run starts at its command's time, inside a step or not.
+            let start = start.unwrap();
+            assert!(
+                (start - 0.25).abs() < 1e-12,
+                "{hz} Hz: the throttle goes down at {start} s"
+            );
             let until = steps as f64 * dt;
             let expected = held(&program, until);
             assert!(
