@@ -75,7 +75,10 @@ impl Garage {
         let mut files = list("vehicles", ".vehicle.ron");
         files.extend(list("combinations", ".combination.ron"));
         // The hatchback first: it is the one the README describes.
-        if let Some(i) = files.iter().position(|f| f.contains("hatchback")) {
+        if let Some(i) = files
+            .iter()
+            .position(|f| f == "vehicles/hatchback.vehicle.ron")
+        {
             files.swap(0, i);
         }
         let current = match start {
