@@ -1442,33 +1442,38 @@ fn hydrostatic_relief_caps_the_output_torque() {
     assert_eq!(state(&app, vehicle, wheel)[1], 0.0);
 }
 
-/// With the pump's torque limit below `k × max_torque`, the relief opens at `limit / k`
-/// instead: against a held output the pump takes exactly `limit` from the motor, which keeps
-/// accelerating at `(T − limit)/I` where the plain relief would decelerate it (1e-9).
+/// With the pump's torque limit below `k × max_torque`, the pump destrokes under load: the
+/// relief torque in effect is `min(max_torque, limit/|k'|)` with `k'` the output's speed over
+/// the input's, at most `k` (a power limit). Against a held output (`k' = 0`) the motor's
+/// output gets the full relief torque while the pump, at no flow, takes nothing from the
+/// motor, which accelerates at `T/I` (1e-6: at its least displacement, 1e-9 of the ratio, the
+/// pump still takes 3e-7 N·m); at the lever's ratio the relief opens at
+/// `limit/k`, as before the pump destrokes. A limit above `k × max_torque` leaves the relief at
+/// `max_torque`.
 #[test]
 fn hydrostatic_pump_torque_limit_caps_the_input_torque() {
     let mut app = create_app(60.0);
-    // k = 0.2: the relief alone would take 0.2 × 300 = 60 N·m; the limiter allows 40 N·m,
-    // so the output gets 40 / 0.2 = 200 N·m.
     let (vehicle, motor, pump, wheel) = spawn_hydrostatic(&mut app, 50.0, 0.5, held_wheel());
     set::<Hydrostatic>(&mut app, pump, |h| h.max_input_torque = Some(40.0));
     let alpha = settled_acceleration(&mut app, vehicle, motor);
     let s = get::<HydrostaticSensors>(&app, pump);
     println!("{s:?}");
     assert!(s.relieving, "{s:?}");
-    assert!((s.output_torque.abs() - 200.0).abs() < 1e-9, "{s:?}");
-    assert!((s.input_torque - 40.0).abs() < 1e-9, "{s:?}");
-    let expected = (50.0 - 40.0) / 0.5;
+    assert!((s.output_torque.abs() - 300.0).abs() < 1e-9, "{s:?}");
+    assert!(s.input_torque.abs() < 1e-6, "{s:?}");
+    let expected = 50.0 / 0.5;
     assert!(
-        rel(alpha, expected) < 1e-9,
+        rel(alpha, expected) < 1e-6,
         "motor α {alpha} vs {expected} rad/s²"
     );
     assert_eq!(state(&app, vehicle, wheel)[1], 0.0);
-    // A limit above `k × max_torque` leaves the relief at `max_torque`.
+    let drive = get::<Hydrostatic>(&app, pump).clone();
+    // At the lever's ratio k = 0.2: 40 / 0.2 = 200 N·m.
+    assert!((drive.relief_torque_at(0.2) - 200.0).abs() < 1e-9);
     assert_eq!(
         Hydrostatic {
             max_input_torque: Some(100.0),
-            ..get::<Hydrostatic>(&app, pump).clone()
+            ..drive
         }
         .relief_torque_at(0.2),
         300.0

@@ -38,11 +38,17 @@ const MIN_RATIO: f64 = 1e-9;
 /// exceeds what its engine gives stalls the engine whenever the valve opens: a lever slammed
 /// forward from rest does that, and whether the engine recovers then hangs on fine details of
 /// the launch. Mobile machines prevent it with a torque (power) limiter on the pump. With
-/// `max_input_torque = Some(T_lim)` the relief torque in effect is
-/// `min(max_torque, T_lim/|k|)`: the pump never takes more than `T_lim` from its input, full
-/// pull is available at small lever settings, and less at full speed. (A real limiter lowers
-/// the displacement under load instead of opening a relief; this model keeps the ratio and caps
-/// the torque, which gives the same input torque and a lower output speed while limiting.)
+/// `max_input_torque = Some(T_lim)` the drive holds its ratio up to an output torque of
+/// `min(max_torque, T_lim/|k|)` (the relief torque in effect, which decides the mode), and
+/// past it the pump destrokes under the load: relieving, the output gets
+/// `min(max_torque, T_lim/|k'|)` with `k'` the output's speed over the input's at the substep's
+/// start (at most `|k|`, the sign of `k`), and the pump takes `k'` times that, at most `T_lim`.
+/// So the pump never takes more than `T_lim` from its input, and the output's torque rises
+/// toward the relief's as it slows (a power limit): a tracked vehicle counter-rotates its
+/// tracks on full relief torque. (Until 2026-11-29 the output torque stayed at `T_lim/|k|` at
+/// every speed: at full lever the shipped excavator's tracks pulled 39 kN each, where a pivot
+/// needs about 34 kN plus rolling, and it turned a quarter as fast as it turns now in a
+/// tenth.)
 ///
 /// No state; no inertia (lump the pump's into its input shaft, the motor's into its
 /// output). Ports: `out`.
@@ -109,6 +115,14 @@ pub struct HydrostaticRuntime {
     /// Relief torque in effect this step at the output (N·m, ≥ 0): `max_torque`, or less
     /// under the pump's torque limit at this ratio.
     pub relief_torque: f64,
+    /// Speed ratio the pump is destroked to while its torque limit holds the output below
+    /// `k` (dimensionless, the sign of `k`, `|k_limited| ≤ |k|`): the output's speed over the
+    /// input's at the substep's start; `k` otherwise.
+    pub k_limited: f64,
+    /// Output torque while relieving (N·m, ≥ 0): `min(max_torque, max_input_torque/|k_limited|)`
+    /// under a torque limit, else `relief_torque`. At least `relief_torque`, which decides
+    /// whether the drive holds its ratio.
+    pub limited_torque: f64,
 }
 
 /// What a [`Hydrostatic`] reports after each step.
@@ -185,6 +199,18 @@ impl Block for Hydrostatic {
     ) -> ModeChange {
         let k = clamp_input(self.ratio, -1.0, 1.0, 0.0) * self.ratio_scale;
         rt.relief_torque = self.relief_torque_at(k);
+        // The pump stays destroked as the last substep left it (`update_modes`), within the
+        // lever's new ratio.
+        let destroked = rt.k_limited * k > 0.0 && rt.k_limited.abs() < k.abs();
+        match self.max_input_torque {
+            Some(limit) if destroked => {
+                rt.limited_torque = self.max_torque.min(limit / rt.k_limited.abs());
+            }
+            _ => {
+                rt.k_limited = k;
+                rt.limited_torque = rt.relief_torque;
+            }
+        }
         if k == rt.k {
             return ModeChange::Unchanged;
         }
@@ -217,7 +243,7 @@ impl Block for Hydrostatic {
                 }
             }
             (ClutchMode::Slipping { direction }, Pass::Torque) => ShaftUp {
-                reaction: -direction * rt.relief_torque * rt.k,
+                reaction: -direction * rt.limited_torque * rt.k_limited,
                 ..ShaftUp::FREE
             },
             (ClutchMode::Slipping { .. }, Pass::Momentum) => ShaftUp::FREE,
@@ -249,7 +275,7 @@ impl Block for Hydrostatic {
             },
             ClutchMode::Slipping { direction } => ShaftDown {
                 torque: if stage.pass == Pass::Torque {
-                    direction * rt.relief_torque
+                    direction * rt.limited_torque
                 } else {
                     0.0
                 },
@@ -264,6 +290,18 @@ impl Block for Hydrostatic {
             return ModeChange::Unchanged;
         };
         let output = shafts.outputs[0];
+        // The torque limiter destrokes the pump to the output's speed: the relief torque in
+        // effect rises as the output slows, up to `max_torque` (a power limit).
+        rt.k_limited = rt.k;
+        rt.limited_torque = rt.relief_torque;
+        if let (Some(limit), Some(out)) = (self.max_input_torque, output.up.speed())
+            && !rt.holding()
+            && input.down.speed.abs() > 1e-6
+        {
+            let ratio = (out / input.down.speed * rt.k.signum()).clamp(MIN_RATIO, rt.k.abs());
+            rt.k_limited = ratio * rt.k.signum();
+            rt.limited_torque = self.max_torque.min(limit / ratio);
+        }
         // The coupling as the output sees it: the torque through it, and the pump's speed.
         let through = ShaftDown {
             torque: output.down.torque,
@@ -293,7 +331,7 @@ impl Block for Hydrostatic {
         };
         HydrostaticSensors {
             speed_ratio: rt.k,
-            input_torque: rt.k * output_torque,
+            input_torque: if relieving { rt.k_limited } else { rt.k } * output_torque,
             output_torque,
             slip_speed,
             relieving,
