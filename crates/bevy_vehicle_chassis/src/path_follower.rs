@@ -34,7 +34,11 @@ impl RoutePoint {
 /// * **Steering**, pure pursuit: from the middle of the unsteered axles, aim at the point of
 ///   the route `lookahead` (m) ahead, and steer the bicycle-model angle
 ///   `δ = atan(2·L·sin α / d)` (wheelbase `L`, bearing `α` of the aim point, distance `d`),
-///   as a fraction of the [`Steering::max_angle`].
+///   as a fraction of the [`Steering::max_angle`]. A vehicle without steered wheels steers
+///   by its drives (a tracked vehicle's skid steer), which answer that angle less the wider
+///   the turn: toward an aim point more than 0.5 rad off its heading it turns hard (full
+///   steering, throttle at most 0.8), and otherwise its throttle stays at most
+///   `1 − |steering|`, so that neither drive's lever saturates.
 /// * **Speed**: the route's speed, lowered ahead of slower points so that the vehicle can brake
 ///   to them at `deceleration` (m/s²); a proportional-integral controller on the forward speed
 ///   works the throttle and the brake pedal.
@@ -68,6 +72,15 @@ pub struct PathFollower {
     pub shift: Option<ShiftSchedule>,
     state: FollowerState,
 }
+
+/// Bearing of the aim point (rad) beyond which a vehicle that steers by its drives turns hard
+/// toward it (see [`PathFollower`]).
+const PIVOT_BEARING: f32 = 0.5;
+
+/// The most throttle a vehicle that steers by its drives keeps while it turns hard toward an
+/// aim point beyond [`PIVOT_BEARING`] (0..1): its inner track then runs backward at
+/// `1 − PIVOT_THROTTLE` of its lever.
+const PIVOT_THROTTLE: f64 = 0.8;
 
 /// What the follower keeps between steps.
 #[derive(Clone, Copy, Debug, Default)]
@@ -387,6 +400,22 @@ pub(crate) fn follow_paths(
             let shifting = follower.shift.is_some() && telemetry.gear == 0 && controls.gear != 0;
             controls.throttle = if shifting { 0.0 } else { u.clamp(0.0, 1.0) };
             controls.brake = (-u).clamp(0.0, 1.0);
+            // A vehicle without steered wheels steers by its drives (skid steer: a tracked
+            // vehicle's drives run at `throttle ± steering`) and turns less than the
+            // bicycle-model angle asks, the less the wider the turn, so that it would circle
+            // an aim point far to its side. Toward an aim point more than `PIVOT_BEARING` off
+            // its heading it turns hard (full steering, the throttle at most `PIVOT_THROTTLE`,
+            // which also sets the engine's speed); otherwise the throttle leaves the steering
+            // room (with the throttle down, the outer drive's lever saturates and takes half
+            // the turn away).
+            if steered.1 == 0 && controls.brake == 0.0 {
+                if alpha.abs() > PIVOT_BEARING {
+                    controls.throttle = controls.throttle.min(PIVOT_THROTTLE);
+                    controls.steering = -f64::from(alpha.signum());
+                } else {
+                    controls.throttle = controls.throttle.min(1.0 - controls.steering.abs());
+                }
+            }
         }
 
         // Gears.
