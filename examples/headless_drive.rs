@@ -37,6 +37,11 @@ use bevy_vehicle_physics::test_track::{spawn_test_track, tour_follower};
 use core::f32::consts::{PI, TAU};
 use serde::Deserialize;
 
+/// Where the throttle and the brake pedal sit in [`Program::inputs_over`]'s inputs.
+const THROTTLE: usize = 0;
+/// See [`THROTTLE`].
+const BRAKE: usize = 1;
+
 /// A driving program: commands in time order, each holding until the next.
 #[derive(Deserialize)]
 #[serde(rename = "Program", deny_unknown_fields)]
@@ -224,7 +229,7 @@ impl Program {
     }
 
     /// How far into the step `[from, from + dt)` of the program's clock (s) input `input` of
-    /// [`Program::inputs_over`] (0 throttle, 1 brake, …) first goes above zero: 0 if it is
+    /// [`Program::inputs_over`] ([`THROTTLE`], [`BRAKE`], …) first goes above zero: 0 if it is
     /// already in the step's first segment, `None` if not within the step. Where a throttle
     /// run or a stop begins, so that its time or distance runs from the command's time.
     fn rises_within(
@@ -660,11 +665,11 @@ fn main() {
             // A throttle run and a stop begin at their command's time, which may lie inside
             // this step.
             if start.is_none() && pedal > 0.0 {
-                let within = program.rises_within(index, t - waited, dt, 0);
+                let within = program.rises_within(index, t - waited, dt, THROTTLE);
                 start = Some(t + within.unwrap_or(0.0));
             }
             brake_within = program
-                .rises_within(index, t - waited, dt, 1)
+                .rises_within(index, t - waited, dt, BRAKE)
                 .unwrap_or(0.0);
             if let Some(schedule) = &schedule {
                 let next = schedule.next_gear(controls.gear, gear, rpm, t - last_shift, dt, top);
@@ -893,7 +898,7 @@ mod tests {
                 throttle += pedal * dt;
                 if start.is_none() && pedal > 0.0 {
                     start = program
-                        .rises_within(current, t, dt, 0)
+                        .rises_within(current, t, dt, THROTTLE)
                         .map(|within| t + within);
                 }
             }

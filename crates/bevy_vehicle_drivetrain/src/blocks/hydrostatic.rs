@@ -119,9 +119,9 @@ pub struct HydrostaticRuntime {
     /// `k` (dimensionless, the sign of `k`, `|k_limited| ≤ |k|`): the output's speed over the
     /// input's at the substep's start; `k` otherwise.
     pub k_limited: f64,
-    /// Output torque while relieving (N·m, ≥ 0): `min(max_torque, max_input_torque/|k_limited|)`
-    /// under a torque limit, else `relief_torque`. At least `relief_torque`, which decides
-    /// whether the drive holds its ratio.
+    /// Output torque while relieving (N·m, ≥ 0): [`Hydrostatic::relief_torque_at`]
+    /// `k_limited`, kept for the stages. At least `relief_torque`, which decides whether the
+    /// drive holds its ratio.
     pub limited_torque: f64,
 }
 
@@ -202,15 +202,10 @@ impl Block for Hydrostatic {
         // The pump stays destroked as the last substep left it (`update_modes`), within the
         // lever's new ratio.
         let destroked = rt.k_limited * k > 0.0 && rt.k_limited.abs() < k.abs();
-        match self.max_input_torque {
-            Some(limit) if destroked => {
-                rt.limited_torque = self.max_torque.min(limit / rt.k_limited.abs());
-            }
-            _ => {
-                rt.k_limited = k;
-                rt.limited_torque = rt.relief_torque;
-            }
+        if !(destroked && self.max_input_torque.is_some()) {
+            rt.k_limited = k;
         }
+        rt.limited_torque = self.relief_torque_at(rt.k_limited);
         if k == rt.k {
             return ModeChange::Unchanged;
         }
@@ -293,15 +288,14 @@ impl Block for Hydrostatic {
         // The torque limiter destrokes the pump to the output's speed: the relief torque in
         // effect rises as the output slows, up to `max_torque` (a power limit).
         rt.k_limited = rt.k;
-        rt.limited_torque = rt.relief_torque;
-        if let (Some(limit), Some(out)) = (self.max_input_torque, output.up.speed())
+        if let (Some(_), Some(out)) = (self.max_input_torque, output.up.speed())
             && !rt.holding()
             && input.down.speed.abs() > 1e-6
         {
             let ratio = (out / input.down.speed * rt.k.signum()).clamp(MIN_RATIO, rt.k.abs());
             rt.k_limited = ratio * rt.k.signum();
-            rt.limited_torque = self.max_torque.min(limit / ratio);
         }
+        rt.limited_torque = self.relief_torque_at(rt.k_limited);
         // The coupling as the output sees it: the torque through it, and the pump's speed.
         let through = ShaftDown {
             torque: output.down.torque,
