@@ -12,8 +12,10 @@ use crate::vehicle::Vehicle;
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
 /// (the force at the end of the drivetrain's step; none while the drivetrain is not running)
 /// at its contact point with its aligning moment, aerodynamic drag at the centre of mass and
-/// lift at the centre of pressure ([`Aerodynamics`]). Dynamic bodies under the wheels receive
-/// the opposite impulse.
+/// lift at the centre of pressure ([`Aerodynamics`]). A tire's force goes in the heading its
+/// wheel has halfway through the coming step (turned about the contact normal by the body's
+/// turn rate over half a step), since Rapier holds it fixed in the world for the whole step.
+/// Dynamic bodies under the wheels receive the opposite impulse.
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -53,10 +55,21 @@ pub(crate) fn apply_forces(
                 state.force = Vec3::ZERO;
                 continue;
             }
-            let left = state.normal.cross(state.heading);
             let mut f = state.normal * state.load as f32;
             if tires {
-                f += state.heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
+                // The tire's force turns with the wheel's heading through the step, while
+                // Rapier holds a force fixed in the world for the whole step: handed over in
+                // the heading the wheel has halfway through, its mean over the step is right to
+                // second order in the step (at the heading of the step's start, a car turning
+                // at ω gets `F·ω·dt/2` along its path from its own side force: a push forward
+                // that made a slalom at 15 Hz 5 % quicker than at 120 Hz).
+                let half_turn = Quat::from_axis_angle(
+                    state.normal,
+                    0.5 * dt * velocity.angular.dot(state.normal),
+                );
+                let heading = half_turn * state.heading;
+                let left = state.normal.cross(heading);
+                f += heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
             }
             if !f.is_finite() {
                 state.force = Vec3::ZERO;
