@@ -105,7 +105,9 @@ pub struct ModuleContext<'a> {
     /// The driver's command.
     pub command: &'a VehicleControls,
     /// The steering input after the steering's rate limit ([`Steering::max_rate`]), −1..1,
-    /// positive right: how far the driver's wheel has actually turned.
+    /// positive right: how far the driver's wheel has actually turned, as a mean over the
+    /// step (the wheels hold one angle for the step; a step in which the wheel turns from
+    /// 0 to 0.1 and holds there from its middle gives 0.075).
     pub steering_input: f64,
     /// Length of the fixed step (s).
     pub dt: f64,

@@ -211,9 +211,12 @@ pub(crate) fn begin_modules(
         mut scratch,
     ) in &mut vehicles
     {
-        let target = controls.steering();
-        let max_step = steering.max_rate.max(0.0) * dt;
-        let applied = telemetry.steering + (target - telemetry.steering).clamp(-max_step, max_step);
+        let (applied, mean) = rate_limited(
+            telemetry.steering,
+            controls.steering(),
+            steering.max_rate.max(0.0),
+            dt,
+        );
         set_if_changed(&mut telemetry.steering, applied);
 
         let scratch = &mut *scratch;
@@ -232,7 +235,9 @@ pub(crate) fn begin_modules(
         inputs.linear_velocity = velocity.linear;
         inputs.angular_velocity = velocity.angular;
         inputs.command.clone_from(controls);
-        inputs.steering_input = applied;
+        // The wheels hold one angle for the step: the input's mean over it, which a ramp
+        // reaches half a step before its end.
+        inputs.steering_input = mean;
         inputs.dt = dt;
         inputs.brakes.clone_from(brakes);
         inputs.steering.clone_from(steering);
@@ -321,6 +326,21 @@ fn gather_values(inputs: &mut ModuleInputs, values: &WheelValues<'_, '_>) -> boo
 
 /// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
 /// each RK4 stage; then turns each wheel's heading to its final steering angle.
+/// A rate-limited input moving from `from` toward `target` at no more than `max_rate` (1/s)
+/// over a step of `dt` (s): its value at the step's end and its mean over the step (a ramp
+/// that reaches `target` within the step holds it for the rest).
+fn rate_limited(from: f64, target: f64, max_rate: f64, dt: f64) -> (f64, f64) {
+    let max_step = max_rate * dt;
+    let change = (target - from).clamp(-max_step, max_step);
+    // The share of the step the ramp takes (1 while it is still moving at the end).
+    let ramp = if max_step > 0.0 {
+        (change / max_step).abs()
+    } else {
+        0.0
+    };
+    (from + change, from + change * (1.0 - 0.5 * ramp))
+}
+
 pub(crate) fn step_vehicles(
     time: Res<Time>,
     mut vehicles: Query<
@@ -571,5 +591,30 @@ pub(crate) fn step_vehicles(
             state.velocity = rotate(state.velocity);
             state.acceleration = rotate(state.acceleration);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate_limited;
+
+    #[test]
+    fn a_rate_limited_input_ramps_and_holds_within_the_step() {
+        // From 0 toward 0.1 at 2.5/s over 1/15 s: there after 0.04 s (0.6 of the step), so
+        // the mean is 0.1 less half the ramp's share: 0.1·(1 − 0.3) = 0.07.
+        let (end, mean) = rate_limited(0.0, 0.1, 2.5, 1.0 / 15.0);
+        assert!(
+            (end - 0.1).abs() < 1e-15 && (mean - 0.07).abs() < 1e-15,
+            "{end} {mean}"
+        );
+        // Still moving at the end: half way on average.
+        let (end, mean) = rate_limited(0.2, -1.0, 3.0, 0.1);
+        assert!(
+            (end + 0.1).abs() < 1e-15 && (mean - 0.05).abs() < 1e-15,
+            "{end} {mean}"
+        );
+        // Held, and with no rate at all.
+        assert_eq!(rate_limited(0.3, 0.3, 2.5, 0.1), (0.3, 0.3));
+        assert_eq!(rate_limited(0.3, 1.0, 0.0, 0.1), (0.3, 0.3));
     }
 }
