@@ -504,6 +504,21 @@ pub fn spring_lead(dt: f64, substeps: usize) -> f64 {
     dt * (n - 1.0) / (2.0 * n)
 }
 
+/// How far ahead (s) Rapier's body runs in its heading and position, over a fixed step of
+/// `dt` (s) moved in `substeps` (its substeps times its solver's iterations, each of which
+/// moves the body): `dt/(2n)`.
+///
+/// Rapier moves the body by each substep's end velocity, so over a step with its velocity
+/// changing by `Δv` it moves `Δv·dt/(2n)` further than the velocity's own course; step by
+/// step the body's heading runs `ω·dt/(2n)` ahead of the turn its angular velocity `ω`
+/// describes (its velocities themselves stay right). A tire measured against the heading
+/// Rapier shows reads a slip angle of that much more, which at 15 Hz made a step steer's turn
+/// lead by about an eighth of a step; the probe measures the tires' slips in the heading
+/// turned back by it.
+pub fn rapier_heading_lead(dt: f32, substeps: usize) -> f32 {
+    dt / (2.0 * substeps.max(1) as f32)
+}
+
 /// The travel rate (m/s, compression positive) at the middle of the coming fixed step, for
 /// the dampers, of a wheel whose last step left `last` and whose travel rate is now `rate`,
 /// its suspension's force at that rate `force` (N), over a step of `dt` (s).
@@ -734,6 +749,7 @@ pub(crate) fn probe_ground(
     let inner = ctx.simulation.integration_parameters.num_solver_iterations;
     let dt = time.delta_secs();
     let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
+    let heading_lead = rapier_heading_lead(dt, outer.max(1) * inner.max(1));
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
     for (vehicle, transform, velocity, mass, bars, mut modules, mut scratch) in &mut vehicles {
@@ -865,8 +881,14 @@ pub(crate) fn probe_ground(
                 let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
                 let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
                 let forward = wheel_rotation * Vec3::NEG_Z;
+                // The heading the body would have without Rapier's lead: turned back about
+                // the contact normal by the body's turn over `heading_lead`.
+                let unlead = Quat::from_axis_angle(
+                    hit.normal,
+                    -heading_lead * velocity.angular.dot(hit.normal),
+                );
                 let heading =
-                    (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
+                    unlead * (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
                 let left = hit.normal.cross(heading);
                 // The wheel's lean on the ground: its axle (the chassis's X turned by the
                 // steering, to the wheel's right) dipping below the ground's plane leans its

@@ -52,7 +52,9 @@ pub use components::{
     SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering, Suspension,
     TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
-pub use contact::{TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, spring_lead};
+pub use contact::{
+    TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead, spring_lead,
+};
 pub use error::ChassisError;
 pub use hitch::{Coupling, Hitch};
 pub use path_follower::{PathFollower, RoutePoint};
