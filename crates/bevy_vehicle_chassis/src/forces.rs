@@ -10,7 +10,8 @@ use crate::components::{Aerodynamics, WheelState};
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
-/// (the force at the end of the drivetrain's step; none while the drivetrain is not running)
+/// (its force over the drivetrain's last step, [`WheelSensors::force`]; none while the
+/// drivetrain is not running)
 /// at its contact point with its aligning moment, aerodynamic drag at the centre of mass and
 /// lift at the centre of pressure ([`Aerodynamics`]). A tire's force goes in the heading its
 /// wheel has halfway through the coming step (turned about the contact normal by the body's
@@ -62,7 +63,7 @@ pub(crate) fn apply_forces(
                 // the heading the wheel has halfway through, its mean over the step is right to
                 // second order in the step (at the heading of the step's start, a car turning
                 // at ω gets `F·ω·dt/2` along its path from its own side force: a push forward
-                // that made a slalom at 15 Hz 5 % quicker than at 120 Hz).
+                // that gave a car in a slalom at 15 Hz 5 % more acceleration than at 120 Hz).
                 let half_turn = Quat::from_axis_angle(
                     state.normal,
                     0.5 * dt * velocity.angular.dot(state.normal),

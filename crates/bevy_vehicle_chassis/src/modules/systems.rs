@@ -324,8 +324,6 @@ fn gather_values(inputs: &mut ModuleInputs, values: &WheelValues<'_, '_>) -> boo
     true
 }
 
-/// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
-/// each RK4 stage; then turns each wheel's heading to its final steering angle.
 /// A rate-limited input moving from `from` toward `target` at no more than `max_rate` (1/s)
 /// over a step of `dt` (s): its value at the step's end and its mean over the step (a ramp
 /// that reaches `target` within the step holds it for the rest).
@@ -341,6 +339,8 @@ fn rate_limited(from: f64, target: f64, max_rate: f64, dt: f64) -> (f64, f64) {
     (from + change, from + change * (1.0 - 0.5 * ramp))
 }
 
+/// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
+/// each RK4 stage; then turns each wheel's heading to its final steering angle.
 pub(crate) fn step_vehicles(
     time: Res<Time>,
     mut vehicles: Query<

@@ -550,8 +550,9 @@ pub struct WheelSensors {
     /// Tire: force of the ground on the tire over the last step, in the tire frame
     /// `[forward, left]` (N): what the chassis applies to the body. Forward, the step's mean
     /// when the contact carries the body's mass ([`WheelRuntime::body_mass`]: the force the
-    /// body's momentum changed by over the step), else the force at the step's end; sideways,
-    /// the force at the step's end.
+    /// body's momentum changed by over the step), else the force at the step's end; sideways
+    /// likewise, the step's mean while the body answers the tire's side force within the step
+    /// ([`WheelContact::lateral_coupled`]), else the force at the step's end.
     pub force: [f64; 2],
     /// Tire: aligning moment of the ground on the tire about the contact normal at the
     /// step's end (N·m, positive turning the wheel to its left, seen from above):
