@@ -7,7 +7,6 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::GravityScale;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
-use std::f64::consts::{PI, TAU};
 
 /// An electric car (no gearbox: clean traction and speed control), `layout`-driven, with a
 /// 9:1 reduction and a motor strong enough to spin its wheels.
@@ -1427,24 +1426,13 @@ fn braking_and_acceleration_are_independent_of_the_fixed_rate() {
 /// A car turning with its steering and throttle held: its speed (m/s) and its turn (the
 /// change of heading, rad) after 15 s from a flying start at 15 m/s on μ 1.0, at `hz`.
 fn held_turn(hz: f64) -> (f64, f64) {
-    let mut app = create_app(hz);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_at_ride_height(&mut app, &electric_car(DriveLayout::Rear));
-    tick(&mut app, (0.5 * hz) as usize);
-    flying_start(&mut app, car, 15.0);
+    let (mut app, car) = rolling_car(hz, 1.0, &electric_car(DriveLayout::Rear), 15.0);
     controls(&mut app, car, |c| {
         c.gear = 1;
         c.throttle = 0.1;
         c.steering = 0.1;
     });
-    let mut turn = 0.0;
-    let mut heading = f64::from(yaw(&app, car));
-    for _ in 0..(15.0 * hz).round() as usize {
-        tick(&mut app, 1);
-        let now = f64::from(yaw(&app, car));
-        turn += (now - heading + PI).rem_euclid(TAU) - PI;
-        heading = now;
-    }
+    let turn = tick_turning(&mut app, car, (15.0 * hz).round() as usize);
     let speed = get::<VehicleTelemetry>(&app, car).forward_speed;
     (speed, turn)
 }
@@ -1482,11 +1470,7 @@ fn a_held_turn_keeps_its_speed_at_any_step_rate() {
 /// The change (rad) in the electric car's direction of travel 0.6, 1.2 and 2 s after its
 /// steering input steps from 0 to 0.1 at 20 m/s on μ 1.0, at `hz`.
 fn step_steer(hz: f64) -> [f64; 3] {
-    let mut app = create_app(hz);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_at_ride_height(&mut app, &electric_car(DriveLayout::Rear));
-    tick(&mut app, (0.5 * hz) as usize);
-    flying_start(&mut app, car, 20.0);
+    let (mut app, car) = rolling_car(hz, 1.0, &electric_car(DriveLayout::Rear), 20.0);
     controls(&mut app, car, |c| c.gear = 1);
     tick(&mut app, (0.2 * hz).round() as usize);
     let course = |app: &App| {

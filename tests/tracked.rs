@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::f32::consts::{PI, TAU};
-
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::Velocity;
 use bevy_vehicle_physics::assets::FileBlockTypes;
@@ -307,18 +305,9 @@ fn the_excavator_pivots_alike_at_any_step_rate() {
             c.steering = 1.0;
         });
         // The turn to the right, summed step by step (it passes a half turn).
-        let (mut turned, mut late) = (0.0, 0.0);
-        let mut heading = yaw(&app, car);
-        for step in 0..seconds(15.0) {
-            tick(&mut app, 1);
-            let now = yaw(&app, car);
-            turned += f64::from((heading - now + PI).rem_euclid(TAU) - PI);
-            heading = now;
-            if step + 1 == seconds(14.0) {
-                late = turned;
-            }
-        }
-        let rate = turned - late;
+        let late = -tick_turning(&mut app, car, seconds(14.0));
+        let rate = -tick_turning(&mut app, car, seconds(15.0) - seconds(14.0));
+        let turned = late + rate;
         println!(
             "{hz} Hz: at rest at most {fastest:.1e} m/s; pivoted {turned:.4} rad in 15 s, \
              {rate:.5} rad/s in the last"

@@ -323,6 +323,21 @@ pub fn yaw(app: &App, e: Entity) -> f32 {
     (-forward.x).atan2(-forward.z)
 }
 
+/// Ticks `app` by `steps` fixed steps and returns how far `e` turned (rad, positive to the
+/// left), summed step by step so that a turn past half a revolution counts in full.
+pub fn tick_turning(app: &mut App, e: Entity, steps: usize) -> f64 {
+    use core::f32::consts::{PI, TAU};
+    let mut turned = 0.0;
+    let mut heading = yaw(app, e);
+    for _ in 0..steps {
+        tick(app, 1);
+        let now = yaw(app, e);
+        turned += f64::from((now - heading + PI).rem_euclid(TAU) - PI);
+        heading = now;
+    }
+    turned
+}
+
 /// Angle between a tow vehicle's and its trailer's headings (rad, in (−π, π]).
 pub fn articulation(app: &App, tow: Entity, trailer: Entity) -> f32 {
     let d = yaw(app, tow) - yaw(app, trailer);

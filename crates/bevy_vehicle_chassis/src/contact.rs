@@ -519,6 +519,13 @@ pub fn rapier_heading_lead(dt: f32, substeps: usize) -> f32 {
     dt / (2.0 * substeps.max(1) as f32)
 }
 
+/// `heading` (a unit vector in the ground's plane) turned about the ground's `normal` as far
+/// as a body turning at `angular` (rad/s, world frame) turns about it in `seconds` (s; less
+/// than 0 turns it back).
+pub(crate) fn turned_on_ground(heading: Vec3, normal: Vec3, angular: Vec3, seconds: f32) -> Vec3 {
+    Quat::from_axis_angle(normal, seconds * angular.dot(normal)) * heading
+}
+
 /// The travel rate (m/s, compression positive) at the middle of the coming fixed step, for
 /// the dampers, of a wheel whose last step left `last` and whose travel rate is now `rate`,
 /// its suspension's force at that rate `force` (N), over a step of `dt` (s).
@@ -748,8 +755,9 @@ pub(crate) fn probe_ground(
     };
     let inner = ctx.simulation.integration_parameters.num_solver_iterations;
     let dt = time.delta_secs();
-    let lead = spring_lead(f64::from(dt), outer.max(1) * inner.max(1));
-    let heading_lead = rapier_heading_lead(dt, outer.max(1) * inner.max(1));
+    let moves = outer.max(1) * inner.max(1);
+    let lead = spring_lead(f64::from(dt), moves);
+    let heading_lead = rapier_heading_lead(dt, moves);
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
     for (vehicle, transform, velocity, mass, bars, mut modules, mut scratch) in &mut vehicles {
@@ -881,14 +889,13 @@ pub(crate) fn probe_ground(
                 let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
                 let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
                 let forward = wheel_rotation * Vec3::NEG_Z;
-                // The heading the body would have without Rapier's lead: turned back about
-                // the contact normal by the body's turn over `heading_lead`.
-                let unlead = Quat::from_axis_angle(
+                // The heading the body would have without Rapier's lead.
+                let heading = turned_on_ground(
+                    (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward),
                     hit.normal,
-                    -heading_lead * velocity.angular.dot(hit.normal),
+                    velocity.angular,
+                    -heading_lead,
                 );
-                let heading =
-                    unlead * (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward);
                 let left = hit.normal.cross(heading);
                 // The wheel's lean on the ground: its axle (the chassis's X turned by the
                 // steering, to the wheel's right) dipping below the ground's plane leans its

@@ -7,6 +7,7 @@ use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::body_mass::BodyMass;
 use crate::components::{Aerodynamics, WheelState};
+use crate::contact::turned_on_ground;
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
@@ -64,11 +65,8 @@ pub(crate) fn apply_forces(
                 // second order in the step (at the heading of the step's start, a car turning
                 // at ω gets `F·ω·dt/2` along its path from its own side force: a push forward
                 // that gave a car in a slalom at 15 Hz 5 % more acceleration than at 120 Hz).
-                let half_turn = Quat::from_axis_angle(
-                    state.normal,
-                    0.5 * dt * velocity.angular.dot(state.normal),
-                );
-                let heading = half_turn * state.heading;
+                let heading =
+                    turned_on_ground(state.heading, state.normal, velocity.angular, 0.5 * dt);
                 let left = state.normal.cross(heading);
                 f += heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
             }
