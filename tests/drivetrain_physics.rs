@@ -1017,6 +1017,55 @@ fn set_state_releases_a_held_wheel_and_fires_a_stalled_engine() {
     );
 }
 
+/// A track whose road wheels' brakes hold it: the sprocket's torque is shared among the held
+/// road wheels, so the brakes hold while it is less than they can together (100 N·m against
+/// 2 × 60) and let go when it is more (2 × 40), after which the track turns at
+/// `α = (T − ΣC) / (J_motor + ΣJ_wheel)`, within 1 % over 1 s (the release waits for a
+/// substep's mode update, 1/240 s). Until the held road wheels shared the drive, each was
+/// handed only its own reaction and the track never let go.
+#[test]
+fn a_held_track_lets_go_when_the_drive_beats_its_brakes() {
+    for capacity in [60.0, 40.0] {
+        let mut app = create_app(60.0);
+        let car = spawn_vehicle(&mut app, "tracked", 4);
+        let motor = spawn_block(
+            &mut app,
+            car,
+            "motor",
+            constant_torque_motor(100.0, 0.1),
+            None,
+        );
+        let track = spawn_block(
+            &mut app,
+            car,
+            "track",
+            Track::default(),
+            Some((motor, Port::OUT)),
+        );
+        let wheels = ["road_1", "road_2"].map(|port| {
+            let road = Wheel {
+                brake_torque: capacity,
+                ..wheel(1.0, WheelLoad::None)
+            };
+            spawn_block(&mut app, car, port, road, Some((track, Port(port))))
+        });
+        tick(&mut app, 60);
+        let speed = state(&app, car, motor)[0];
+        if capacity == 60.0 {
+            assert!(
+                speed == 0.0 && wheels.iter().all(|&w| get::<WheelSensors>(&app, w).held),
+                "held by 2 × 60 N·m: {speed} rad/s"
+            );
+        } else {
+            let expected = (100.0 - 2.0 * capacity) / (0.1 + 2.0 * 1.0) * 1.0;
+            assert!(
+                rel(speed, expected) < 0.01,
+                "against 2 × 40 N·m: {speed} rad/s after 1 s (expected {expected})"
+            );
+        }
+    }
+}
+
 /// A direct-drive motor delivers its peak torque below base speed and its peak power above,
 /// in both directions.
 #[test]

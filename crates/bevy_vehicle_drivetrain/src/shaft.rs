@@ -371,8 +371,16 @@ pub(crate) fn rigid_join(shafts: &[Shaft], ratio: impl Fn(usize) -> f64) -> Shaf
 
 /// Hands `torque` (N·m, at the common shaft turning at `speed`) down a rigid joint of `shafts`
 /// (see [`rigid_join`]): they share one acceleration of the common shaft,
-/// `α = (torque + ΣkT) / Σk²I` (zero when something holds the joint or nothing turns behind
-/// it), and each gets the torque that gives it `k·α` ([`carried`]).
+/// `α = (torque + ΣkT) / Σk²I` (zero when nothing turns behind it), and each gets the torque
+/// that gives it `k·α` ([`carried`]).
+///
+/// A joint that something holds (a braked road wheel on a track) does not turn: each free
+/// shaft gets what keeps it still (`−T`), and the held ones share what is left,
+/// `torque + ΣkT`, in proportion to their ratios (`k·x` each, with `x = (torque + ΣkT) / Σk²`
+/// over the held shafts), so that every held shaft's brake feels the drive it holds against
+/// and lets go when that is more than it can hold. (Handing the held shafts their own
+/// reaction alone lost the drive: a tracked vehicle braked to a perfect rest could not drive
+/// off with its brakes released, its road wheels' net torque exactly zero.)
 #[inline]
 pub(crate) fn rigid_split(
     shafts: &mut [Shaft],
@@ -381,7 +389,31 @@ pub(crate) fn rigid_split(
     speed: f64,
 ) {
     let joined = rigid_join(shafts, &ratio);
-    let alpha = if joined.inertia.is_finite() && joined.inertia > 0.0 {
+    if joined.inertia.is_infinite() {
+        let held: f64 = (0..shafts.len())
+            .filter(|&i| shafts[i].up.inertia.is_infinite())
+            .map(|i| ratio(i) * ratio(i))
+            .sum();
+        let share = if held > 0.0 {
+            (torque + joined.reaction) / held
+        } else {
+            0.0
+        };
+        for (i, shaft) in shafts.iter_mut().enumerate() {
+            let k = ratio(i);
+            let extra = if shaft.up.inertia.is_infinite() {
+                k * share
+            } else {
+                0.0
+            };
+            shaft.down = ShaftDown {
+                torque: carried(shaft.up, 0.0) + extra,
+                speed: speed * k,
+            };
+        }
+        return;
+    }
+    let alpha = if joined.inertia > 0.0 {
         (torque + joined.reaction) / joined.inertia
     } else {
         0.0
@@ -429,6 +461,45 @@ mod tests {
         assert!(rel(up.reaction, out.reaction / r) < 1e-12);
         // and the speed seen upstream is r times the downstream speed
         assert!(rel(up.speed().unwrap(), 42.0 * r) < 1e-12);
+    }
+
+    /// A rigid joint hands its torque on without loss (`Σk·D = torque`); turning, each shaft
+    /// gets `I·k·α − T` for the shared `α`; held by one of its shafts, the free ones get what
+    /// keeps them still and the held ones share the rest in proportion to their ratios.
+    #[test]
+    fn a_rigid_joint_hands_its_torque_to_what_holds_it() {
+        let ratio = |i: usize| [1.0, 2.0, 0.5][i];
+        let shaft = |up| Shaft {
+            up,
+            down: ShaftDown::default(),
+        };
+        let handed =
+            |shafts: &[Shaft]| -> f64 { (0..3).map(|i| ratio(i) * shafts[i].down.torque).sum() };
+        // Turning: α = (100 + 10 − 2·4 + 0.5·6) / (2 + 4·3 + 0.25·1) = 105 / 14.25.
+        let mut turning = [
+            shaft(ShaftUp::rigid(2.0, 1.0, 10.0)),
+            shaft(ShaftUp::rigid(3.0, 2.0, -4.0)),
+            shaft(ShaftUp::rigid(1.0, 0.5, 6.0)),
+        ];
+        rigid_split(&mut turning, ratio, 100.0, 1.0);
+        let alpha = 105.0 / 14.25;
+        assert!(rel(turning[1].down.torque, 3.0 * 2.0 * alpha + 4.0) < 1e-12);
+        assert!(rel(handed(&turning), 100.0) < 1e-12);
+        // Held by the first and the third: the second stays still (+4 against its −4), and
+        // the held ones take the rest, 100 + 10 − 8 + 3 = 105, as 1·x and 0.5·x with
+        // x = 105 / (1 + 0.25) = 84 (each besides its own reaction).
+        let mut held = [
+            shaft(ShaftUp::HELD),
+            shaft(ShaftUp::rigid(3.0, 0.0, -4.0)),
+            shaft(ShaftUp::HELD),
+        ];
+        held[0].up.reaction = 10.0;
+        held[2].up.reaction = 6.0;
+        rigid_split(&mut held, ratio, 100.0, 0.0);
+        assert_eq!(held[1].down.torque, 4.0);
+        assert!(rel(held[0].down.torque, -10.0 + 84.0) < 1e-12);
+        assert!(rel(held[2].down.torque, -6.0 + 0.5 * 84.0) < 1e-12);
+        assert!(rel(handed(&held), 100.0) < 1e-12);
     }
 
     #[test]

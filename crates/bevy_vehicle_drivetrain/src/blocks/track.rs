@@ -30,7 +30,9 @@ const TRACK_PORTS: Ports = Ports {
 /// so the track grips along its whole length, with its own load from the suspension. In the
 /// passes the track is a rigid joint: it hands up the sum of its road wheels' momenta, inertias
 /// and torques, and hands each the torque that gives it the shared acceleration
-/// `α = (T_sprocket + ΣT_i) / ΣI_i`; a road wheel held by its brake holds the whole track.
+/// `α = (T_sprocket + ΣT_i) / ΣI_i`; a road wheel held by its brake holds the whole track,
+/// and the held road wheels share the sprocket's torque (each brake lets go when its share is
+/// more than it holds).
 ///
 /// No settings, no state; no inertia (lump the belt's and idlers' into the road wheels).
 #[derive(Component, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
