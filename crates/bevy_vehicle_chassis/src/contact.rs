@@ -21,6 +21,7 @@ use bevy_rapier3d::rapier::prelude::{
     CoefficientCombineRule, Collider as RawCollider, ColliderHandle, QueryPipeline, Ray,
 };
 
+use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use smallvec::SmallVec;
 
 use crate::body_mass::BodyMass;
@@ -739,7 +740,7 @@ pub(crate) fn probe_ground(
         ),
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
-    mut wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
+    wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
     configuration: Query<&RapierConfiguration>,
     body_mass: BodyMass,
 ) -> Result {
@@ -760,314 +761,339 @@ pub(crate) fn probe_ground(
     let heading_lead = rapier_heading_lead(dt, moves);
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
-    for (vehicle, transform, velocity, mass, bars, mut modules, mut scratch) in &mut vehicles {
-        let inputs = &scratch.inputs;
-        let module_ctx = inputs.context(0.0);
-        let VehicleModules {
-            suspension: suspension_module,
-            anti_roll_bars,
-            report,
-            ..
-        } = &mut *modules;
-        let rotation = transform.rotation;
-        let up = rotation * Vec3::Y;
-        let body = BodyInertia::new(&body_mass.of(vehicle, mass), transform);
-        let corner_mass = body.corner_mass(
-            up,
-            inputs
-                .wheels
-                .iter()
-                .map(|w| transform.rotation * w.mount.position + transform.translation),
-        );
-        let filter = QueryFilter::default()
-            .exclude_rigid_body(vehicle)
-            .exclude_sensors();
-        let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
-        ctx.with_query_pipeline(filter, |qp| {
-            // One broad-phase query for all the wheels that cast their tire shape.
-            // Mounts and radii come from the module inputs gathered this step, which sit on
-            // the vehicle entity: the wheel blocks' own components are large and far apart.
-            let area = inputs
-                .wheels
-                .iter()
-                .filter_map(|w| {
-                    let (suspension, probe, _) = wheels.get(w.entity).ok()?;
-                    (*probe != GroundProbe::Ray).then(|| {
-                        Sweep::of(transform, up, &w.mount, suspension)
-                            .bounds(w.radius as f32, 0.5 * w.mount.width)
-                    })
-                })
-                .reduce(|a, b| a.merged(&b));
-            let neighbours =
-                area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
-            last_loads.clear();
-            last_loads.extend(
+    // Each vehicle's modules and wheel list start loading two vehicles ahead, its wheels one
+    // ahead (see `step_vehicles`).
+    pipelined(
+        vehicles.iter_mut(),
+        &mut (wheels,),
+        |_, (.., modules, scratch)| {
+            prefetch::value(&**modules);
+            prefetch::value(&scratch.inputs.wheels);
+        },
+        |(wheels,), (.., scratch)| {
+            for wheel in &scratch.inputs.wheels {
+                if let Ok((suspension, _, state)) = wheels.get(wheel.entity) {
+                    prefetch::value(suspension);
+                    prefetch::value(state);
+                }
+            }
+        },
+        |(wheels,), (vehicle, transform, velocity, mass, bars, mut modules, mut scratch)| {
+            let inputs = &scratch.inputs;
+            let module_ctx = inputs.context(0.0);
+            let VehicleModules {
+                suspension: suspension_module,
+                anti_roll_bars,
+                report,
+                ..
+            } = &mut *modules;
+            let rotation = transform.rotation;
+            let up = rotation * Vec3::Y;
+            let body = BodyInertia::new(&body_mass.of(vehicle, mass), transform);
+            let corner_mass = body.corner_mass(
+                up,
                 inputs
                     .wheels
                     .iter()
-                    .map(|w| wheels.get(w.entity).map_or(0.0, |(.., s)| s.load)),
+                    .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
-            for (index, w) in inputs.wheels.iter().enumerate() {
-                let Ok((suspension, probe, mut state)) = wheels.get_mut(w.entity) else {
-                    continue;
-                };
-                let mount = &w.mount;
-                let radius = w.radius as f32;
-                let steer = Quat::from_rotation_y(state.steer_angle as f32);
-                let wheel_rotation = rotation * steer;
-                let sweep = Sweep::of(transform, up, mount, suspension);
-                let Sweep { top, range, .. } = sweep;
-                let hit = match probe {
-                    GroundProbe::Ray => {
-                        let ray = Ray::new(top, -up);
-                        qp.query_pipeline
-                            .cast_ray_and_get_normal(&ray, range + radius, true)
-                            .map(|(collider, hit)| {
-                                let point = ray.point_at(hit.time_of_impact);
-                                Hit {
-                                    travel: suspension.compression_limit as f32 + radius
-                                        - hit.time_of_impact,
-                                    center: point + up * radius,
-                                    point,
-                                    normal: hit.normal,
-                                    collider,
-                                }
-                            })
-                    }
-                    GroundProbe::Ball | GroundProbe::Cylinder => {
-                        let tire = TireShape {
-                            probe: *probe,
-                            radius,
-                            half_width: 0.5 * mount.width,
-                            rotation: wheel_rotation,
-                        };
-                        fast_contact(&neighbours, &tire, &sweep)
-                            .unwrap_or_else(|| cast_tire(&qp.query_pipeline, &tire, &sweep))
-                    }
-                };
-                let Some(hit) = hit else {
-                    *state = WheelState {
-                        grounded: false,
-                        travel: -suspension.extension_limit,
-                        steer_angle: state.steer_angle,
-                        brake_torque: state.brake_torque,
-                        center: top - up * range,
-                        heading: wheel_rotation * Vec3::NEG_Z,
-                        normal: up,
-                        ..default()
-                    };
-                    continue;
-                };
-                let collider = colliders.get(hit.collider);
-                let (ground_velocity, friction, ground_body) = match collider {
-                    Some(c) => {
-                        let body = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
-                        let velocity =
-                            body.map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
-                        let friction = combine_friction(
-                            TIRE_FRICTION,
-                            c.friction(),
-                            TIRE_FRICTION_RULE,
-                            c.friction_combine_rule(),
-                        );
-                        let dynamic = body
-                            .filter(|(_, b)| b.is_dynamic())
-                            .and_then(|(handle, _)| ctx.rigidbody_set.rigid_body_entity(handle));
-                        (velocity, friction, dynamic)
-                    }
-                    None => (Vec3::ZERO, 0.0, None),
-                };
-                let center_velocity = velocity.linear_velocity_at_point(hit.center, body.center);
-                let relative = center_velocity - ground_velocity;
-                let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
-                // The wheel centre closing on the ground along the contact normal compresses
-                // the suspension, by 1/(up·n) as much along its axis; sliding along the ground
-                // does not, however the body pitches or rolls. (Projecting the velocity on the
-                // axis instead read `v·sin(pitch)` as a travel rate: under braking at 100 km/h
-                // and 1° of dive, 0.5 m/s of rebound on every damper, which took 1.2 kN off
-                // each wheel of a hatchback and sank the body onto its bump stops.)
-                let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
-                let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
-                let forward = wheel_rotation * Vec3::NEG_Z;
-                // The heading the body would have without Rapier's lead.
-                let heading = turned_on_ground(
-                    (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward),
-                    hit.normal,
-                    velocity.angular,
-                    -heading_lead,
-                );
-                let left = hit.normal.cross(heading);
-                // The wheel's lean on the ground: its axle (the chassis's X turned by the
-                // steering, to the wheel's right) dipping below the ground's plane leans its
-                // top to the right.
-                let lean = (-(wheel_rotation * Vec3::X).dot(hit.normal)).clamp(-1.0, 1.0);
-                let camber = f64::from(lean.asin())
-                    + suspension.body_camber(mount.side, travel)
-                    + suspension.steer_camber(state.steer_angle);
-                let velocity = [
-                    f64::from(relative.dot(heading)),
-                    f64::from(relative.dot(left)),
-                ];
-                // How the contact velocity changed over the last step, in the tire frame (the
-                // frame the slips live in): the wheel extrapolates it across the coming step.
-                // A wheel that just touched down was falling with the body: its contact
-                // accelerated with gravity along the ground (a car set down on a slope starts
-                // to roll down it before its tires push back).
-                let acceleration = if state.grounded && dt > 0.0 {
-                    let limit = f64::from(MAX_CONTACT_ACCELERATION);
-                    [0, 1].map(|i| {
-                        ((velocity[i] - state.velocity[i]) / f64::from(dt)).clamp(-limit, limit)
+            let filter = QueryFilter::default()
+                .exclude_rigid_body(vehicle)
+                .exclude_sensors();
+            let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
+            ctx.with_query_pipeline(filter, |qp| {
+                // One broad-phase query for all the wheels that cast their tire shape.
+                // Mounts and radii come from the module inputs gathered this step, which sit on
+                // the vehicle entity: the wheel blocks' own components are large and far apart.
+                let area = inputs
+                    .wheels
+                    .iter()
+                    .filter_map(|w| {
+                        let (suspension, probe, _) = wheels.get(w.entity).ok()?;
+                        (*probe != GroundProbe::Ray).then(|| {
+                            Sweep::of(transform, up, &w.mount, suspension)
+                                .bounds(w.radius as f32, 0.5 * w.mount.width)
+                        })
                     })
-                } else {
-                    [heading, left].map(|axis| f64::from(gravity.dot(axis)))
-                };
-                // How far the wheel centre moved over the ground since the last probe: a held
-                // tire's patch is anchored by it. Not known where the centre did not move at
-                // all: far from the origin a body's `f32` position cannot take a step smaller
-                // than its precision (7.6 µm at 68 m), and a body creeping slower than that per
-                // step stands still with a velocity its tires must still stop.
-                let displacement = (state.grounded && hit.center != state.center).then(|| {
-                    let moved = hit.center - state.center - ground_velocity * dt;
-                    [heading, left].map(|axis| f64::from(moved.dot(axis)))
-                });
-                *state = WheelState {
-                    grounded: true,
-                    travel,
-                    travel_rate,
-                    suspension_force: {
-                        let corner = CornerInput {
-                            wheel: index,
-                            deflection: travel + lead * travel_rate,
-                            rate: travel_rate,
-                            mass: corner_mass,
-                            suspension,
+                    .reduce(|a, b| a.merged(&b));
+                let neighbours =
+                    area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
+                last_loads.clear();
+                last_loads.extend(
+                    inputs
+                        .wheels
+                        .iter()
+                        .map(|w| wheels.get(w.entity).map_or(0.0, |(.., s)| s.load)),
+                );
+                for (index, w) in inputs.wheels.iter().enumerate() {
+                    let Ok((suspension, probe, mut state)) = wheels.get_mut(w.entity) else {
+                        continue;
+                    };
+                    let mount = &w.mount;
+                    let radius = w.radius as f32;
+                    let steer = Quat::from_rotation_y(state.steer_angle as f32);
+                    let wheel_rotation = rotation * steer;
+                    let sweep = Sweep::of(transform, up, mount, suspension);
+                    let Sweep { top, range, .. } = sweep;
+                    let hit = match probe {
+                        GroundProbe::Ray => {
+                            let ray = Ray::new(top, -up);
+                            qp.query_pipeline
+                                .cast_ray_and_get_normal(&ray, range + radius, true)
+                                .map(|(collider, hit)| {
+                                    let point = ray.point_at(hit.time_of_impact);
+                                    Hit {
+                                        travel: suspension.compression_limit as f32 + radius
+                                            - hit.time_of_impact,
+                                        center: point + up * radius,
+                                        point,
+                                        normal: hit.normal,
+                                        collider,
+                                    }
+                                })
+                        }
+                        GroundProbe::Ball | GroundProbe::Cylinder => {
+                            let tire = TireShape {
+                                probe: *probe,
+                                radius,
+                                half_width: 0.5 * mount.width,
+                                rotation: wheel_rotation,
+                            };
+                            fast_contact(&neighbours, &tire, &sweep)
+                                .unwrap_or_else(|| cast_tire(&qp.query_pipeline, &tire, &sweep))
+                        }
+                    };
+                    let Some(hit) = hit else {
+                        *state = WheelState {
+                            grounded: false,
+                            travel: -suspension.extension_limit,
+                            steer_angle: state.steer_angle,
+                            brake_torque: state.brake_torque,
+                            center: top - up * range,
+                            heading: wheel_rotation * Vec3::NEG_Z,
+                            normal: up,
+                            ..default()
                         };
-                        let force =
-                            finite_or(suspension_module.force(&module_ctx, &corner), 0.0, report);
-                        match mid_step_rate(&state, travel_rate, force, f64::from(dt)) {
-                            Some(rate) => finite_or(
-                                suspension_module
-                                    .force(&module_ctx, &CornerInput { rate, ..corner }),
+                        continue;
+                    };
+                    let collider = colliders.get(hit.collider);
+                    let (ground_velocity, friction, ground_body) = match collider {
+                        Some(c) => {
+                            let body = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
+                            let velocity =
+                                body.map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
+                            let friction = combine_friction(
+                                TIRE_FRICTION,
+                                c.friction(),
+                                TIRE_FRICTION_RULE,
+                                c.friction_combine_rule(),
+                            );
+                            let dynamic =
+                                body.filter(|(_, b)| b.is_dynamic())
+                                    .and_then(|(handle, _)| {
+                                        ctx.rigidbody_set.rigid_body_entity(handle)
+                                    });
+                            (velocity, friction, dynamic)
+                        }
+                        None => (Vec3::ZERO, 0.0, None),
+                    };
+                    let center_velocity =
+                        velocity.linear_velocity_at_point(hit.center, body.center);
+                    let relative = center_velocity - ground_velocity;
+                    let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
+                    // The wheel centre closing on the ground along the contact normal compresses
+                    // the suspension, by 1/(up·n) as much along its axis; sliding along the ground
+                    // does not, however the body pitches or rolls. (Projecting the velocity on the
+                    // axis instead read `v·sin(pitch)` as a travel rate: under braking at 100 km/h
+                    // and 1° of dive, 0.5 m/s of rebound on every damper, which took 1.2 kN off
+                    // each wheel of a hatchback and sank the body onto its bump stops.)
+                    let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
+                    let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
+                    let forward = wheel_rotation * Vec3::NEG_Z;
+                    // The heading the body would have without Rapier's lead.
+                    let heading = turned_on_ground(
+                        (forward - hit.normal * forward.dot(hit.normal)).normalize_or(forward),
+                        hit.normal,
+                        velocity.angular,
+                        -heading_lead,
+                    );
+                    let left = hit.normal.cross(heading);
+                    // The wheel's lean on the ground: its axle (the chassis's X turned by the
+                    // steering, to the wheel's right) dipping below the ground's plane leans its
+                    // top to the right.
+                    let lean = (-(wheel_rotation * Vec3::X).dot(hit.normal)).clamp(-1.0, 1.0);
+                    let camber = f64::from(lean.asin())
+                        + suspension.body_camber(mount.side, travel)
+                        + suspension.steer_camber(state.steer_angle);
+                    let velocity = [
+                        f64::from(relative.dot(heading)),
+                        f64::from(relative.dot(left)),
+                    ];
+                    // How the contact velocity changed over the last step, in the tire frame (the
+                    // frame the slips live in): the wheel extrapolates it across the coming step.
+                    // A wheel that just touched down was falling with the body: its contact
+                    // accelerated with gravity along the ground (a car set down on a slope starts
+                    // to roll down it before its tires push back).
+                    let acceleration = if state.grounded && dt > 0.0 {
+                        let limit = f64::from(MAX_CONTACT_ACCELERATION);
+                        [0, 1].map(|i| {
+                            ((velocity[i] - state.velocity[i]) / f64::from(dt)).clamp(-limit, limit)
+                        })
+                    } else {
+                        [heading, left].map(|axis| f64::from(gravity.dot(axis)))
+                    };
+                    // How far the wheel centre moved over the ground since the last probe: a held
+                    // tire's patch is anchored by it. Not known where the centre did not move at
+                    // all: far from the origin a body's `f32` position cannot take a step smaller
+                    // than its precision (7.6 µm at 68 m), and a body creeping slower than that per
+                    // step stands still with a velocity its tires must still stop.
+                    let displacement = (state.grounded && hit.center != state.center).then(|| {
+                        let moved = hit.center - state.center - ground_velocity * dt;
+                        [heading, left].map(|axis| f64::from(moved.dot(axis)))
+                    });
+                    *state = WheelState {
+                        grounded: true,
+                        travel,
+                        travel_rate,
+                        suspension_force: {
+                            let corner = CornerInput {
+                                wheel: index,
+                                deflection: travel + lead * travel_rate,
+                                rate: travel_rate,
+                                mass: corner_mass,
+                                suspension,
+                            };
+                            let force = finite_or(
+                                suspension_module.force(&module_ctx, &corner),
                                 0.0,
                                 report,
-                            ),
-                            None => force,
+                            );
+                            match mid_step_rate(&state, travel_rate, force, f64::from(dt)) {
+                                Some(rate) => finite_or(
+                                    suspension_module
+                                        .force(&module_ctx, &CornerInput { rate, ..corner }),
+                                    0.0,
+                                    report,
+                                ),
+                                None => force,
+                            }
+                        },
+                        steer_angle: state.steer_angle,
+                        brake_torque: state.brake_torque,
+                        camber,
+                        contact_point: hit.point,
+                        normal: hit.normal,
+                        heading,
+                        ground: ctx.colliders.collider_entity(hit.collider),
+                        ground_body,
+                        friction: f64::from(friction),
+                        velocity,
+                        acceleration,
+                        center: hit.center,
+                        body_mass_fraction: [heading, left]
+                            .map(|axis| body.mass_fraction(&hit, axis)),
+                        displacement,
+                        ..default()
+                    };
+                }
+            });
+
+            // Anti-roll bars move load between the two sides of an axle: the built-in bars, and
+            // any installed in their place or on other axles.
+            let builtin = bars.map_or(&[][..], |b| &b.0[..]);
+            let axles = builtin
+                .iter()
+                .map(|b| b.axle)
+                .chain(anti_roll_bars.iter().map(|(axle, _)| *axle));
+            let mut done: SmallVec<[u8; 4]> = SmallVec::new();
+            for axle in axles {
+                if done.contains(&axle) {
+                    continue;
+                }
+                done.push(axle);
+                let linear;
+                let bar: &dyn AntiRollBarModule =
+                    match anti_roll_bars.iter().find(|(a, _)| *a == axle) {
+                        Some((_, module)) => &**module,
+                        None => {
+                            let stiffness = builtin
+                                .iter()
+                                .filter(|b| b.axle == axle)
+                                .map(|b| b.stiffness)
+                                .sum();
+                            linear = LinearAntiRollBar { stiffness };
+                            &linear
                         }
-                    },
-                    steer_angle: state.steer_angle,
-                    brake_torque: state.brake_torque,
-                    camber,
-                    contact_point: hit.point,
-                    normal: hit.normal,
-                    heading,
-                    ground: ctx.colliders.collider_entity(hit.collider),
-                    ground_body,
-                    friction: f64::from(friction),
-                    velocity,
-                    acceleration,
-                    center: hit.center,
-                    body_mass_fraction: [heading, left].map(|axis| body.mass_fraction(&hit, axis)),
-                    displacement,
-                    ..default()
-                };
-            }
-        });
-
-        // Anti-roll bars move load between the two sides of an axle: the built-in bars, and
-        // any installed in their place or on other axles.
-        let builtin = bars.map_or(&[][..], |b| &b.0[..]);
-        let axles = builtin
-            .iter()
-            .map(|b| b.axle)
-            .chain(anti_roll_bars.iter().map(|(axle, _)| *axle));
-        let mut done: SmallVec<[u8; 4]> = SmallVec::new();
-        for axle in axles {
-            if done.contains(&axle) {
-                continue;
-            }
-            done.push(axle);
-            let linear;
-            let bar: &dyn AntiRollBarModule = match anti_roll_bars.iter().find(|(a, _)| *a == axle)
-            {
-                Some((_, module)) => &**module,
-                None => {
-                    let stiffness = builtin
+                    };
+                let side = |side: Side| {
+                    inputs
+                        .wheels
                         .iter()
-                        .filter(|b| b.axle == axle)
-                        .map(|b| b.stiffness)
-                        .sum();
-                    linear = LinearAntiRollBar { stiffness };
-                    &linear
-                }
-            };
-            let side = |side: Side| {
-                inputs
-                    .wheels
-                    .iter()
-                    .position(|w| w.mount.axle == axle && w.mount.side == side)
-            };
-            let (Some(l), Some(r)) = (side(Side::Left), side(Side::Right)) else {
-                continue;
-            };
-            let [left, right] = [l, r].map(|i| inputs.wheels[i].entity);
-            let (Ok((.., sl)), Ok((.., sr))) = (wheels.get(left), wheels.get(right)) else {
-                continue;
-            };
-            let input = AxleInput {
-                axle,
-                wheels: [l, r],
-                deflection: [
-                    sl.travel + lead * sl.travel_rate,
-                    sr.travel + lead * sr.travel_rate,
-                ],
-                rate: [sl.travel_rate, sr.travel_rate],
-            };
-            let forces = bar.forces(&module_ctx, &input);
-            for (e, f) in [(left, forces[0]), (right, forces[1])] {
-                let f = finite_or(f, 0.0, report);
-                if let Ok((.., mut state)) = wheels.get_mut(e)
-                    && state.grounded
-                {
-                    state.suspension_force += f;
-                    state.anti_roll_force += f;
+                        .position(|w| w.mount.axle == axle && w.mount.side == side)
+                };
+                let (Some(l), Some(r)) = (side(Side::Left), side(Side::Right)) else {
+                    continue;
+                };
+                let [left, right] = [l, r].map(|i| inputs.wheels[i].entity);
+                let (Ok((.., sl)), Ok((.., sr))) = (wheels.get(left), wheels.get(right)) else {
+                    continue;
+                };
+                let input = AxleInput {
+                    axle,
+                    wheels: [l, r],
+                    deflection: [
+                        sl.travel + lead * sl.travel_rate,
+                        sr.travel + lead * sr.travel_rate,
+                    ],
+                    rate: [sl.travel_rate, sr.travel_rate],
+                };
+                let forces = bar.forces(&module_ctx, &input);
+                for (e, f) in [(left, forces[0]), (right, forces[1])] {
+                    let f = finite_or(f, 0.0, report);
+                    if let Ok((.., mut state)) = wheels.get_mut(e)
+                        && state.grounded
+                    {
+                        state.suspension_force += f;
+                        state.anti_roll_force += f;
+                    }
                 }
             }
-        }
 
-        // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
-        // friction above, as the contact it integrates over the coming step.
-        let inputs = &mut scratch.inputs;
-        let mut total_load = 0.0;
-        for (i, wheel) in inputs.wheels.iter().enumerate() {
-            let Ok((.., mut state)) = wheels.get_mut(wheel.entity) else {
-                continue;
-            };
-            state.load = if state.grounded {
-                state.suspension_force.max(0.0)
+            // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
+            // friction above, as the contact it integrates over the coming step.
+            let inputs = &mut scratch.inputs;
+            let mut total_load = 0.0;
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                let Ok((.., mut state)) = wheels.get_mut(wheel.entity) else {
+                    continue;
+                };
+                state.load = if state.grounded {
+                    state.suspension_force.max(0.0)
+                } else {
+                    0.0
+                };
+                total_load += state.load;
+                // The modules' stage functions see the loads and travels just measured.
+                inputs.load[i] = state.load;
+                inputs.travel[i] = state.travel;
+            }
+            // Each tire's share of the body's mass, in proportion to its load: together the shares
+            // make the whole mass whatever the body's vertical acceleration (a landing, a banked
+            // turn), so no tire takes the body for heavier than it is.
+            let mass_per_load = if total_load > 0.0 {
+                f64::from(body.mass) / total_load
             } else {
                 0.0
             };
-            total_load += state.load;
-            // The modules' stage functions see the loads and travels just measured.
-            inputs.load[i] = state.load;
-            inputs.travel[i] = state.travel;
-        }
-        // Each tire's share of the body's mass, in proportion to its load: together the shares
-        // make the whole mass whatever the body's vertical acceleration (a landing, a banked
-        // turn), so no tire takes the body for heavier than it is.
-        let mass_per_load = if total_load > 0.0 {
-            f64::from(body.mass) / total_load
-        } else {
-            0.0
-        };
-        for wheel in &inputs.wheels {
-            if let Ok((.., mut state)) = wheels.get_mut(wheel.entity) {
-                state.body_mass = state.load * mass_per_load;
+            for wheel in &inputs.wheels {
+                if let Ok((.., mut state)) = wheels.get_mut(wheel.entity) {
+                    state.body_mass = state.load * mass_per_load;
+                }
             }
-        }
-        body.carry_load_change(inputs, &last_loads, &mut wheels);
-        body.lateral_mobility(inputs, &wheels);
-    }
+            body.carry_load_change(inputs, &last_loads, wheels);
+            body.lateral_mobility(inputs, wheels);
+        },
+    );
     Ok(())
 }
 

@@ -3,11 +3,13 @@
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::body_mass::BodyMass;
 use crate::components::{Aerodynamics, WheelState};
 use crate::contact::turned_on_ground;
+use crate::modules::systems::ModuleScratch;
 use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
@@ -28,97 +30,117 @@ pub(crate) fn apply_forces(
             &Velocity,
             &ReadMassProperties,
             &Drivetrain,
-            &Blocks,
+            &ModuleScratch,
             Option<&Aerodynamics>,
             &mut ExternalForce,
         ),
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
-    mut wheels: Query<(&WheelSensors, &mut WheelState)>,
-    mut grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
-    mut commands: Commands,
+    wheels: Query<(&WheelSensors, &mut WheelState)>,
+    grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
+    commands: Commands,
     body_mass: BodyMass,
 ) -> Result {
     let dt = time.delta_secs();
     let ctx = rapier.single()?;
-    for (vehicle, transform, velocity, mass, drivetrain, blocks, aero, mut force) in &mut vehicles {
-        // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
-        // to give: the tires carry the load and nothing else.
-        let tires = *drivetrain.status() == DrivetrainStatus::Ready;
-        let com = transform.transform_point(body_mass.of(vehicle, mass).local_center_of_mass);
-        let mut total = ExternalForce::default();
-        for block in blocks.iter() {
-            let Ok((sensors, mut state)) = wheels.get_mut(block) else {
-                continue;
-            };
-            state.slip_ratio = sensors.slip_ratio;
-            state.slip_angle = sensors.slip_angle;
-            if !state.grounded {
-                state.force = Vec3::ZERO;
-                continue;
+    // Each vehicle's wheel list starts loading two vehicles ahead, its wheels one ahead
+    // (see `step_vehicles`).
+    pipelined(
+        vehicles.iter_mut(),
+        &mut (wheels, grounds, commands),
+        |_, (.., drivetrain, scratch, _, _)| {
+            prefetch::value(drivetrain.status());
+            prefetch::value(&scratch.inputs.wheels);
+        },
+        |(wheels, ..), (.., scratch, _, _)| {
+            for wheel in &scratch.inputs.wheels {
+                if let Ok((sensors, state)) = wheels.get(wheel.entity) {
+                    prefetch::value(sensors);
+                    prefetch::value(state);
+                }
             }
-            let mut f = state.normal * state.load as f32;
-            if tires {
-                // The tire's force turns with the wheel's heading through the step, while
-                // Rapier holds a force fixed in the world for the whole step: handed over in
-                // the heading the wheel has halfway through, its mean over the step is right to
-                // second order in the step (at the heading of the step's start, a car turning
-                // at ω gets `F·ω·dt/2` along its path from its own side force: a push forward
-                // that gave a car in a slalom at 15 Hz 5 % more acceleration than at 120 Hz).
-                let heading =
-                    turned_on_ground(state.heading, state.normal, velocity.angular, 0.5 * dt);
-                let left = state.normal.cross(heading);
-                f += heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
-            }
-            if !f.is_finite() {
-                state.force = Vec3::ZERO;
-                continue;
-            }
-            state.force = f;
-            total += ExternalForce::at_point(f, state.contact_point, com);
-            // The tire's aligning moment, a couple about the contact normal.
-            let mut aligning = state.normal * sensors.aligning_torque as f32;
-            if !(tires && aligning.is_finite()) {
-                aligning = Vec3::ZERO;
-            }
-            total.torque += aligning;
+        },
+        |(wheels, grounds, commands),
+         (vehicle, transform, velocity, mass, drivetrain, scratch, aero, mut force)| {
+            // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
+            // to give: the tires carry the load and nothing else.
+            let tires = *drivetrain.status() == DrivetrainStatus::Ready;
+            let com = transform.transform_point(body_mass.of(vehicle, mass).local_center_of_mass);
+            let mut total = ExternalForce::default();
+            for wheel in &scratch.inputs.wheels {
+                let Ok((sensors, mut state)) = wheels.get_mut(wheel.entity) else {
+                    continue;
+                };
+                state.slip_ratio = sensors.slip_ratio;
+                state.slip_angle = sensors.slip_angle;
+                if !state.grounded {
+                    state.force = Vec3::ZERO;
+                    continue;
+                }
+                let mut f = state.normal * state.load as f32;
+                if tires {
+                    // The tire's force turns with the wheel's heading through the step, while
+                    // Rapier holds a force fixed in the world for the whole step: handed over in
+                    // the heading the wheel has halfway through, its mean over the step is right to
+                    // second order in the step (at the heading of the step's start, a car turning
+                    // at ω gets `F·ω·dt/2` along its path from its own side force: a push forward
+                    // that gave a car in a slalom at 15 Hz 5 % more acceleration than at 120 Hz).
+                    let heading =
+                        turned_on_ground(state.heading, state.normal, velocity.angular, 0.5 * dt);
+                    let left = state.normal.cross(heading);
+                    f += heading * sensors.force[0] as f32 + left * sensors.force[1] as f32;
+                }
+                if !f.is_finite() {
+                    state.force = Vec3::ZERO;
+                    continue;
+                }
+                state.force = f;
+                total += ExternalForce::at_point(f, state.contact_point, com);
+                // The tire's aligning moment, a couple about the contact normal.
+                let mut aligning = state.normal * sensors.aligning_torque as f32;
+                if !(tires && aligning.is_finite()) {
+                    aligning = Vec3::ZERO;
+                }
+                total.torque += aligning;
 
-            // The ground pushes the tire; the tire pushes a movable ground back.
-            let Some((ground, ground_com)) = state.ground_body.and_then(|body| {
-                let handle = ctx.rigidbody_set.entity2body().get(&body)?;
-                let rb = ctx.rigidbody_set.bodies.get(*handle)?;
-                Some((body, rb.center_of_mass()))
-            }) else {
-                continue;
-            };
-            let mut impulse = ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
-            impulse.torque_impulse -= aligning * dt;
-            match grounds.get_mut(ground) {
-                Ok(mut i) => *i += impulse,
-                Err(_) => {
-                    commands.entity(ground).try_insert(impulse);
+                // The ground pushes the tire; the tire pushes a movable ground back.
+                let Some((ground, ground_com)) = state.ground_body.and_then(|body| {
+                    let handle = ctx.rigidbody_set.entity2body().get(&body)?;
+                    let rb = ctx.rigidbody_set.bodies.get(*handle)?;
+                    Some((body, rb.center_of_mass()))
+                }) else {
+                    continue;
+                };
+                let mut impulse =
+                    ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
+                impulse.torque_impulse -= aligning * dt;
+                match grounds.get_mut(ground) {
+                    Ok(mut i) => *i += impulse,
+                    Err(_) => {
+                        commands.entity(ground).try_insert(impulse);
+                    }
                 }
             }
-        }
-        if let Some(aero) = aero {
-            let v = velocity.linear;
-            let drag = -0.5 * (aero.air_density * aero.drag_area) as f32 * v.length() * v;
-            if drag.is_finite() {
-                total.force += drag;
-            }
-            if aero.lift_area != 0.0 {
-                let forward = f64::from(v.dot(transform.rotation * Vec3::NEG_Z));
-                let lift = transform.rotation * Vec3::Y * aero.lift(forward) as f32;
-                let at = aero
-                    .center_of_pressure
-                    .map_or(com, |p| transform.transform_point(Vec3::from(p)));
-                let part = ExternalForce::at_point(lift, at, com);
-                if part.force.is_finite() && part.torque.is_finite() {
-                    total += part;
+            if let Some(aero) = aero {
+                let v = velocity.linear;
+                let drag = -0.5 * (aero.air_density * aero.drag_area) as f32 * v.length() * v;
+                if drag.is_finite() {
+                    total.force += drag;
+                }
+                if aero.lift_area != 0.0 {
+                    let forward = f64::from(v.dot(transform.rotation * Vec3::NEG_Z));
+                    let lift = transform.rotation * Vec3::Y * aero.lift(forward) as f32;
+                    let at = aero
+                        .center_of_pressure
+                        .map_or(com, |p| transform.transform_point(Vec3::from(p)));
+                    let part = ExternalForce::at_point(lift, at, com);
+                    if part.force.is_finite() && part.torque.is_finite() {
+                        total += part;
+                    }
                 }
             }
-        }
-        *force = total;
-    }
+            *force = total;
+        },
+    );
     Ok(())
 }

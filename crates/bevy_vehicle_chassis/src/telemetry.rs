@@ -2,14 +2,25 @@
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
+use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::{Suspension, VehicleTelemetry, WheelMount, WheelState};
+use crate::modules::systems::ModuleScratch;
 use crate::vehicle::Vehicle;
 
 /// Fills [`VehicleTelemetry`] from the chassis's motion and the drivetrain's sensors.
 pub(crate) fn update_telemetry(
-    mut vehicles: Query<(&Transform, &Velocity, &Blocks, &mut VehicleTelemetry), With<Vehicle>>,
+    mut vehicles: Query<
+        (
+            &Transform,
+            &Velocity,
+            &Blocks,
+            Option<&ModuleScratch>,
+            &mut VehicleTelemetry,
+        ),
+        With<Vehicle>,
+    >,
     engines: Query<&EngineSensors>,
     motors: Query<&MotorSensors>,
     gearboxes: Query<&GearboxSensors>,
@@ -22,41 +33,67 @@ pub(crate) fn update_telemetry(
         Option<&Suspension>,
     )>,
 ) {
-    for (transform, velocity, blocks, mut telemetry) in &mut vehicles {
-        let forward = transform.rotation * Vec3::NEG_Z;
-        let right = transform.rotation * Vec3::X;
-        let up = transform.rotation * Vec3::Y;
-        telemetry.forward_speed = f64::from(velocity.linear.dot(forward));
-        telemetry.lateral_speed = f64::from(velocity.linear.dot(right));
-        telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
-        telemetry.grounded_wheels = 0;
-        telemetry.aligning_torque = 0.0;
-        telemetry.steering_torque = 0.0;
-        // The engine's speed; a motor's where there is no engine (a hybrid's assist motor
-        // does not count over its engine).
-        let mut engine_found = false;
-        for block in blocks.iter() {
-            if let Ok(e) = engines.get(block) {
-                telemetry.engine_rpm = e.rpm;
-                engine_found = true;
-            } else if let Ok(m) = motors.get(block) {
-                if !engine_found {
-                    telemetry.engine_rpm = m.rpm;
-                }
-            } else if let Ok(g) = gearboxes.get(block) {
-                telemetry.gear = g.gear;
-            } else if let Ok(a) = automatics.get(block) {
-                telemetry.gear = a.gear;
-            } else if let Ok((state, mount, sensors, wheel, suspension)) = wheels.get(block) {
-                telemetry.grounded_wheels += u32::from(state.grounded);
-                if mount.steered {
-                    telemetry.aligning_torque += sensors.aligning_torque;
-                    let trail = suspension.map_or(0.0, |s| s.mechanical_trail(wheel.radius));
-                    telemetry.steering_torque += sensors.aligning_torque - trail * sensors.force[1];
+    // Each vehicle's block and wheel lists start loading two vehicles ahead, its wheels one
+    // ahead (see `step_vehicles`).
+    pipelined(
+        vehicles.iter_mut(),
+        &mut (),
+        |_, (_, _, blocks, scratch, _)| {
+            prefetch::slice(blocks.collection());
+            if let Some(scratch) = scratch {
+                prefetch::value(&scratch.inputs.wheels);
+            }
+        },
+        |_, (.., scratch, _)| {
+            for wheel in scratch.iter().flat_map(|s| &s.inputs.wheels) {
+                if let Ok((state, mount, sensors, wheel, suspension)) = wheels.get(wheel.entity) {
+                    prefetch::value(state);
+                    prefetch::value(mount);
+                    prefetch::value(sensors);
+                    prefetch::value(wheel);
+                    if let Some(suspension) = suspension {
+                        prefetch::value(suspension);
+                    }
                 }
             }
-        }
-    }
+        },
+        |_, (transform, velocity, blocks, _, mut telemetry)| {
+            let forward = transform.rotation * Vec3::NEG_Z;
+            let right = transform.rotation * Vec3::X;
+            let up = transform.rotation * Vec3::Y;
+            telemetry.forward_speed = f64::from(velocity.linear.dot(forward));
+            telemetry.lateral_speed = f64::from(velocity.linear.dot(right));
+            telemetry.yaw_rate = f64::from(velocity.angular.dot(up));
+            telemetry.grounded_wheels = 0;
+            telemetry.aligning_torque = 0.0;
+            telemetry.steering_torque = 0.0;
+            // The engine's speed; a motor's where there is no engine (a hybrid's assist motor
+            // does not count over its engine).
+            let mut engine_found = false;
+            for block in blocks.iter() {
+                if let Ok((state, mount, sensors, wheel, suspension)) = wheels.get(block) {
+                    telemetry.grounded_wheels += u32::from(state.grounded);
+                    if mount.steered {
+                        telemetry.aligning_torque += sensors.aligning_torque;
+                        let trail = suspension.map_or(0.0, |s| s.mechanical_trail(wheel.radius));
+                        telemetry.steering_torque +=
+                            sensors.aligning_torque - trail * sensors.force[1];
+                    }
+                } else if let Ok(e) = engines.get(block) {
+                    telemetry.engine_rpm = e.rpm;
+                    engine_found = true;
+                } else if let Ok(m) = motors.get(block) {
+                    if !engine_found {
+                        telemetry.engine_rpm = m.rpm;
+                    }
+                } else if let Ok(g) = gearboxes.get(block) {
+                    telemetry.gear = g.gear;
+                } else if let Ok(a) = automatics.get(block) {
+                    telemetry.gear = a.gear;
+                }
+            }
+        },
+    );
 }
 
 /// Places each wheel entity (a child of its chassis) where the wheel is: raised by the

@@ -23,6 +23,7 @@
 //! | [`graph`] | graph validation and pass order, [`DrivetrainError`] |
 //! | [`curve`] | torque tables and rpm conversions |
 //! | [`plugin`] | [`DrivetrainPlugin`], [`Drivetrain`], [`RegisterBlock`] |
+//! | [`prefetch`] | cache hints for systems that step thousands of vehicles |
 //!
 //! Units are SI throughout (engine speeds in tables and engine settings are in rpm, as spec
 //! sheets give them, and say so). Shaft speeds are signed about each shaft's own positive
@@ -34,7 +35,7 @@ pub mod controls;
 pub mod curve;
 pub mod graph;
 pub mod plugin;
-mod prefetch;
+pub mod prefetch;
 pub mod relations;
 pub mod shaft;
 mod solver;

@@ -952,20 +952,21 @@ fn step_drivetrains(
     if dt <= 0.0 {
         return;
     }
-    let mut step = |mut d: Mut<Drivetrain>| {
-        d.step_with(dt, &mut scratch);
-        // While the vehicle's program is still in cache.
-        sensors.write(&mut d);
-    };
+
     // With thousands of vehicles their data is not in the cache, and the step reads it through
     // pointers the hardware cannot predict. So each vehicle's component starts loading two
     // vehicles before its step, and its boxed cells (whose addresses are in the component)
     // one vehicle before.
     crate::prefetch::pipelined(
         vehicles.iter_mut(),
-        |d| crate::prefetch::value(&**d),
-        |d| d.prefetch(),
-        &mut step,
+        &mut (),
+        |_, d| crate::prefetch::value(&**d),
+        |_, d| d.prefetch(),
+        |_, mut d| {
+            d.step_with(dt, &mut scratch);
+            // While the vehicle's program is still in cache.
+            sensors.write(&mut d);
+        },
     );
 }
 

@@ -1,69 +1,81 @@
 //! Prefetch hints: requests to bring memory into the processor's caches ahead of its use,
-//! which change no value. Stepping thousands of vehicles, the plugin asks for a vehicle's
-//! component two vehicles ahead and for its boxed cells one vehicle ahead ([`pipelined`],
-//! `Drivetrain::prefetch`).
+//! which change no value. Stepping thousands of vehicles, whose data no longer fits the
+//! processor's caches, a system can ask for a vehicle's components two vehicles ahead and for
+//! the memory they point to one vehicle ahead ([`pipelined`]). The drivetrain's step does so
+//! (with [`Drivetrain::prefetch`](crate::Drivetrain::prefetch) for its boxed cells), and so
+//! do the chassis's systems.
 //!
 //! The crate's only `unsafe` code: the SSE prefetch intrinsic, which Rust marks `unsafe`.
 #![allow(unsafe_code)]
 
-/// Asks the processor to load every cache line of `value`.
+/// Asks the processor to load every cache line of `value` (a trait object's too).
 #[inline(always)]
-pub(crate) fn value<T>(value: &T) {
-    slice(core::slice::from_ref(value));
+pub fn value<T: ?Sized>(value: &T) {
+    lines(
+        (value as *const T).cast::<i8>(),
+        core::mem::size_of_val(value),
+    );
 }
 
 /// Asks the processor to load every cache line of `values`.
 #[inline(always)]
-pub(crate) fn slice<T>(values: &[T]) {
+pub fn slice<T>(values: &[T]) {
+    lines(values.as_ptr().cast::<i8>(), core::mem::size_of_val(values));
+}
+
+/// Asks the processor to load the `bytes` bytes from `start`.
+#[inline(always)]
+fn lines(start: *const i8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let start = values.as_ptr().cast::<i8>();
         let mut offset = 0;
-        while offset < core::mem::size_of_val(values) {
+        while offset < bytes {
             // SAFETY: `_mm_prefetch` needs only SSE, which every x86-64 processor has and
             // every `x86_64` Rust target enables. A prefetch reads nothing into the
-            // program and cannot fault, whatever the address; this one lies inside
-            // `values`.
+            // program and cannot fault, whatever the address; this one lies inside the
+            // caller's value.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
             offset += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = values;
+    let _ = (start, bytes);
 }
 
 /// Calls `each` on every item of `items`, in order, two items behind the iteration: `far` on
 /// an item as soon as it is reached, `near` one item later, `each` one item after that. A loop
 /// over many items whose data is not in the cache can so ask for an item's own memory two
 /// iterations before using it (`far`), and for the memory it points to one iteration before
-/// (`near`, when the pointers themselves have arrived).
+/// (`near`, when the pointers themselves have arrived). All three share `context`: the hints
+/// read it (to look up the entities an item names, say), `each` may change it.
 #[inline]
-pub(crate) fn pipelined<T>(
+pub fn pipelined<T, C>(
     items: impl Iterator<Item = T>,
-    far: impl Fn(&T),
-    near: impl Fn(&T),
-    mut each: impl FnMut(T),
+    context: &mut C,
+    far: impl Fn(&C, &T),
+    near: impl Fn(&C, &T),
+    mut each: impl FnMut(&mut C, T),
 ) {
     let mut ahead: Option<T> = None;
     let mut ready: Option<T> = None;
     for item in items {
-        far(&item);
+        far(context, &item);
         if let Some(next) = ahead.replace(item) {
-            near(&next);
+            near(context, &next);
             if let Some(current) = ready.replace(next) {
-                each(current);
+                each(context, current);
             }
         }
     }
     if let Some(next) = ahead {
-        near(&next);
+        near(context, &next);
         if let Some(current) = ready.replace(next) {
-            each(current);
+            each(context, current);
         }
     }
     if let Some(current) = ready {
-        each(current);
+        each(context, current);
     }
 }
 
@@ -75,12 +87,18 @@ mod tests {
     fn pipelined_visits_every_item_once_in_order_after_its_hints() {
         for n in 0..6 {
             let log = core::cell::RefCell::new(Vec::new());
+            let mut eaches = 0;
             pipelined(
                 0..n,
-                |&i| log.borrow_mut().push(("far", i)),
-                |&i| log.borrow_mut().push(("near", i)),
-                |i| log.borrow_mut().push(("each", i)),
+                &mut eaches,
+                |_, &i| log.borrow_mut().push(("far", i)),
+                |_, &i| log.borrow_mut().push(("near", i)),
+                |eaches, i| {
+                    *eaches += 1;
+                    log.borrow_mut().push(("each", i));
+                },
             );
+            assert_eq!(eaches, n);
             let log = log.into_inner();
             for i in 0..n {
                 let at = |what| log.iter().position(|&e| e == (what, i)).unwrap();

@@ -63,6 +63,18 @@ impl core::fmt::Debug for VehicleModules {
 }
 
 impl VehicleModules {
+    /// Asks the processor to start loading the boxed brake, steering and drivetrain modules,
+    /// which every step calls (see [`bevy_vehicle_drivetrain::prefetch`]). A hint only.
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        use bevy_vehicle_drivetrain::prefetch::value;
+        value(&*self.brake);
+        value(&*self.steering);
+        if let Some(drivetrain) = &self.drivetrain {
+            value(&**drivetrain);
+        }
+    }
+
     /// The brake module's name.
     pub fn brake_name(&self) -> &str {
         self.brake.name()

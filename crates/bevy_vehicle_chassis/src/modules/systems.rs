@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::controls::set_if_changed;
+use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use smallvec::SmallVec;
@@ -199,71 +200,93 @@ pub(crate) fn begin_modules(
     values: WheelValues<'_, '_>,
 ) {
     let dt = time.delta_secs_f64();
-    for (
-        transform,
-        velocity,
-        controls,
-        brakes,
-        steering,
-        blocks,
-        mut telemetry,
-        mut modules,
-        mut scratch,
-    ) in &mut vehicles
-    {
-        let (applied, mean) = rate_limited(
-            telemetry.steering,
-            controls.steering(),
-            steering.max_rate.max(0.0),
-            dt,
-        );
-        set_if_changed(&mut telemetry.steering, applied);
+    // Each vehicle's modules and wheel list start loading two vehicles ahead, its modules'
+    // boxes and its wheels one ahead (see `step_vehicles`).
+    pipelined(
+        vehicles.iter_mut(),
+        &mut (),
+        |_, (.., modules, scratch)| {
+            prefetch::value(&**modules);
+            prefetch::value(&scratch.inputs.wheels);
+        },
+        |_, (.., modules, scratch)| {
+            modules.prefetch();
+            for wheel in &scratch.inputs.wheels {
+                if let Ok((sensors, state, suspension)) = values.get(wheel.entity) {
+                    prefetch::value(sensors);
+                    prefetch::value(state);
+                    if let Some(suspension) = suspension {
+                        prefetch::value(suspension);
+                    }
+                }
+            }
+        },
+        |_,
+         (
+            transform,
+            velocity,
+            controls,
+            brakes,
+            steering,
+            blocks,
+            mut telemetry,
+            mut modules,
+            mut scratch,
+        )| {
+            let (applied, mean) = rate_limited(
+                telemetry.steering,
+                controls.steering(),
+                steering.max_rate.max(0.0),
+                dt,
+            );
+            set_if_changed(&mut telemetry.steering, applied);
 
-        let scratch = &mut *scratch;
-        // The wheels themselves (mount, radius, pass-order node) only when they changed
-        // (`note_wheel_changes`); their spin, travel, load and steering angle every step. A
-        // wheel that lost one of its components is gathered again.
-        let current = scratch.wheels_known && gather_values(&mut scratch.inputs, &values);
-        if !current {
-            gather_wheels(&mut scratch.inputs, blocks, &wheels);
-            gather_values(&mut scratch.inputs, &values);
-            scratch.wheels_known = true;
-        }
-        let inputs = &mut scratch.inputs;
-        inputs.position = transform.translation;
-        inputs.rotation = transform.rotation;
-        inputs.linear_velocity = velocity.linear;
-        inputs.angular_velocity = velocity.angular;
-        inputs.command.clone_from(controls);
-        // The wheels hold one angle for the step: the input's mean over it, which a ramp
-        // reaches half a step before its end.
-        inputs.steering_input = mean;
-        inputs.dt = dt;
-        inputs.brakes.clone_from(brakes);
-        inputs.steering.clone_from(steering);
+            let scratch = &mut *scratch;
+            // The wheels themselves (mount, radius, pass-order node) only when they changed
+            // (`note_wheel_changes`); their spin, travel, load and steering angle every step. A
+            // wheel that lost one of its components is gathered again.
+            let current = scratch.wheels_known && gather_values(&mut scratch.inputs, &values);
+            if !current {
+                gather_wheels(&mut scratch.inputs, blocks, &wheels);
+                gather_values(&mut scratch.inputs, &values);
+                scratch.wheels_known = true;
+            }
+            let inputs = &mut scratch.inputs;
+            inputs.position = transform.translation;
+            inputs.rotation = transform.rotation;
+            inputs.linear_velocity = velocity.linear;
+            inputs.angular_velocity = velocity.angular;
+            inputs.command.clone_from(controls);
+            // The wheels hold one angle for the step: the input's mean over it, which a ramp
+            // reaches half a step before its end.
+            inputs.steering_input = mean;
+            inputs.dt = dt;
+            inputs.brakes.clone_from(brakes);
+            inputs.steering.clone_from(steering);
 
-        // The stability control decides once per step, before any module: its brakes are the
-        // brake module's to apply, its drive cut the stage hook's.
-        let mut ctx = inputs.context(0.0);
-        ctx.stability = None;
-        let stability = brakes
-            .stability_control
-            .as_ref()
-            .and_then(|esc| stability_demand(esc, &ctx));
-        ctx.stability = stability;
-        set_if_changed(
-            &mut telemetry.stability_cut,
-            stability.map_or(0.0, |demand| demand.drive_cut),
-        );
-        let modules = &mut *modules;
-        modules.brake.begin_step(&ctx);
-        modules.steering.begin_step(&ctx);
-        if let Some(drivetrain) = &mut modules.drivetrain {
-            drivetrain.begin_step(&ctx);
-        }
-        // For the contexts of the rest of the step.
-        inputs.stability = stability;
-    }
+            // The stability control decides once per step, before any module: its brakes are the
+            // brake module's to apply, its drive cut the stage hook's.
+            let mut ctx = inputs.context(0.0);
+            ctx.stability = None;
+            let stability = brakes
+                .stability_control
+                .as_ref()
+                .and_then(|esc| stability_demand(esc, &ctx));
+            ctx.stability = stability;
+            set_if_changed(
+                &mut telemetry.stability_cut,
+                stability.map_or(0.0, |demand| demand.drive_cut),
+            );
+            let modules = &mut *modules;
+            modules.brake.begin_step(&ctx);
+            modules.steering.begin_step(&ctx);
+            if let Some(drivetrain) = &mut modules.drivetrain {
+                drivetrain.begin_step(&ctx);
+            }
+            // For the contexts of the rest of the step.
+            inputs.stability = stability;
+        },
+    );
 }
 
 /// The vehicle's wheels (the blocks with a mount, a wheel, a pass-order slot, sensors and a
@@ -354,244 +377,269 @@ pub(crate) fn step_vehicles(
         ),
         With<Vehicle>,
     >,
-    mut states: Query<&mut WheelState>,
+    states: Query<&mut WheelState>,
     slots: Query<&BlockSlot>,
-    mut sensors: SensorWriter,
-    mut buffer: Local<Vec<f64>>,
+    sensors: SensorWriter,
+    buffer: Local<Vec<f64>>,
 ) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
         return;
     }
-    for (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready) in &mut vehicles {
-        if !ready {
-            drivetrain.step_with(dt, &mut buffer);
-            sensors.write(&mut drivetrain);
-            continue;
-        }
-        let ModuleScratch {
-            inputs,
-            brakes,
-            angles,
-            drives,
-            module_brakes,
-            traction_brakes,
-            rack,
-            ..
-        } = &mut *scratch;
-        let VehicleModules {
-            brake,
-            steering,
-            drivetrain: drive,
-            report,
-            ..
-        } = &mut *modules;
-        for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
-            // The drivetrain may have been recompiled since the wheels were gathered: a wheel
-            // no longer at its node is looked up again.
-            if drivetrain
-                .runtime::<Wheel>(wheel.entity, wheel.node)
-                .is_none()
-                && let Ok(slot) = slots.get(wheel.entity)
-            {
-                wheel.node = slot.node;
-            }
-            // Each wheel block integrates the contact `probe_ground` measured. Handed over
-            // here, not there: the program is touched once per step, by the step that needs it.
-            if let Ok(state) = states.get(wheel.entity)
-                && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
-            {
-                runtime.contact = WheelContact {
-                    load: state.load,
-                    velocity: state.velocity,
-                    acceleration: state.acceleration,
-                    friction: state.friction,
-                    body_mass_fraction: state.body_mass_fraction,
-                    body_mass: state.body_mass,
-                    displacement: state.displacement,
-                    camber: state.camber,
-                    lateral_coupled: state.body_mass > 0.0,
-                };
-                // The compliance steer, solved with the tire's cornering stiffness as it
-                // stands after the last step.
-                let c = inputs.compliance_steer[i];
-                if c != 0.0 {
-                    let toe = compliance_toe(
-                        c,
-                        inputs.compliance_toe[i],
-                        inputs.lateral_force[i],
-                        runtime.tire.stiffness()[1],
-                    );
-                    inputs.compliance_toe[i] = toe;
-                    inputs.toe[i] += toe;
+    // With thousands of vehicles their data is not in the cache: each vehicle's components
+    // start loading two vehicles before its step, and what they point to (the drivetrain's
+    // boxed cells, the wheels' states) one vehicle before.
+    pipelined(
+        vehicles.iter_mut(),
+        &mut (states, slots, sensors, buffer),
+        |_, (drivetrain, modules, scratch, ..)| {
+            prefetch::value(&**drivetrain);
+            prefetch::value(&**modules);
+            prefetch::value(&scratch.inputs.wheels);
+        },
+        |(states, ..), (drivetrain, modules, scratch, ..)| {
+            drivetrain.prefetch();
+            modules.prefetch();
+            for wheel in &scratch.inputs.wheels {
+                if let Ok(state) = states.get(wheel.entity) {
+                    prefetch::value(state);
                 }
             }
-        }
-        // The body's answer to the tires' side forces within the step (room for a tracked
-        // vehicle's road wheels on the stack).
-        let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
-        drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
-        let count = inputs.wheels.len();
-        for buffer in [
-            &mut *brakes,
-            &mut *angles,
-            &mut *drives,
-            &mut *module_brakes,
-            &mut *traction_brakes,
-        ] {
-            buffer.resize(count, 0.0);
-        }
-        let corrections_before = report.brake_corrections;
-        // Stage-independent modules run at the first stage only; the wheels keep what they
-        // set (see the module docs).
-        let every_stage = brake.every_stage()
-            || steering.every_stage()
-            || drive.as_ref().is_some_and(|d| d.every_stage());
-        let every_substep = brake.every_substep();
-        // The traction control acts on each stage's slips, so it needs every stage.
-        let traction = inputs.brakes.traction_control.clone();
-        let direction = inputs.command.direction();
-        // The speed limiter's share of the drive, once per step.
-        let governed = limiter.map_or(1.0, |l| {
-            l.drive_share(inputs.context(0.0).state.forward_speed())
-        });
-        // The stability control's, set with its brakes (`begin_modules`).
-        let stabilized = 1.0 - telemetry.stability_cut;
-        let mut traction_limit = 1.0;
-        let mut first_stage = true;
-        // While the traction control cuts the drive, finer substeps for this step
-        // (`TractionControl::SUBSTEP_SHARE`).
-        let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
-            drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
-        } else {
-            drivetrain.max_substep
-        };
-        let mut hook = |stage: &mut StageWheels| {
-            let first = first_stage;
-            first_stage = false;
-            inputs.substep = stage.substep();
-            if first {
-                // The wheels have set up their tires for this step's load and surface.
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    if let Some(rt) = stage.wheel_mut(wheel.node) {
-                        inputs.peak_force[i] = rt.peak_force[0];
-                        inputs.peak_slip[i] = rt.peak_slip[0];
-                    }
-                }
+        },
+        |(states, slots, sensors, buffer),
+         (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready)| {
+            if !ready {
+                drivetrain.step_with(dt, buffer);
+                sensors.write(&mut drivetrain);
+                return;
             }
-            if let Some(tc) = &traction {
-                // The largest slip, looking ahead and measured against the tire's peak slip,
-                // of a grounded tire in the direction the gear drives; and the brake on each
-                // tire that spins on past the cut.
-                let mut slip: f64 = 0.0;
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    traction_brakes[i] = 0.0;
-                    if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
-                        let relative =
-                            tc.relative_slip(s * direction, rate * direction, inputs.peak_slip[i]);
-                        slip = slip.max(relative);
-                        traction_brakes[i] = tc.brake_torque(
-                            relative,
-                            inputs.peak_force[i],
-                            wheel.radius,
-                            inputs.brakes.max_torque,
+            let ModuleScratch {
+                inputs,
+                brakes,
+                angles,
+                drives,
+                module_brakes,
+                traction_brakes,
+                rack,
+                ..
+            } = &mut *scratch;
+            let VehicleModules {
+                brake,
+                steering,
+                drivetrain: drive,
+                report,
+                ..
+            } = &mut *modules;
+            for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
+                // The drivetrain may have been recompiled since the wheels were gathered: a wheel
+                // no longer at its node is looked up again.
+                if drivetrain
+                    .runtime::<Wheel>(wheel.entity, wheel.node)
+                    .is_none()
+                    && let Ok(slot) = slots.get(wheel.entity)
+                {
+                    wheel.node = slot.node;
+                }
+                // Each wheel block integrates the contact `probe_ground` measured. Handed over
+                // here, not there: the program is touched once per step, by the step that needs it.
+                if let Ok(state) = states.get(wheel.entity)
+                    && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
+                {
+                    runtime.contact = WheelContact {
+                        load: state.load,
+                        velocity: state.velocity,
+                        acceleration: state.acceleration,
+                        friction: state.friction,
+                        body_mass_fraction: state.body_mass_fraction,
+                        body_mass: state.body_mass,
+                        displacement: state.displacement,
+                        camber: state.camber,
+                        lateral_coupled: state.body_mass > 0.0,
+                    };
+                    // The compliance steer, solved with the tire's cornering stiffness as it
+                    // stands after the last step.
+                    let c = inputs.compliance_steer[i];
+                    if c != 0.0 {
+                        let toe = compliance_toe(
+                            c,
+                            inputs.compliance_toe[i],
+                            inputs.lateral_force[i],
+                            runtime.tire.stiffness()[1],
                         );
-                    }
-                }
-                traction_limit = tc.drive_limit(slip);
-            }
-            if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
-                stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
-            }
-            // Per-substep decisions, at the state committed at the substep's start.
-            let decides = every_substep && stage.starts_substep();
-            // The modules see this stage's wheel spins (gathered once for both calls).
-            if decides || every_stage || first {
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    if let Some(s) = stage.spin(wheel.node) {
-                        inputs.spin[i] = s;
+                        inputs.compliance_toe[i] = toe;
+                        inputs.toe[i] += toe;
                     }
                 }
             }
-            let changed = decides && brake.begin_substep(&inputs.context(stage.time()));
-            if !(every_stage || first || changed) {
-                if traction.is_some() {
+            // The body's answer to the tires' side forces within the step (room for a tracked
+            // vehicle's road wheels on the stack).
+            let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
+            drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
+            let count = inputs.wheels.len();
+            for buffer in [
+                &mut *brakes,
+                &mut *angles,
+                &mut *drives,
+                &mut *module_brakes,
+                &mut *traction_brakes,
+            ] {
+                buffer.resize(count, 0.0);
+            }
+            let corrections_before = report.brake_corrections;
+            // Stage-independent modules run at the first stage only; the wheels keep what they
+            // set (see the module docs).
+            let every_stage = brake.every_stage()
+                || steering.every_stage()
+                || drive.as_ref().is_some_and(|d| d.every_stage());
+            let every_substep = brake.every_substep();
+            // The traction control acts on each stage's slips, so it needs every stage.
+            let traction = inputs.brakes.traction_control.clone();
+            let direction = inputs.command.direction();
+            // The speed limiter's share of the drive, once per step.
+            let governed = limiter.map_or(1.0, |l| {
+                l.drive_share(inputs.context(0.0).state.forward_speed())
+            });
+            // The stability control's, set with its brakes (`begin_modules`).
+            let stabilized = 1.0 - telemetry.stability_cut;
+            let mut traction_limit = 1.0;
+            let mut first_stage = true;
+            // While the traction control cuts the drive, finer substeps for this step
+            // (`TractionControl::SUBSTEP_SHARE`).
+            let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
+                drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
+            } else {
+                drivetrain.max_substep
+            };
+            let mut hook = |stage: &mut StageWheels| {
+                let first = first_stage;
+                first_stage = false;
+                inputs.substep = stage.substep();
+                if first {
+                    // The wheels have set up their tires for this step's load and surface.
                     for (i, wheel) in inputs.wheels.iter().enumerate() {
                         if let Some(rt) = stage.wheel_mut(wheel.node) {
-                            rt.brake = module_brakes[i] + traction_brakes[i];
+                            inputs.peak_force[i] = rt.peak_force[0];
+                            inputs.peak_slip[i] = rt.peak_slip[0];
                         }
                     }
                 }
-                return;
+                if let Some(tc) = &traction {
+                    // The largest slip, looking ahead and measured against the tire's peak slip,
+                    // of a grounded tire in the direction the gear drives; and the brake on each
+                    // tire that spins on past the cut.
+                    let mut slip: f64 = 0.0;
+                    for (i, wheel) in inputs.wheels.iter().enumerate() {
+                        traction_brakes[i] = 0.0;
+                        if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
+                            let relative = tc.relative_slip(
+                                s * direction,
+                                rate * direction,
+                                inputs.peak_slip[i],
+                            );
+                            slip = slip.max(relative);
+                            traction_brakes[i] = tc.brake_torque(
+                                relative,
+                                inputs.peak_force[i],
+                                wheel.radius,
+                                inputs.brakes.max_torque,
+                            );
+                        }
+                    }
+                    traction_limit = tc.drive_limit(slip);
+                }
+                if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
+                    stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
+                }
+                // Per-substep decisions, at the state committed at the substep's start.
+                let decides = every_substep && stage.starts_substep();
+                // The modules see this stage's wheel spins (gathered once for both calls).
+                if decides || every_stage || first {
+                    for (i, wheel) in inputs.wheels.iter().enumerate() {
+                        if let Some(s) = stage.spin(wheel.node) {
+                            inputs.spin[i] = s;
+                        }
+                    }
+                }
+                let changed = decides && brake.begin_substep(&inputs.context(stage.time()));
+                if !(every_stage || first || changed) {
+                    if traction.is_some() {
+                        for (i, wheel) in inputs.wheels.iter().enumerate() {
+                            if let Some(rt) = stage.wheel_mut(wheel.node) {
+                                rt.brake = module_brakes[i] + traction_brakes[i];
+                            }
+                        }
+                    }
+                    return;
+                }
+                let ctx = inputs.context(stage.time());
+                // Every module of the stage first, then one pass over the wheels.
+                brakes.fill(0.0);
+                brake.wheel_torques(&ctx, brakes);
+                angles.fill(0.0);
+                *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
+                drives.fill(0.0);
+                if let Some(drive) = drive {
+                    drive.wheel_torques(&ctx, drives);
+                }
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    let Some(rt) = stage.wheel_mut(wheel.node) else {
+                        continue;
+                    };
+                    let torque = finite_or(brakes[i], 0.0, report);
+                    if torque * inputs.spin[i] > 0.0 {
+                        report.brake_corrections += 1;
+                    }
+                    module_brakes[i] = torque.abs();
+                    rt.brake = module_brakes[i] + traction_brakes[i];
+                    let probe = inputs.probe_angle[i];
+                    rt.set_steer(finite_or(angles[i] + inputs.toe[i], probe, report) - probe);
+                    if drive.is_some() {
+                        rt.drive = finite_or(drives[i], 0.0, report);
+                    }
+                }
+            };
+            drivetrain.step_hooked_within(dt, max_substep, buffer, &mut hook);
+            if corrections_before == 0 && report.brake_corrections > 0 {
+                warn!(
+                    "brake module '{}' returned torques that would drive a wheel; they are applied \
+                 against the spin instead (counted in ModuleReport::brake_corrections)",
+                    brake.name()
+                );
             }
-            let ctx = inputs.context(stage.time());
-            // Every module of the stage first, then one pass over the wheels.
-            brakes.fill(0.0);
-            brake.wheel_torques(&ctx, brakes);
-            angles.fill(0.0);
-            *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
-            drives.fill(0.0);
-            if let Some(drive) = drive {
-                drive.wheel_torques(&ctx, drives);
-            }
+            // While the vehicle's program is still in cache.
+            sensors.write(&mut drivetrain);
+            set_if_changed(&mut telemetry.rack_travel, *rack);
+            set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
+            set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
+
+            // Each wheel ends the step at its last stage's angle: its heading, and the velocity
+            // measured in the tire frame, turn with it.
             for (i, wheel) in inputs.wheels.iter().enumerate() {
-                let Some(rt) = stage.wheel_mut(wheel.node) else {
+                let Some((turn, brake)) = drivetrain
+                    .runtime::<Wheel>(wheel.entity, wheel.node)
+                    .map(|rt| (rt.steer(), rt.brake))
+                else {
                     continue;
                 };
-                let torque = finite_or(brakes[i], 0.0, report);
-                if torque * inputs.spin[i] > 0.0 {
-                    report.brake_corrections += 1;
+                let Ok(mut state) = states.get_mut(wheel.entity) else {
+                    continue;
+                };
+                set_if_changed(&mut state.brake_torque, brake);
+                set_if_changed(&mut state.toe, inputs.toe[i]);
+                let angle = inputs.probe_angle[i] + turn;
+                if turn == 0.0 {
+                    set_if_changed(&mut state.steer_angle, angle);
+                    continue;
                 }
-                module_brakes[i] = torque.abs();
-                rt.brake = module_brakes[i] + traction_brakes[i];
-                let probe = inputs.probe_angle[i];
-                rt.set_steer(finite_or(angles[i] + inputs.toe[i], probe, report) - probe);
-                if drive.is_some() {
-                    rt.drive = finite_or(drives[i], 0.0, report);
-                }
+                state.steer_angle = angle;
+                state.heading = Quat::from_axis_angle(state.normal, turn as f32) * state.heading;
+                let (s, c) = turn.sin_cos();
+                let rotate = |[x, y]: [f64; 2]| [x * c + y * s, y * c - x * s];
+                state.velocity = rotate(state.velocity);
+                state.acceleration = rotate(state.acceleration);
             }
-        };
-        drivetrain.step_hooked_within(dt, max_substep, &mut buffer, &mut hook);
-        if corrections_before == 0 && report.brake_corrections > 0 {
-            warn!(
-                "brake module '{}' returned torques that would drive a wheel; they are applied \
-                 against the spin instead (counted in ModuleReport::brake_corrections)",
-                brake.name()
-            );
-        }
-        // While the vehicle's program is still in cache.
-        sensors.write(&mut drivetrain);
-        set_if_changed(&mut telemetry.rack_travel, *rack);
-        set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
-        set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
-
-        // Each wheel ends the step at its last stage's angle: its heading, and the velocity
-        // measured in the tire frame, turn with it.
-        for (i, wheel) in inputs.wheels.iter().enumerate() {
-            let Some((turn, brake)) = drivetrain
-                .runtime::<Wheel>(wheel.entity, wheel.node)
-                .map(|rt| (rt.steer(), rt.brake))
-            else {
-                continue;
-            };
-            let Ok(mut state) = states.get_mut(wheel.entity) else {
-                continue;
-            };
-            set_if_changed(&mut state.brake_torque, brake);
-            set_if_changed(&mut state.toe, inputs.toe[i]);
-            let angle = inputs.probe_angle[i] + turn;
-            if turn == 0.0 {
-                set_if_changed(&mut state.steer_angle, angle);
-                continue;
-            }
-            state.steer_angle = angle;
-            state.heading = Quat::from_axis_angle(state.normal, turn as f32) * state.heading;
-            let (s, c) = turn.sin_cos();
-            let rotate = |[x, y]: [f64; 2]| [x * c + y * s, y * c - x * s];
-            state.velocity = rotate(state.velocity);
-            state.acceleration = rotate(state.acceleration);
-        }
-    }
+        },
+    );
 }
 
 #[cfg(test)]
