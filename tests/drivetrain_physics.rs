@@ -1066,6 +1066,39 @@ fn a_held_track_lets_go_when_the_drive_beats_its_brakes() {
     }
 }
 
+/// A wheel whose brake is let off is no longer held, even with nothing turning it: its
+/// sensors say so, and a torque that comes later turns it from the first step
+/// (`α = T / J`, to 1e-9).
+#[test]
+fn a_released_brake_holds_nothing() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "wheel", 4);
+    let braked = Wheel {
+        brake_torque: 30.0,
+        ..wheel(1.5, WheelLoad::Torque(0.0))
+    };
+    let w = spawn_block(&mut app, car, "wheel", braked, None);
+    tick(&mut app, 2);
+    assert!(
+        get::<WheelSensors>(&app, w).held,
+        "the brake holds the wheel"
+    );
+    set::<Wheel>(&mut app, w, |w| w.brake_torque = 0.0);
+    tick(&mut app, 1);
+    assert!(
+        !get::<WheelSensors>(&app, w).held,
+        "released, with no torque on it"
+    );
+    set::<Wheel>(&mut app, w, |w| w.load = WheelLoad::Torque(3.0));
+    tick(&mut app, 1);
+    let expected = 3.0 / 1.5 * fixed_dt(&app);
+    let speed = get::<WheelSensors>(&app, w).speed;
+    assert!(
+        rel(speed, expected) < 1e-9,
+        "{speed} rad/s against {expected}"
+    );
+}
+
 /// A direct-drive motor delivers its peak torque below base speed and its peak power above,
 /// in both directions.
 #[test]

@@ -1392,7 +1392,9 @@ impl Block for Wheel {
             BrakeMode::Held => {
                 let drive = shafts.input.map_or(0.0, |s| s.down.torque);
                 let net = drive + self.road_torque(rt, state, None);
-                if net.abs() > capacity {
+                // A brake let off holds nothing, even with no torque on the wheel (an exactly
+                // balanced one would otherwise stay held, and say so, until round-off moved it).
+                if capacity == 0.0 || net.abs() > capacity {
                     rt.mode = BrakeMode::Rolling {
                         direction: sign(net),
                     };
