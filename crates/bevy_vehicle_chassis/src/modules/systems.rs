@@ -388,7 +388,7 @@ pub(crate) fn step_vehicles(
     }
     // With thousands of vehicles their data is not in the cache: each vehicle's components
     // start loading two vehicles before its step, and what they point to (the drivetrain's
-    // boxed cells, the wheels' states) one vehicle before.
+    // boxed cells, the modules' boxes, the wheels' states) one vehicle before.
     pipelined(
         vehicles.iter_mut(),
         &mut (states, slots, sensors, buffer),
