@@ -1099,6 +1099,59 @@ fn a_released_brake_holds_nothing() {
     );
 }
 
+/// A clutch that locked at rest and is then opened (pedal down) couples nothing, even with
+/// no torque through it: its sensors say it slips, and a torque on the motor then turns the
+/// motor alone (`α = T / J_motor`, to 1e-9) and leaves the load still.
+#[test]
+fn an_opened_clutch_couples_nothing() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(
+        &mut app,
+        car,
+        "motor",
+        Motor {
+            command: 0.0,
+            ..constant_torque_motor(2.0, 0.25)
+        },
+        None,
+    );
+    let clutch = spawn_block(
+        &mut app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: 100.0,
+            engagement: 1.0,
+            automatic: None,
+        },
+        Some((motor, Port::OUT)),
+    );
+    let load = spawn_block(
+        &mut app,
+        car,
+        "load",
+        wheel(5.0, WheelLoad::None),
+        Some((clutch, Port::OUT)),
+    );
+    tick(&mut app, 2);
+    assert!(get::<ClutchSensors>(&app, clutch).locked, "locked at rest");
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 0.0);
+    tick(&mut app, 1);
+    assert!(
+        !get::<ClutchSensors>(&app, clutch).locked,
+        "opened, with nothing through it"
+    );
+    set::<Motor>(&mut app, motor, |m| m.command = 1.0);
+    tick(&mut app, 1);
+    let expected = 2.0 / 0.25 * fixed_dt(&app);
+    let (spun, still) = (state(&app, car, motor)[0], state(&app, car, load)[1]);
+    assert!(
+        rel(spun, expected) < 1e-9 && still == 0.0,
+        "motor {spun} rad/s (expected {expected}), load {still} rad/s"
+    );
+}
+
 /// A direct-drive motor delivers its peak torque below base speed and its peak power above,
 /// in both directions.
 #[test]

@@ -111,9 +111,10 @@ impl ClutchMode {
     /// per substep after the first stage. Shared by every friction coupling (a [`Clutch`], a
     /// torque converter's lock-up clutch).
     ///
-    /// A locked coupling slips once the torque through it exceeds its capacity. A slipping
-    /// one locks when the slip reverses within the substep (or there is none), and locks
-    /// onto a free output, which simply follows. Returns how the stage functions changed, or
+    /// A locked coupling slips once the torque through it exceeds its capacity, or as soon as
+    /// it has none (an open clutch, pedal down). A slipping one locks when the slip reverses
+    /// within the substep (or there is none), and locks onto a free output, which simply
+    /// follows. Returns how the stage functions changed, or
     /// `None` when an open coupling (no capacity) only tracked the slip direction.
     pub(crate) fn update(
         &mut self,
@@ -123,8 +124,11 @@ impl ClutchMode {
     ) -> Option<ModeChange> {
         Some(match *self {
             ClutchMode::Locked => {
-                // The torque a locked coupling must carry is what flows through it.
-                if input.torque.abs() > capacity {
+                // The torque a locked coupling must carry is what flows through it. An open one
+                // (no capacity) carries nothing, even with no torque through it, unless its
+                // output is free and simply follows.
+                let opened = capacity == 0.0 && load.speed().is_some();
+                if opened || input.torque.abs() > capacity {
                     *self = ClutchMode::Slipping {
                         direction: sign(input.torque),
                     };
