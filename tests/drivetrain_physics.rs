@@ -319,36 +319,35 @@ fn limited_slip_transition_under_growing_load() {
     assert!(w2 > 1.1 * w1, "{w1} {w2}");
 }
 
+/// A `motor` → engaged clutch of `capacity` (N·m) → `load` chain on one vehicle at 60 Hz with
+/// 4 substeps: the app, the vehicle and its three blocks.
+fn motor_clutch_wheel(motor: Motor, capacity: f64, load: Wheel) -> (App, Entity, [Entity; 3]) {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(&mut app, car, "motor", motor, None);
+    let clutch = spawn_block(
+        &mut app,
+        car,
+        "clutch",
+        Clutch {
+            max_torque: capacity,
+            engagement: 1.0,
+            automatic: None,
+        },
+        Some((motor, Port::OUT)),
+    );
+    let load = spawn_block(&mut app, car, "load", load, Some((clutch, Port::OUT)));
+    (app, car, [motor, clutch, load])
+}
+
 #[test]
 fn locked_clutch_makes_one_inertia_and_slipping_clutch_transmits_capacity() {
     let (t, j_motor, j_wheel) = (80.0, 0.3, 1.7);
     for capacity in [1000.0, 30.0] {
-        let mut app = create_app(60.0);
-        let car = spawn_vehicle(&mut app, "car", 4);
-        let motor = spawn_block(
-            &mut app,
-            car,
-            "motor",
+        let (mut app, car, [motor, clutch, w]) = motor_clutch_wheel(
             constant_torque_motor(t, j_motor),
-            None,
-        );
-        let clutch = spawn_block(
-            &mut app,
-            car,
-            "clutch",
-            Clutch {
-                max_torque: capacity,
-                engagement: 1.0,
-                automatic: None,
-            },
-            Some((motor, Port::OUT)),
-        );
-        let w = spawn_block(
-            &mut app,
-            car,
-            "wheel",
+            capacity,
             wheel(j_wheel, WheelLoad::None),
-            Some((clutch, Port::OUT)),
         );
         tick(&mut app, 60);
         let s = get::<ClutchSensors>(&app, clutch);
@@ -1104,35 +1103,13 @@ fn a_released_brake_holds_nothing() {
 /// motor alone (`α = T / J_motor`, to 1e-9) and leaves the load still.
 #[test]
 fn an_opened_clutch_couples_nothing() {
-    let mut app = create_app(60.0);
-    let car = spawn_vehicle(&mut app, "car", 4);
-    let motor = spawn_block(
-        &mut app,
-        car,
-        "motor",
+    let (mut app, car, [motor, clutch, load]) = motor_clutch_wheel(
         Motor {
             command: 0.0,
             ..constant_torque_motor(2.0, 0.25)
         },
-        None,
-    );
-    let clutch = spawn_block(
-        &mut app,
-        car,
-        "clutch",
-        Clutch {
-            max_torque: 100.0,
-            engagement: 1.0,
-            automatic: None,
-        },
-        Some((motor, Port::OUT)),
-    );
-    let load = spawn_block(
-        &mut app,
-        car,
-        "load",
+        100.0,
         wheel(5.0, WheelLoad::None),
-        Some((clutch, Port::OUT)),
     );
     tick(&mut app, 2);
     assert!(get::<ClutchSensors>(&app, clutch).locked, "locked at rest");
