@@ -437,8 +437,24 @@ fn builder_errors_name_the_vehicle_and_the_path() {
     assert_eq!(
         builder_error(|b| b.body_center.y = -0.1),
         "vehicle 'car': setting `body_center.y` puts the body's box on the ground: its bottom \
-         lies at -0.4 m, the ground at -0.316 m (the wheel centres' height less their radius, at \
-         design ride height), so the vehicle would rest on its body with its wheels hanging"
+         lies at -0.400 m, the ground under its front end at -0.316 m (the line through the \
+         wheels' lowest points at design ride height), so the vehicle would rest on its body \
+         with its wheels hanging"
+    );
+    // Above both wheels' lowest points, the box is tilted onto the road by rear wheels 0.5 m
+    // larger than the front ones: under its front end the road lies 0.04 m above its bottom.
+    assert_eq!(
+        builder_error(|b| {
+            b.rear_wheel = Some(WheelSpec {
+                radius: 0.816,
+                ..b.wheel.clone()
+            });
+            b.body_center.y = 0.1;
+        }),
+        "vehicle 'car': setting `body_center.y` puts the body's box on the ground: its bottom \
+         lies at -0.200 m, the ground under its front end at -0.162 m (the line through the \
+         wheels' lowest points at design ride height), so the vehicle would rest on its body \
+         with its wheels hanging"
     );
     assert_eq!(
         builder_error(|b| b.track = f32::NAN),

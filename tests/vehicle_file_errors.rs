@@ -983,7 +983,26 @@ fn cases() -> Vec<Case> {
             VEHICLE,
             ("body_center: (0.0, -0.1, 0.0)", "-0.1"),
             "chassis.body_center[1]",
-            "puts the body's box on the ground: its bottom lies at -0.55 m, the ground at -0.31 m",
+            "puts the body's box on the ground: its bottom lies at -0.550 m, the ground under its \
+             front end at -0.313 m",
+        ),
+        case(
+            "a raised axle that tilts the body's box onto the ground",
+            vec![Replace(VEHICLE, "z: -1.3,", "z: -1.3, height: 0.3,")],
+            VEHICLE,
+            ("body_center: (0.0, 0.4, 0.0)", "0.4"),
+            "chassis.body_center[1]",
+            "puts the body's box on the ground: its bottom lies at -0.050 m, the ground under its \
+             front end at 0.079 m (the line through the wheels' lowest points",
+        ),
+        case(
+            "axles listed back to front",
+            vec![Replace(VEHICLE, "z: -1.3,", "z: 1.4,")],
+            VEHICLE,
+            ("z: 1.3", "1.3"),
+            "axles[1].z",
+            "must lie behind axles[0] (z = 1.4 m): the axles are listed from front to back, and \
+             −Z is forward, got 1.3",
         ),
         case(
             "an abbreviated field name",

@@ -84,19 +84,31 @@ impl VehicleDescription {
             axle.validate()
                 .map_err(|e| e.within(&format!("axles[{i}]")))?;
         }
-        let ground = self
+        for (i, pair) in self.axles.windows(2).enumerate() {
+            // Both finite: each axle was checked above.
+            if pair[1].z <= pair[0].z {
+                return Err(ChassisError::new(
+                    format!("axles[{}].z", i + 1),
+                    format!(
+                        "must lie behind axles[{i}] (z = {} m): the axles are listed from front \
+                         to back, and −Z is forward, got {}",
+                        pair[0].z, pair[1].z
+                    ),
+                ));
+            }
+        }
+        let grounds: Vec<[f32; 2]> = self
             .axles
             .iter()
-            .map(|a| a.height - a.wheel.radius as f32)
-            .fold(f32::INFINITY, f32::min);
+            .map(|a| [a.z, a.height - a.wheel.radius as f32])
+            .collect();
         let c = &self.chassis;
-        if ground.is_finite() {
-            body_clearance(
-                "chassis.body_center[1]",
-                c.body_center[1] - c.body_half_extents[1],
-                ground,
-            )?;
-        }
+        body_clearance(
+            "chassis.body_center[1]",
+            c.body_center[1] - c.body_half_extents[1],
+            [-1.0, 1.0].map(|side| c.body_center[2] + side * c.body_half_extents[2]),
+            &grounds,
+        )?;
         self.topology
             .validate(&self.blocks)
             .map_err(|e| e.within("topology"))?;

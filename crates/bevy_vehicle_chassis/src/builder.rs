@@ -316,11 +316,12 @@ impl CarBuilder {
         if let Some(rear) = &self.rear_wheel {
             rear.validate().map_err(|e| e.within("rear_wheel"))?;
         }
-        let radius = self.wheel_spec(0).radius.max(self.wheel_spec(1).radius) as f32;
+        let ground = |axle: usize| self.wheel_height - self.wheel_spec(axle).radius as f32;
         crate::error::body_clearance(
             "body_center.y",
             self.body_center.y - self.body_half_extents.y,
-            self.wheel_height - radius,
+            [-1.0, 1.0].map(|side| self.body_center.z + side * self.body_half_extents.z),
+            &[[self.front_axle, ground(0)], [self.rear_axle, ground(1)]],
         )?;
         // The suspensions as spawned, with their static preload.
         for axle in 0..2 {

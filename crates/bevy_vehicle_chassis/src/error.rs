@@ -199,23 +199,50 @@ pub(crate) fn each_axis(
     Ok(())
 }
 
-/// Checks that a vehicle's body box clears the ground when it stands at its design ride
-/// height: its bottom, `body_bottom` (m, chassis frame: the box's centre less its half height),
-/// above `ground` (m, chassis frame: the lowest wheel centre less that wheel's radius).
-/// A box that reaches the ground holds the vehicle up on its body, its wheels hanging.
-/// The error names `field`.
-pub fn body_clearance(field: &str, body_bottom: f32, ground: f32) -> Result<(), ChassisError> {
-    if body_bottom > ground {
+/// Checks that a vehicle's body box clears the road when it stands at its design ride
+/// height. In the chassis frame the road is the line through the lowest points of the
+/// front-most and the rear-most wheels: `grounds` holds each axle's `[z, y]` (m: the axle's
+/// Z, and its wheel centres' height less their radius); with one axle the road is level at
+/// it. The box's bottom, `body_bottom` (m: its centre less its half height), must lie above
+/// that line under both of its ends, at Z `body_ends` (m: its centre less and plus its half
+/// length). A box that reaches the road holds the vehicle up on its body, its wheels hanging;
+/// so does one that only its tilt brings down, as between a raised axle and a lowered one or
+/// small front wheels and large rear ones. The error names `field`.
+pub fn body_clearance(
+    field: &str,
+    body_bottom: f32,
+    body_ends: [f32; 2],
+    grounds: &[[f32; 2]],
+) -> Result<(), ChassisError> {
+    let by_z = |a: &&[f32; 2], b: &&[f32; 2]| a[0].total_cmp(&b[0]);
+    let (Some(front), Some(rear)) = (grounds.iter().min_by(by_z), grounds.iter().max_by(by_z))
+    else {
         return Ok(());
+    };
+    let road = |z: f32| {
+        if rear[0] > front[0] {
+            front[1] + (z - front[0]) * (rear[1] - front[1]) / (rear[0] - front[0])
+        } else {
+            front[1].min(rear[1])
+        }
+    };
+    for (end, z) in ["front", "rear"].into_iter().zip(body_ends) {
+        let ground = road(z);
+        // Also refuses a bottom or a road that is not a number.
+        if body_bottom > ground {
+            continue;
+        }
+        return Err(ChassisError::new(
+            field,
+            format!(
+                "puts the body's box on the ground: its bottom lies at {body_bottom:.3} m, the \
+                 ground under its {end} end at {ground:.3} m (the line through the wheels' lowest \
+                 points at design ride height), so the vehicle would rest on its body with its \
+                 wheels hanging"
+            ),
+        ));
     }
-    Err(ChassisError::new(
-        field,
-        format!(
-            "puts the body's box on the ground: its bottom lies at {body_bottom} m, the ground at \
-             {ground} m (the wheel centres' height less their radius, at design ride height), \
-             so the vehicle would rest on its body with its wheels hanging"
-        ),
-    ))
+    Ok(())
 }
 
 /// Checks a spawn transform: a finite translation (m), a scale greater than 0 on each axis
