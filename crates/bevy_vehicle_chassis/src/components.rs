@@ -667,8 +667,9 @@ impl Default for StabilityControl {
 /// At the start of every drivetrain substep, at each wheel, the pedal's torque is limited to
 /// `peak_share` of what the
 /// tire can pass at its load on this road (its peak longitudinal force times the wheel's
-/// radius, [`ModuleContext::peak_force`](crate::modules::ModuleContext::peak_force)): an
-/// ideal ABS, which finds the peak as a real one does by cycling its valves, without the
+/// radius, [`ModuleContext::peak_force`](crate::modules::ModuleContext::peak_force)), plus
+/// what the wheel's own inertia takes to slow with the car (its moment of inertia times the
+/// deceleration of its centre over the last step, over its radius): an ideal ABS, which finds the peak as a real one does by cycling its valves, without the
 /// cycles. Where the tire has less to give than that (it is also cornering hard, or the road
 /// changed), the wheel's slip grows: past `release_slip` the ABS lowers that wheel's limit,
 /// all the way to nothing at twice that slip, so that the wheel settles where its tire holds

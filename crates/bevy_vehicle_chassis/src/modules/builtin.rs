@@ -230,10 +230,19 @@ impl BuiltinBrakes {
         }
     }
 
-    /// Wheel `i`'s pedal torque (N·m) capped at the granted share of what its tire passes at
-    /// its peak force `peak` (N): `peak_share · peak · radius · grant`.
+    /// Wheel `i`'s pedal torque (N·m) capped at the granted share of what holds its tire at
+    /// `peak_share` of its peak force `peak` (N) while the wheel slows with the ground:
+    /// `grant · (peak_share · peak · radius + inertia · deceleration / radius)`, with the
+    /// deceleration of the wheel's centre over the last step (m/s², ≥ 0). The brake slows the
+    /// wheel's own inertia as well as the car: capped at the tire's share alone, a 50 kg kart
+    /// on 1.2 kg·m² wheels braked on half its tires' grip and stopped longer than on locked
+    /// wheels.
     fn limited(&self, abs: &AntiLock, ctx: &ModuleContext, i: usize, peak: f64) -> f64 {
-        self.pedal[i].min(abs.peak_share * peak * ctx.wheels[i].radius * self.grant[i])
+        let wheel = &ctx.wheels[i];
+        let deceleration = (-self.speed_rate[i] * self.speed[i].signum()).max(0.0);
+        let tire = abs.peak_share * peak * wheel.radius;
+        let inertia = wheel.inertia.max(0.0) * deceleration / wheel.radius;
+        self.pedal[i].min((tire + inertia) * self.grant[i])
     }
 }
 

@@ -14,6 +14,9 @@ pub struct ModuleWheel {
     pub mount: WheelMount,
     /// Rolling radius (m).
     pub radius: f64,
+    /// The wheel's own moment of inertia about its axle (kg·m²), without what the drivetrain
+    /// behind it adds.
+    pub inertia: f64,
     /// Its position in the drivetrain's pass order.
     pub(crate) node: u32,
 }

@@ -299,6 +299,7 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
                 entity: block,
                 mount: mount.clone(),
                 radius: wheel.radius,
+                inertia: wheel.inertia,
                 node: slot.node,
             });
         }
