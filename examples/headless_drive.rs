@@ -20,7 +20,8 @@
 //! The run prints the 0–100 km/h time, the top speed, and for every time the program brakes the
 //! distance covered from the pedal going down to standstill (or to the pedal coming up, with
 //! the speed then); it exits with status 1 if the
-//! simulation ever leaves the finite numbers, 2 on a bad file or argument.
+//! simulation ever leaves the finite numbers, 2 on a bad file or argument or a chassis the
+//! plugin refused (a body sprung too stiffly for the fixed step, say).
 
 use std::path::PathBuf;
 
@@ -758,6 +759,14 @@ fn main() {
         }
     }
     std::fs::write(&args.csv, csv).unwrap_or_else(|e| fail(format!("{}: {e}", args.csv.display())));
+    if let Some(error) = app
+        .world()
+        .get::<ChassisStatus>(car)
+        .and_then(ChassisStatus::error)
+    {
+        eprintln!("{}: the chassis was refused: {error}", description.name);
+        std::process::exit(2);
+    }
     let status = match app.world().get::<Drivetrain>(car).unwrap().status() {
         DrivetrainStatus::Invalid(error) => format!("drivetrain stopped: {error}"),
         other => format!("drivetrain {other:?}"),

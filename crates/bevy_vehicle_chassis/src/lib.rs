@@ -61,7 +61,7 @@ pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{
     ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems, fixed_step_warning,
 };
-pub use validation::ChassisStatus;
+pub use validation::{ChassisStatus, MAX_BODY_MODE_PER_STEP};
 pub use vehicle::Vehicle;
 
 /// The checks the chassis's settings go through, with the unit in each message (`must be

@@ -9,7 +9,8 @@ use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::body_mass::BodyMass;
 use crate::components::{
-    Aerodynamics, AntiRollBars, Brakes, SpeedLimiter, Steering, Suspension, WheelMount, WheelState,
+    Aerodynamics, AntiRollBars, Brakes, Side, SpeedLimiter, Steering, Suspension, WheelMount,
+    WheelState,
 };
 use crate::error::{ChassisError, each_axis, finite, non_negative, positive};
 use crate::vehicle::Vehicle;
@@ -23,7 +24,10 @@ use crate::vehicle::Vehicle;
 /// ([`ColliderMassProperties`], [`AdditionalMassProperties`], and the mass and principal
 /// inertias above 0 they and the body's colliders add up to, `body.mass` and
 /// `body.principal_inertia`: Rapier holds a body without them still); on each wheel block
-/// carrying a [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius. And at the
+/// carrying a [`WheelMount`], the mount, its [`Suspension`] and the wheel's radius; and that
+/// the fixed step can follow the body on its springs (the stiffest of its heave, pitch and
+/// roll on the suspension springs and anti-roll bars within [`MAX_BODY_MODE_PER_STEP`], checked
+/// again whenever the fixed step changes; past 1.4 it warns). And at the
 /// start of every step, the body's state as Rapier is about to be handed it: its
 /// `Transform`, [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with
 /// a scale above 0 (an impulse that is not finite is discarded, so the vehicle runs again at
@@ -258,6 +262,104 @@ pub(crate) struct WheelParts {
     state: Option<&'static mut WheelState>,
 }
 
+/// The most a fixed step of `dt` lets the body's stiffest motion on its springs turn,
+/// `ω·dt` (rad): [`ChassisPlugin`](crate::ChassisPlugin) refuses a vehicle past it. Rapier
+/// moves the body once per step under the spring forces of the step's start, so a mode past
+/// `ω·dt = 2` is not held but driven by its springs, and grows without bound (an undamped
+/// spring held over each step diverges there; damping brings the limit lower still). The
+/// shipped vehicles reach 0.80–1.05 at 15 Hz (the tracked excavator 1.35); cars whose
+/// stiffest mode passed about 1.2 already stopped and accelerated differently from the same
+/// car at a finer step (see `docs/known_gaps.md`): past 1.4 the plugin accepts the vehicle
+/// with a warning.
+pub const MAX_BODY_MODE_PER_STEP: f64 = 2.0;
+
+/// `ω·dt` (rad) past which an accepted vehicle's stiffest body mode is warned about: its
+/// results differ from a finer step's (see [`MAX_BODY_MODE_PER_STEP`]).
+const WARN_BODY_MODE_PER_STEP: f64 = 1.4;
+
+/// The angular frequency (rad/s) of the stiffest of the body's small motions on its
+/// suspension springs and anti-roll bars: heave, pitch about X and roll about Z through its
+/// centre of mass, with its mass and principal inertias `mp` (taken as aligned with the
+/// body's axes). `wheels` holds each wheel's mount and suspension. 0 without springs.
+pub(crate) fn stiffest_body_mode(
+    mp: &MassProperties,
+    wheels: &[(&WheelMount, &Suspension)],
+    bars: Option<&AntiRollBars>,
+) -> f64 {
+    let center = mp.local_center_of_mass;
+    // How a wheel's travel follows heave, pitch and roll: `[1, z, x]` from the centre of mass.
+    let lever = |mount: &WheelMount| {
+        let p = mount.position - center;
+        [1.0, f64::from(p.z), f64::from(p.x)]
+    };
+    let mut k = [[0.0; 3]; 3];
+    let mut add = |stiffness: f64, d: [f64; 3]| {
+        for (row, &a) in k.iter_mut().zip(&d) {
+            for (cell, &b) in row.iter_mut().zip(&d) {
+                *cell += stiffness * a * b;
+            }
+        }
+    };
+    for (mount, suspension) in wheels {
+        add(suspension.stiffness, lever(mount));
+    }
+    // A bar resists the difference of its axle's two wheels' travel.
+    for bar in bars.iter().flat_map(|b| b.0.iter()) {
+        let on_axle = |side: Side| {
+            wheels
+                .iter()
+                .find(|(m, _)| m.axle == bar.axle && m.side == side)
+                .map(|(m, _)| lever(m))
+        };
+        if let (Some(left), Some(right)) = (on_axle(Side::Left), on_axle(Side::Right)) {
+            add(bar.stiffness, [0, 1, 2].map(|i| left[i] - right[i]));
+        }
+    }
+    // The largest eigenvalue of M^(-1/2)·K·M^(-1/2), by power iteration (K and M symmetric,
+    // positive semi-definite and diagonal).
+    let inertia = mp.principal_inertia;
+    let mass = [mp.mass, inertia.x, inertia.z].map(f64::from);
+    if !mass.iter().all(|m| *m > 0.0 && m.is_finite()) {
+        return 0.0;
+    }
+    let scaled: Vec<[f64; 3]> = (0..3)
+        .map(|i| [0, 1, 2].map(|j| k[i][j] / (mass[i] * mass[j]).sqrt()))
+        .collect();
+    let mut v = [1.0, 0.7, 0.4];
+    let mut lambda = 0.0;
+    for _ in 0..200 {
+        let w = [0, 1, 2].map(|i| (0..3).map(|j| scaled[i][j] * v[j]).sum::<f64>());
+        let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(norm > 0.0 && norm.is_finite()) {
+            break;
+        }
+        lambda = (0..3).map(|i| v[i] * w[i]).sum::<f64>() / v.iter().map(|x| x * x).sum::<f64>();
+        v = w.map(|x| x / norm);
+    }
+    lambda.max(0.0).sqrt()
+}
+
+/// Checks that a fixed step of `dt` (s) can follow the body on its springs: `omega` (rad/s)
+/// from [`stiffest_body_mode`] within [`MAX_BODY_MODE_PER_STEP`].
+fn check_body_mode(omega: f64, dt: f64) -> Result<(), ChassisError> {
+    if omega * dt <= MAX_BODY_MODE_PER_STEP {
+        return Ok(());
+    }
+    Err(ChassisError::new(
+        "suspension.stiffness",
+        format!(
+            "puts the body's stiffest motion on its springs (with the anti-roll bars, on the \
+             body's mass and inertia) at {:.1} Hz, which a fixed step of {dt:.4} s cannot follow \
+             (ω·dt = {:.2}, past {MAX_BODY_MODE_PER_STEP}: the springs would throw the body \
+             instead of holding it); run the fixed step at {:.0} Hz or more, or soften the \
+             springs",
+            omega / std::f64::consts::TAU,
+            omega * dt,
+            (omega / MAX_BODY_MODE_PER_STEP).ceil()
+        ),
+    ))
+}
+
 /// Checks one wheel's chassis settings: its mount, suspension and radius.
 fn check_wheel(
     mount: &WheelMount,
@@ -307,9 +409,18 @@ pub(crate) fn validate_chassis(
     mut vehicles: Query<VehicleParts, With<Vehicle>>,
     mut wheels: Query<WheelParts>,
     body_mass: BodyMass,
+    time: Res<Time>,
+    mut checked_step: Local<f64>,
+    all_vehicles: Query<Entity, With<Vehicle>>,
     mut dirty: Local<Vec<Entity>>,
 ) {
     dirty.clear();
+    // The fixed step bounds how stiff the body's springs may be: a new one checks them all.
+    let dt = time.delta_secs_f64();
+    if dt != *checked_step {
+        *checked_step = dt;
+        dirty.extend(all_vehicles.iter());
+    }
     dirty.extend(changed_vehicles.iter());
     dirty.extend(unready.iter());
     dirty.extend(changed_wheels.iter().map(|b| b.0));
@@ -330,12 +441,29 @@ pub(crate) fn validate_chassis(
             continue;
         };
         let result = vehicle.settings.validate().and_then(|()| {
-            check_body_mass(&body_mass.sum_of_colliders(entity))?;
+            let mass = body_mass.sum_of_colliders(entity);
+            check_body_mass(&mass)?;
+            let mut springs = Vec::new();
             for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
                 if let Ok(w) = wheels.get(block) {
                     check_wheel(w.mount, w.suspension, w.wheel)
                         .map_err(|e| e.at_wheel(w.name.to_string()))?;
+                    springs.push((w.mount, w.suspension));
                 }
+            }
+            let omega = stiffest_body_mode(&mass, &springs, vehicle.settings.bars);
+            check_body_mode(omega, dt)?;
+            if omega * dt > WARN_BODY_MODE_PER_STEP {
+                warn!(
+                    "vehicle '{}': the body's stiffest motion on its springs, at {:.1} Hz, is \
+                     near what a fixed step of {dt:.4} s can follow (ω·dt = {:.2}): it stops \
+                     and accelerates otherwise than at a finer step; run the fixed step at {:.0} \
+                     Hz or more, or soften the springs",
+                    vehicle.name,
+                    omega / std::f64::consts::TAU,
+                    omega * dt,
+                    (omega / WARN_BODY_MODE_PER_STEP).ceil()
+                );
             }
             Ok(())
         });
