@@ -1040,7 +1040,7 @@ fn a_body_too_stiff_for_the_fixed_step_is_refused() {
     println!("{error}");
     for part in [
         "vehicle 'car': setting `suspension.stiffness` puts the body's stiffest motion on its \
-         springs (with the anti-roll bars, on the body's mass and inertia) at 32.2 Hz, ",
+         springs, its roll (on 550 kg·m² about Z, with the anti-roll bars), at 32.2 Hz, ",
         "which a fixed step of 0.0167 s cannot follow (ω·dt = 3.",
         "run the fixed step at 10",
     ] {

@@ -277,15 +277,26 @@ pub const MAX_BODY_MODE_PER_STEP: f64 = 2.0;
 /// results differ from a finer step's (see [`MAX_BODY_MODE_PER_STEP`]).
 const WARN_BODY_MODE_PER_STEP: f64 = 1.4;
 
-/// The angular frequency (rad/s) of the stiffest of the body's small motions on its
-/// suspension springs and anti-roll bars: heave, pitch about X and roll about Z through its
-/// centre of mass, with its mass and principal inertias `mp` (taken as aligned with the
-/// body's axes). `wheels` holds each wheel's mount and suspension. 0 without springs.
+/// The stiffest of the body's small motions on its suspension springs and anti-roll bars.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct BodyMode {
+    /// Its angular frequency (rad/s; 0 without springs).
+    omega: f64,
+    /// What it mostly is: 0 heave, 1 pitch about X, 2 roll about Z.
+    motion: usize,
+    /// The mass (kg) or inertia (kg·m²) that motion moves.
+    mass: f64,
+}
+
+/// The stiffest of the body's small motions on its suspension springs and anti-roll bars:
+/// heave, pitch about X and roll about Z through its centre of mass, with its mass and
+/// principal inertias `mp` (taken as aligned with the body's axes). `wheels` holds each
+/// wheel's mount and suspension.
 pub(crate) fn stiffest_body_mode(
     mp: &MassProperties,
     wheels: &[(&WheelMount, &Suspension)],
     bars: Option<&AntiRollBars>,
-) -> f64 {
+) -> BodyMode {
     let center = mp.local_center_of_mass;
     // How a wheel's travel follows heave, pitch and roll: `[1, z, x]` from the centre of mass.
     let lever = |mount: &WheelMount| {
@@ -320,7 +331,7 @@ pub(crate) fn stiffest_body_mode(
     let inertia = mp.principal_inertia;
     let mass = [mp.mass, inertia.x, inertia.z].map(f64::from);
     if !mass.iter().all(|m| *m > 0.0 && m.is_finite()) {
-        return 0.0;
+        return BodyMode::default();
     }
     let scaled: Vec<[f64; 3]> = (0..3)
         .map(|i| [0, 1, 2].map(|j| k[i][j] / (mass[i] * mass[j]).sqrt()))
@@ -336,23 +347,57 @@ pub(crate) fn stiffest_body_mode(
         lambda = (0..3).map(|i| v[i] * w[i]).sum::<f64>() / v.iter().map(|x| x * x).sum::<f64>();
         v = w.map(|x| x / norm);
     }
-    lambda.max(0.0).sqrt()
+    let motion = (0..3).fold(
+        0,
+        |best, i| if v[i].abs() > v[best].abs() { i } else { best },
+    );
+    BodyMode {
+        omega: lambda.max(0.0).sqrt(),
+        motion,
+        mass: mass[motion],
+    }
 }
 
-/// Checks that a fixed step of `dt` (s) can follow the body on its springs: `omega` (rad/s)
-/// from [`stiffest_body_mode`] within [`MAX_BODY_MODE_PER_STEP`].
-fn check_body_mode(omega: f64, dt: f64) -> Result<(), ChassisError> {
+impl BodyMode {
+    /// The motion, and what it moves, in words: `its roll (on 550 kg·m² about Z, with the
+    /// anti-roll bars)`.
+    fn describe(&self) -> String {
+        // To four significant digits: Rapier's sum of the colliders is not exactly what was set.
+        let mass = if self.mass > 0.0 && self.mass.is_finite() {
+            let decimals = (3 - self.mass.log10().floor() as i32).max(0) as usize;
+            let text = format!("{:.*}", decimals, self.mass);
+            if text.contains('.') {
+                text.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                text
+            }
+        } else {
+            self.mass.to_string()
+        };
+        match self.motion {
+            0 => format!("its heave (on {mass} kg)"),
+            1 => format!("its pitch (on {mass} kg·m² about X)"),
+            _ => format!("its roll (on {mass} kg·m² about Z, with the anti-roll bars)"),
+        }
+    }
+}
+
+/// Checks that a fixed step of `dt` (s) can follow the body on its springs: `mode` from
+/// [`stiffest_body_mode`] within [`MAX_BODY_MODE_PER_STEP`].
+fn check_body_mode(mode: &BodyMode, dt: f64) -> Result<(), ChassisError> {
+    let omega = mode.omega;
     if omega * dt <= MAX_BODY_MODE_PER_STEP {
         return Ok(());
     }
     Err(ChassisError::new(
         "suspension.stiffness",
         format!(
-            "puts the body's stiffest motion on its springs (with the anti-roll bars, on the \
-             body's mass and inertia) at {:.1} Hz, which a fixed step of {dt:.4} s cannot follow \
+            "puts the body's stiffest motion on its springs, {}, at {:.1} Hz, which a fixed \
+             step of {dt:.4} s cannot follow \
              (ω·dt = {:.2}, past {MAX_BODY_MODE_PER_STEP}: the springs would throw the body \
              instead of holding it); run the fixed step at {:.0} Hz or more, or soften the \
              springs",
+            mode.describe(),
             omega / std::f64::consts::TAU,
             omega * dt,
             (omega / MAX_BODY_MODE_PER_STEP).ceil()
@@ -451,15 +496,17 @@ pub(crate) fn validate_chassis(
                     springs.push((w.mount, w.suspension));
                 }
             }
-            let omega = stiffest_body_mode(&mass, &springs, vehicle.settings.bars);
-            check_body_mode(omega, dt)?;
+            let mode = stiffest_body_mode(&mass, &springs, vehicle.settings.bars);
+            check_body_mode(&mode, dt)?;
+            let omega = mode.omega;
             if omega * dt > WARN_BODY_MODE_PER_STEP {
                 warn!(
-                    "vehicle '{}': the body's stiffest motion on its springs, at {:.1} Hz, is \
+                    "vehicle '{}': the body's stiffest motion on its springs, {}, at {:.1} Hz, is \
                      near what a fixed step of {dt:.4} s can follow (ω·dt = {:.2}): it stops \
                      and accelerates otherwise than at a finer step; run the fixed step at {:.0} \
                      Hz or more, or soften the springs",
                     vehicle.name,
+                    mode.describe(),
                     omega / std::f64::consts::TAU,
                     omega * dt,
                     (omega / WARN_BODY_MODE_PER_STEP).ceil()
