@@ -89,7 +89,8 @@ pub struct TorqueConverter {
     /// Torque multiplication at speed ratio 0 (dimensionless, ≥ 1; typically 1.8 to 2.5).
     pub torque_multiplication: f64,
     /// Speed ratio at which torque multiplication has fallen to 1 (dimensionless, (0, 1];
-    /// typically 0.85).
+    /// typically 0.85). Above 2, `torque_multiplication` bounds it to `4·(TM − 1)/TM²` (0.96 at
+    /// 2.5, 0.89 at 3): beyond, the efficiency `SR·TR` would pass 1 before the coupling point.
     pub coupling_point: f64,
     /// Slip allowed near speed ratio 1: the capacity falls linearly from full at
     /// `SR = 1 − slippage` to 0 at `SR = 1` (dimensionless, (0, 1]). Lower values slip less at
@@ -504,6 +505,24 @@ impl Block for TorqueConverter {
                 ));
             }
         }
+        // Efficiency, speed ratio × torque ratio, peaks at SR = TM·CP/(2·(TM − 1)) below the
+        // coupling point once TM > 2, at TM²·CP/(4·(TM − 1)): past 1 the converter would give
+        // out more power than it takes in.
+        let tm = self.torque_multiplication;
+        if tm > 2.0 && tm * tm * self.coupling_point > 4.0 * (tm - 1.0) {
+            return Err(SettingError::new(
+                "coupling_point",
+                format!(
+                    "must be at most 4·(TM − 1)/TM² = {:.4} with torque_multiplication TM = {tm}: \
+                     past it the torque ratio falls too late, and the converter's efficiency \
+                     (speed ratio × torque ratio) would peak at {:.4}, above 1, giving out more \
+                     power than it takes in; got {}",
+                    4.0 * (tm - 1.0) / (tm * tm),
+                    tm * tm * self.coupling_point / (4.0 * (tm - 1.0)),
+                    self.coupling_point
+                ),
+            ));
+        }
         check_non_negative("lockup_torque", self.lockup_torque)?;
         if let Some(auto) = &self.auto_lockup {
             auto.validate()?;
@@ -708,6 +727,44 @@ mod tests {
         let sr = 1.0 - c.slippage / 4.0;
         assert!((c.fluid_torque(w, sr * w) - k * w * w * 0.25).abs() < 1e-9);
         assert_eq!(c.fluid_torque(w, w), 0.0);
+    }
+
+    /// Efficiency `SR·TR` never passes 1 for settings the validation accepts: at the bound
+    /// `CP = 4·(TM − 1)/TM²` it peaks at exactly 1 (on a 1e-4 grid of speed ratios, to 1e-6);
+    /// past it the settings are refused (an outside test's converter with TM 2.5 and CP 1 gave
+    /// a flywheel-driven wheel 431 J in 2 s from nothing).
+    #[test]
+    fn efficiency_never_passes_one() {
+        for tm in [1.0, 1.8, 2.0, 2.5, 3.0, 4.0] {
+            let bound = if tm > 2.0 {
+                4.0 * (tm - 1.0) / (tm * tm)
+            } else {
+                1.0
+            };
+            let c = TorqueConverter {
+                torque_multiplication: tm,
+                coupling_point: bound,
+                ..converter()
+            };
+            assert_eq!(c.validate(), Ok(()), "TM {tm}, CP {bound}");
+            let w = 300.0;
+            let peak = (0..=10_000)
+                .map(|i| {
+                    let sr = f64::from(i) * 1e-4;
+                    sr * c.torque_ratio(w, sr * w)
+                })
+                .fold(0.0, f64::max);
+            assert!(peak <= 1.0 + 1e-12, "TM {tm}: efficiency peaks at {peak}");
+            assert!(peak > 1.0 - 1e-6, "TM {tm}: efficiency peaks at {peak}");
+            if tm > 2.0 {
+                let refused = TorqueConverter {
+                    coupling_point: (bound + 0.01).min(1.0),
+                    ..c
+                };
+                let error = refused.validate().expect_err("past the bound");
+                assert_eq!(error.field, "coupling_point", "{error:?}");
+            }
+        }
     }
 
     #[test]
