@@ -257,6 +257,83 @@ fn limited_slip_holds_then_slips_at_lock_torque() {
     }
 }
 
+/// A limited-slip lock carries at most `lock_torque·substep` of angular impulse, like a
+/// clutch: a locked 40 N·m differential whose free wheels (0.5 and 2 kg·m²) are set spinning
+/// at 60 and 20 rad/s by hand slips instead of snapping shut. After one step the slip has
+/// fallen by no more than the lock's torque allows, `λ·(1/I1 + 1/I2)·dt` (it fell to 0 at once
+/// before, dissipating 395 J where the lock can take `λ·slip·dt`, 27 J at 60 Hz); it then
+/// closes at that rate or slower, and locks again, at 15, 60 and 240 Hz.
+#[test]
+fn a_limited_slip_lock_carries_no_more_impulse_than_its_torque() {
+    let (lock_torque, i1, i2) = (40.0, 0.5, 2.0);
+    for hz in [15.0, 60.0, 240.0] {
+        let mut app = create_app(hz);
+        let vehicle = spawn_vehicle(&mut app, "lsd", 4);
+        let motor = spawn_block(
+            &mut app,
+            vehicle,
+            "motor",
+            constant_torque_motor(0.0, 0.2),
+            None,
+        );
+        let diff = spawn_block(
+            &mut app,
+            vehicle,
+            "diff",
+            Differential {
+                ratio: 3.0,
+                lock_torque,
+                ..default()
+            },
+            Some((motor, Port::OUT)),
+        );
+        let left = spawn_block(
+            &mut app,
+            vehicle,
+            "left",
+            wheel(i1, WheelLoad::None),
+            Some((diff, Port::LEFT)),
+        );
+        let right = spawn_block(
+            &mut app,
+            vehicle,
+            "right",
+            wheel(i2, WheelLoad::None),
+            Some((diff, Port::RIGHT)),
+        );
+        tick(&mut app, 1);
+        assert!(get::<DifferentialSensors>(&app, diff).locked);
+        set_state(&mut app, vehicle, left, &[0.0, 60.0]);
+        set_state(&mut app, vehicle, right, &[0.0, 20.0]);
+        set_state(&mut app, vehicle, motor, &[120.0]);
+        let slip = |app: &App| state(app, vehicle, left)[1] - state(app, vehicle, right)[1];
+        let dt = fixed_dt(&app);
+        let fastest = lock_torque * (1.0 / i1 + 1.0 / i2);
+        tick(&mut app, 1);
+        let after = slip(&app);
+        println!(
+            "{hz} Hz: slip 40 -> {after:.4} rad/s after one step (no less than {:.4})",
+            40.0 - fastest * dt
+        );
+        assert!(
+            after >= 40.0 - fastest * dt * (1.0 + 1e-9),
+            "{hz} Hz: slip 40 -> {after} rad/s in {dt} s"
+        );
+        assert!(!get::<DifferentialSensors>(&app, diff).locked);
+        // It closes no faster than the lock allows, and locks again.
+        let steps = (40.0 / fastest / dt).floor() as usize;
+        tick(&mut app, steps.saturating_sub(1));
+        assert!(slip(&app) > -1e-9, "{hz} Hz: slip {} rad/s", slip(&app));
+        tick(&mut app, (2.0 * hz) as usize);
+        assert!(get::<DifferentialSensors>(&app, diff).locked, "{hz} Hz");
+        assert!(
+            slip(&app).abs() < 1e-9,
+            "{hz} Hz: slip {} rad/s",
+            slip(&app)
+        );
+    }
+}
+
 /// With one wheel dragged by a growing viscous load, the lock holds the speeds together until
 /// the torque it needs reaches the lock torque, then slips at exactly that torque.
 #[test]

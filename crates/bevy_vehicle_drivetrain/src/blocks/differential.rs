@@ -414,6 +414,28 @@ impl Block for Differential {
         change
     }
 
+    /// A limited-slip lock carries at most `lock_torque·substep` of angular impulse within a
+    /// substep; more (a gear engaged at a speed mismatch, a state set by hand) makes it slip in
+    /// the impulse's direction, as a clutch does. A differential locked by its `locked` input
+    /// (a diff lock, a spool) carries any.
+    fn limit_impulse(&self, rt: &mut DifferentialRuntime, shafts: &Shafts, substep: f64) -> bool {
+        if rt.mode != DifferentialMode::Locked || self.always_locked() {
+            return false;
+        }
+        let Some(input) = shafts.input else {
+            return false;
+        };
+        let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
+        let (_, _, lambda) = self.locked_torques(rt, input.down.torque, o1, o2);
+        if lambda.abs() > self.lock_torque * substep {
+            rt.mode = DifferentialMode::Slipping {
+                direction: sign(lambda),
+            };
+            return true;
+        }
+        false
+    }
+
     fn sensors(&self, rt: &DifferentialRuntime, _: &[f64], shafts: &Shafts) -> DifferentialSensors {
         let input = Shaft::down_of(shafts.input);
         let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
