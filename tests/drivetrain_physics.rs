@@ -257,6 +257,28 @@ fn limited_slip_holds_then_slips_at_lock_torque() {
     }
 }
 
+/// An app at `hz` with `motor` → a 1:3 limited-slip differential of `lock_torque` (N·m) →
+/// the wheels `left` and `right`: returns it, the vehicle and `[motor, diff, left, right]`.
+fn motor_lsd_wheels(
+    hz: f64,
+    motor: Motor,
+    lock_torque: f64,
+    [left, right]: [Wheel; 2],
+) -> (App, Entity, [Entity; 4]) {
+    let mut app = create_app(hz);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let motor = spawn_block(&mut app, car, "motor", motor, None);
+    let lsd = Differential {
+        ratio: 3.0,
+        lock_torque,
+        ..default()
+    };
+    let diff = spawn_block(&mut app, car, "diff", lsd, Some((motor, Port::OUT)));
+    let left = spawn_block(&mut app, car, "l", left, Some((diff, Port::LEFT)));
+    let right = spawn_block(&mut app, car, "r", right, Some((diff, Port::RIGHT)));
+    (app, car, [motor, diff, left, right])
+}
+
 /// A limited-slip lock carries at most `lock_torque·substep` of angular impulse, like a
 /// clutch: a locked 40 N·m differential whose free wheels (0.5 and 2 kg·m²) are set spinning
 /// at 60 and 20 rad/s by hand slips instead of snapping shut. After one step the slip has
@@ -267,39 +289,11 @@ fn limited_slip_holds_then_slips_at_lock_torque() {
 fn a_limited_slip_lock_carries_no_more_impulse_than_its_torque() {
     let (lock_torque, i1, i2) = (40.0, 0.5, 2.0);
     for hz in [15.0, 60.0, 240.0] {
-        let mut app = create_app(hz);
-        let vehicle = spawn_vehicle(&mut app, "lsd", 4);
-        let motor = spawn_block(
-            &mut app,
-            vehicle,
-            "motor",
+        let (mut app, vehicle, [motor, diff, left, right]) = motor_lsd_wheels(
+            hz,
             constant_torque_motor(0.0, 0.2),
-            None,
-        );
-        let diff = spawn_block(
-            &mut app,
-            vehicle,
-            "diff",
-            Differential {
-                ratio: 3.0,
-                lock_torque,
-                ..default()
-            },
-            Some((motor, Port::OUT)),
-        );
-        let left = spawn_block(
-            &mut app,
-            vehicle,
-            "left",
-            wheel(i1, WheelLoad::None),
-            Some((diff, Port::LEFT)),
-        );
-        let right = spawn_block(
-            &mut app,
-            vehicle,
-            "right",
-            wheel(i2, WheelLoad::None),
-            Some((diff, Port::RIGHT)),
+            lock_torque,
+            [wheel(i1, WheelLoad::None), wheel(i2, WheelLoad::None)],
         );
         tick(&mut app, 1);
         assert!(get::<DifferentialSensors>(&app, diff).locked);
@@ -339,39 +333,14 @@ fn a_limited_slip_lock_carries_no_more_impulse_than_its_torque() {
 #[test]
 fn limited_slip_transition_under_growing_load() {
     let lock_torque = 40.0;
-    let mut app = create_app(60.0);
-    let car = spawn_vehicle(&mut app, "car", 4);
-    let motor = spawn_block(
-        &mut app,
-        car,
-        "motor",
+    let (mut app, car, [_, diff, left, right]) = motor_lsd_wheels(
+        60.0,
         constant_torque_motor(50.0, 0.2),
-        None,
-    );
-    let diff = spawn_block(
-        &mut app,
-        car,
-        "diff",
-        Differential {
-            ratio: 3.0,
-            lock_torque,
-            ..default()
-        },
-        Some((motor, Port::OUT)),
-    );
-    let left = spawn_block(
-        &mut app,
-        car,
-        "l",
-        wheel(1.0, WheelLoad::Viscous(2.0)),
-        Some((diff, Port::LEFT)),
-    );
-    let right = spawn_block(
-        &mut app,
-        car,
-        "r",
-        wheel(1.0, WheelLoad::None),
-        Some((diff, Port::RIGHT)),
+        lock_torque,
+        [
+            wheel(1.0, WheelLoad::Viscous(2.0)),
+            wheel(1.0, WheelLoad::None),
+        ],
     );
     let mut was_locked = true;
     let mut slipped_at = None;
