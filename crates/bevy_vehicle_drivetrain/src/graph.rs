@@ -172,8 +172,9 @@ impl fmt::Display for DrivetrainError {
                 f,
                 "block '{block}': a step left its state not finite (NaN or infinite) or past \
                  1e100 in magnitude, so the step was undone and the drivetrain stopped; its \
-                 settings ask more than the substep can follow (a wheel or engine far too light \
-                 for the torques on it, a torque, ratio or brake far too large)"
+                 settings, or those of a block connected to it, ask more than the substep can \
+                 follow (a wheel or engine far too light for the torques on it, a torque, ratio, \
+                 coupling or brake far too large)"
             ),
             DrivetrainError::TooLarge { blocks } => write!(
                 f,
