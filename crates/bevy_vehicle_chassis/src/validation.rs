@@ -333,9 +333,7 @@ pub(crate) fn stiffest_body_mode(
     if !mass.iter().all(|m| *m > 0.0 && m.is_finite()) {
         return BodyMode::default();
     }
-    let scaled: Vec<[f64; 3]> = (0..3)
-        .map(|i| [0, 1, 2].map(|j| k[i][j] / (mass[i] * mass[j]).sqrt()))
-        .collect();
+    let scaled = [0, 1, 2].map(|i| [0, 1, 2].map(|j| k[i][j] / (mass[i] * mass[j]).sqrt()));
     let mut v = [1.0, 0.7, 0.4];
     let mut lambda = 0.0;
     for _ in 0..200 {
