@@ -1587,7 +1587,10 @@ impl VehicleDescription {
         let root = asset_root.as_ref();
         let text = VehicleFileError::read(root, path)?;
         Self::parse(path, &text, types, |p| {
-            std::fs::read_to_string(root.join(p)).map_err(|e| e.to_string())
+            // A referenced path is an asset path, from the asset folder, not from this file's.
+            let file = root.join(p);
+            std::fs::read_to_string(&file)
+                .map_err(|e| format!("{e} (an asset path: looked for {})", file.display()))
         })
     }
 
