@@ -365,6 +365,15 @@ fn limited_slip_transition_under_growing_load() {
     assert!(w2 > 1.1 * w1, "{w1} {w2}");
 }
 
+/// A clutch of `capacity` (N·m) with its pedal up (fully engaged) and no automatic.
+fn engaged_clutch(capacity: f64) -> Clutch {
+    Clutch {
+        max_torque: capacity,
+        engagement: 1.0,
+        automatic: None,
+    }
+}
+
 /// A `motor` → engaged clutch of `capacity` (N·m) → `load` chain on one vehicle at 60 Hz with
 /// 4 substeps: the app, the vehicle and its three blocks.
 fn motor_clutch_wheel(motor: Motor, capacity: f64, load: Wheel) -> (App, Entity, [Entity; 3]) {
@@ -375,11 +384,7 @@ fn motor_clutch_wheel(motor: Motor, capacity: f64, load: Wheel) -> (App, Entity,
         &mut app,
         car,
         "clutch",
-        Clutch {
-            max_torque: capacity,
-            engagement: 1.0,
-            automatic: None,
-        },
+        engaged_clutch(capacity),
         Some((motor, Port::OUT)),
     );
     let load = spawn_block(&mut app, car, "load", load, Some((clutch, Port::OUT)));
@@ -1249,11 +1254,7 @@ fn engaging_a_gear_at_a_speed_mismatch_slips_the_clutch() {
         &mut app,
         car,
         "clutch",
-        Clutch {
-            max_torque: capacity,
-            engagement: 1.0,
-            automatic: None,
-        },
+        engaged_clutch(capacity),
         Some((motor, Port::OUT)),
     );
     let gearbox = spawn_block(
