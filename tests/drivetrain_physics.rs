@@ -377,6 +377,14 @@ fn engaged_clutch(capacity: f64) -> Clutch {
 /// A `motor` → engaged clutch of `capacity` (N·m) → `load` chain on one vehicle at 60 Hz with
 /// 4 substeps: the app, the vehicle and its three blocks.
 fn motor_clutch_wheel(motor: Motor, capacity: f64, load: Wheel) -> (App, Entity, [Entity; 3]) {
+    let (mut app, car, [motor, clutch]) = motor_and_clutch(motor, capacity);
+    let load = spawn_block(&mut app, car, "load", load, Some((clutch, Port::OUT)));
+    (app, car, [motor, clutch, load])
+}
+
+/// A `motor` → engaged clutch of `capacity` (N·m) on one vehicle at 60 Hz with 4 substeps,
+/// the clutch's output left for the caller: the app, the vehicle and `[motor, clutch]`.
+fn motor_and_clutch(motor: Motor, capacity: f64) -> (App, Entity, [Entity; 2]) {
     let mut app = create_app(60.0);
     let car = spawn_vehicle(&mut app, "car", 4);
     let motor = spawn_block(&mut app, car, "motor", motor, None);
@@ -387,8 +395,7 @@ fn motor_clutch_wheel(motor: Motor, capacity: f64, load: Wheel) -> (App, Entity,
         engaged_clutch(capacity),
         Some((motor, Port::OUT)),
     );
-    let load = spawn_block(&mut app, car, "load", load, Some((clutch, Port::OUT)));
-    (app, car, [motor, clutch, load])
+    (app, car, [motor, clutch])
 }
 
 #[test]
@@ -1242,21 +1249,12 @@ fn long_steps_get_more_substeps() {
 fn engaging_a_gear_at_a_speed_mismatch_slips_the_clutch() {
     let (je, jw, r, capacity) = (0.2, 50.0, 3.0, 300.0);
     let (we0, ww0) = (300.0, 20.0);
-    let mut app = create_app(60.0);
-    let car = spawn_vehicle(&mut app, "car", 4);
     // A motor giving no torque: the engine side only coasts.
     let idle = Motor {
         command: 0.0,
         ..constant_torque_motor(1.0, je)
     };
-    let motor = spawn_block(&mut app, car, "motor", idle, None);
-    let clutch = spawn_block(
-        &mut app,
-        car,
-        "clutch",
-        engaged_clutch(capacity),
-        Some((motor, Port::OUT)),
-    );
+    let (mut app, car, [motor, clutch]) = motor_and_clutch(idle, capacity);
     let gearbox = spawn_block(
         &mut app,
         car,
