@@ -16,8 +16,6 @@ use crate::shaft::{Pass, Shaft, ShaftUp, sign};
 const GRAVITY: f64 = 9.80665;
 /// Ground speed below which rolling resistance fades linearly to zero (m/s).
 const ROLLING_BLEND_SPEED: f64 = 0.01;
-/// Spin below which a tire's rolling-resistance torque fades linearly to zero (rad/s).
-const TIRE_ROLLING_BLEND_SPIN: f64 = 0.5;
 /// Largest transient longitudinal slip the tire state may reach (dimensionless). Beyond it the
 /// tire slides on regardless; the bound keeps a wheel spinning on the spot from winding the
 /// slip state up without limit.
@@ -71,7 +69,11 @@ pub struct Tire {
     /// controller modulates the slip.
     pub held_damping: f64,
     /// Rolling-resistance coefficient at low speed: resisting torque = coefficient × load ×
-    /// radius (dimensionless, ≥ 0).
+    /// radius (dimensionless, ≥ 0). It acts as a brake of that torque does: against the
+    /// wheel's spin while it turns, and holding it up to that torque at rest, so a vehicle
+    /// left free stays put on a grade gentler than the coefficient (as a real one does) and
+    /// rolls down a steeper one at `g·(sin θ − coefficient·cos θ)` less what its wheels'
+    /// inertia takes. See [`WheelRuntime::rolling`].
     pub rolling_resistance: f64,
     /// Growth of the rolling-resistance coefficient with the square of the tread's rolling
     /// speed `v = R·ω` (s²/m², ≥ 0): the coefficient is `rolling_resistance +
@@ -375,6 +377,16 @@ pub struct WheelRuntime {
     /// [`Drivetrain::step_hooked`](crate::Drivetrain::step_hooked)) may change it before any
     /// stage; the brake then applies the new capacity from that stage on.
     pub brake: f64,
+    /// The tire's rolling-resistance torque this step (N·m, ≥ 0):
+    /// `(rolling_resistance + rolling_resistance_quadratic·v²)·F_z·R` at the step's start
+    /// (`v = R·ω`), 0 without a tire or a load. The wheel takes it as it takes its brake
+    /// capacity: a torque against the spin while the wheel turns, and at rest a hold up to it
+    /// together with the brake.
+    ///
+    /// Until 2026-12-02 it faded out linearly below 0.5 rad/s of spin, which made it a
+    /// viscous drag at a crawl: a car left free crept down any grade, however gentle, at
+    /// `v = 0.5 rad/s·R·grade/coefficient` (4 cm/s on 0.3 %, the same at every rate).
+    pub rolling: f64,
     /// Drive torque from outside the block graph (N·m, positive forward), acting on a wheel that
     /// no block drives. Zero at the start of each step; a stage hook may set it before any
     /// stage.
@@ -765,22 +777,37 @@ impl Wheel {
         [state[2], state[3]]
     }
 
-    /// Rolling-resistance torque of a tire at spin `omega` (N·m).
+    /// Rolling-resistance torque capacity of a tire at load `load` (N) and spin `omega`
+    /// (rad/s) (N·m, ≥ 0): see [`WheelRuntime::rolling`].
     #[inline]
-    fn rolling_torque(&self, tire: &Tire, load: f64, omega: f64) -> f64 {
+    fn rolling_capacity(&self, tire: &Tire, load: f64, omega: f64) -> f64 {
         let v = self.radius * omega;
-        -(tire.rolling_resistance + tire.rolling_resistance_quadratic * v * v)
-            * load
+        (tire.rolling_resistance + tire.rolling_resistance_quadratic * v * v)
+            * load.max(0.0)
             * self.radius
-            * (omega * (1.0 / TIRE_ROLLING_BLEND_SPIN)).clamp(-1.0, 1.0)
+    }
+
+    /// The torque driving the wheel (N·m): its input shaft's, or on a wheel no block drives,
+    /// the outside drive ([`WheelRuntime::drive`]), as [`Wheel::downstream_loaded`] takes it.
+    #[inline]
+    fn drive_torque(rt: &WheelRuntime, shafts: &Shafts) -> f64 {
+        shafts.input.map_or(rt.drive, |s| s.down.torque)
+    }
+
+    /// What holds the wheel against its spin (N·m, ≥ 0): the brake capacity in effect and
+    /// the tire's rolling resistance.
+    #[inline]
+    fn resisting(rt: &WheelRuntime) -> f64 {
+        rt.brake + rt.rolling
     }
 
     /// Road and tire torque on the wheel (N·m), writing the tire's state derivatives when
-    /// `derivative` is given.
+    /// `derivative` is given. A tire's rolling resistance is not in it: the wheel takes it
+    /// with its brake ([`WheelRuntime::rolling`]).
     #[inline]
     fn road_torque(&self, rt: &WheelRuntime, state: &[f64], derivative: Option<&mut [f64]>) -> f64 {
         match &self.load {
-            WheelLoad::Tire(tire) => self.evaluated_tire_torque(tire, rt, state, derivative),
+            WheelLoad::Tire(_) => self.evaluated_tire_torque(rt, state, derivative),
             _ => self.load_torque(state[1]),
         }
     }
@@ -792,7 +819,6 @@ impl Wheel {
     #[inline(never)]
     fn evaluated_tire_torque(
         &self,
-        tire: &Tire,
         rt: &WheelRuntime,
         state: &[f64],
         derivative: Option<&mut [f64]>,
@@ -803,7 +829,7 @@ impl Wheel {
         } else {
             [rt.tire.longitudinal_force(slip, tan_slip), 0.0]
         };
-        self.tire_torque(tire, rt, state, derivative, forces)
+        self.tire_torque(rt, state, derivative, forces)
     }
 
     /// [`Wheel::road_torque`] of a wheel with a tire, given the loaded tire's forces
@@ -814,7 +840,6 @@ impl Wheel {
     #[inline(always)]
     fn tire_torque(
         &self,
-        tire: &Tire,
         rt: &WheelRuntime,
         state: &[f64],
         derivative: Option<&mut [f64]>,
@@ -835,7 +860,7 @@ impl Wheel {
                 0.0
             };
         }
-        -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), omega)
+        -self.radius * t.fx
     }
 
     /// The part of a torque-pass stage that depends only on the wheel's own state, not on its
@@ -871,7 +896,7 @@ impl Wheel {
     ) -> f64 {
         derivative[0] = state[1];
         match &self.load {
-            WheelLoad::Tire(tire) => self.tire_torque(tire, rt, state, Some(derivative), forces),
+            WheelLoad::Tire(_) => self.tire_torque(rt, state, Some(derivative), forces),
             _ => self.load_torque(state[1]),
         }
     }
@@ -905,7 +930,7 @@ impl Wheel {
         match rt.mode {
             BrakeMode::Held => ShaftUp::HELD,
             BrakeMode::Rolling { direction } => {
-                ShaftUp::rigid(inertia, speed, road - direction * rt.brake)
+                ShaftUp::rigid(inertia, speed, road - direction * Self::resisting(rt))
             }
         }
     }
@@ -922,10 +947,19 @@ impl Wheel {
         derivative: &mut [f64],
     ) {
         let speed = state[1];
-        // A driven wheel described itself in the upstream pass; a free wheel does it now.
+        // A driven wheel described itself in the upstream pass; a free wheel does it now. The
+        // outside drive is a torque: it has no part in a momentum pass, whose shafts carry
+        // impulses (taken as one, it threw a module-driven wheel that came to rest on its
+        // brake or its rolling resistance to 250 rad/s).
         let (up, drive) = match input {
             Some(shaft) => (shaft.up, shaft.down.torque),
-            None => (self.reaction(rt, state, stage, road, derivative), rt.drive),
+            None => (
+                self.reaction(rt, state, stage, road, derivative),
+                match stage.pass {
+                    Pass::Torque => rt.drive,
+                    Pass::Momentum => 0.0,
+                },
+            ),
         };
         derivative[1] = match (rt.mode, stage.pass) {
             (BrakeMode::Held, Pass::Torque) => 0.0,
@@ -1249,6 +1283,7 @@ impl Block for Wheel {
             );
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
             rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
+            rt.rolling = self.rolling_capacity(tire, rt.tire.load(), state[1]);
             let drift = anchor_held_patch(rt, state, step.dt, tire.relaxation_length[0]);
             stick_again(rt, self.radius, state);
             // The force the body took over the last step, and the clock and the velocity change
@@ -1349,6 +1384,7 @@ impl Block for Wheel {
                 .then_some([state[0], state[2], drift]);
         } else {
             rt.held_patch = None;
+            rt.rolling = 0.0;
         }
         ModeChange::Unchanged
     }
@@ -1387,13 +1423,13 @@ impl Block for Wheel {
     #[inline]
     fn update_modes(&self, rt: &mut WheelRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
         let speed = state[1];
-        let capacity = rt.brake;
+        let capacity = Self::resisting(rt);
         match rt.mode {
             BrakeMode::Held => {
-                let drive = shafts.input.map_or(0.0, |s| s.down.torque);
-                let net = drive + self.road_torque(rt, state, None);
-                // A brake let off holds nothing, even with no torque on the wheel (an exactly
-                // balanced one would otherwise stay held, and say so, until round-off moved it).
+                let net = Self::drive_torque(rt, shafts) + self.road_torque(rt, state, None);
+                // Nothing holds the wheel without a brake or a load on its tire, even with no
+                // torque on it (an exactly balanced one would otherwise stay held, and say so,
+                // until round-off moved it).
                 if capacity == 0.0 || net.abs() > capacity {
                     rt.mode = BrakeMode::Rolling {
                         direction: sign(net),
@@ -1427,7 +1463,7 @@ impl Block for Wheel {
 
     fn sensors(&self, rt: &WheelRuntime, state: &[f64], shafts: &Shafts) -> WheelSensors {
         let speed = state[1];
-        let drive = shafts.input.map_or(0.0, |s| s.down.torque);
+        let drive = Self::drive_torque(rt, shafts);
         // One tire evaluation gives both forces and, from `fx` (bit-equal to the stages'), the
         // road torque.
         let tire = match &self.load {
@@ -1438,16 +1474,20 @@ impl Block for Wheel {
             }
             _ => None,
         };
-        let load = match tire {
-            Some((tire, t, _)) => {
-                -self.radius * t.fx + self.rolling_torque(tire, rt.tire.load(), speed)
-            }
+        let road = match tire {
+            Some((_, t, _)) => -self.radius * t.fx,
             None => self.load_torque(speed),
         };
-        let brake = match rt.mode {
-            BrakeMode::Held => -(drive + load),
-            BrakeMode::Rolling { direction } => -direction * rt.brake,
+        // The rolling resistance is the road's: it resists first, the brake the rest.
+        let (rolling, brake) = match rt.mode {
+            BrakeMode::Held => {
+                let holding = -(drive + road);
+                let rolling = holding.clamp(-rt.rolling, rt.rolling);
+                (rolling, holding - rolling)
+            }
+            BrakeMode::Rolling { direction } => (-direction * rt.rolling, -direction * rt.brake),
         };
+        let load = road + rolling;
         let mut sensors = WheelSensors {
             speed,
             angle: state[0],
