@@ -1063,3 +1063,75 @@ fn a_body_too_stiff_for_the_fixed_step_is_refused() {
     tick(&mut app, 2);
     assert_eq!(status(&app, car), ChassisStatus::Ready);
 }
+
+/// A vehicle whose drivetrain is refused is out of the simulation, as one whose chassis
+/// settings are, while its chassis status stays `Ready`: its tires are integrated in the
+/// drivetrain and push nothing without it. Parked on a 30 % slope on its brakes, handbrake and
+/// parking lock, the default car whose gearbox block is despawned (the graph is refused) stays
+/// where it stood for 3 s (under 1 mm); until 2026-12-02 its body went on moving on its
+/// springs with no tire force, and it slid 12.7 m down in those 3 s. A drivetrain that a step
+/// stopped (an engine's `torque_added` of 1e300 N·m, `DrivetrainError::Diverged`) holds its
+/// car likewise, and once the setting is put right the car runs again and drives off.
+#[test]
+fn a_refused_drivetrain_holds_its_vehicle_out_of_the_simulation() {
+    use bevy_rapier3d::prelude::RigidBodyDisabled;
+    let builder = CarBuilder::default();
+    // The graph refused: a block taken away, on a slope.
+    let mut app = create_app(60.0);
+    let rotation = spawn_slope(&mut app, 0.3, 0.9);
+    tick(&mut app, 1);
+    let car = spawn_car(
+        &mut app,
+        &builder,
+        Transform::from_translation(rotation * Vec3::Y * rest_height(&builder))
+            .with_rotation(rotation),
+    );
+    controls(&mut app, car, |c| {
+        c.brake = 1.0;
+        c.handbrake = 1.0;
+        c.parking = true;
+    });
+    tick(&mut app, 120);
+    let gearbox = block_entity::<Gearbox>(&mut app, car);
+    app.world_mut().despawn(gearbox);
+    let start = position(&app, car);
+    tick(&mut app, 180);
+    let moved = position(&app, car).distance(start);
+    println!(
+        "gearbox taken away on the slope: moved {:.3} mm in 3 s",
+        moved * 1e3
+    );
+    assert!(drivetrain(&app, car).error().is_some());
+    assert_eq!(get::<ChassisStatus>(&app, car), ChassisStatus::Ready);
+    assert!(app.world().get::<RigidBodyDisabled>(car).is_some());
+    assert!(moved < 1e-3, "moved {moved} m with its drivetrain refused");
+
+    // A step that went astray, then the setting put right.
+    let (mut app, car, _) = car_on_flat_ground();
+    tick(&mut app, 60);
+    let engine = block_entity::<Engine>(&mut app, car);
+    set::<Engine>(&mut app, engine, |e| e.torque_added = 1e300);
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    tick(&mut app, 3);
+    assert!(
+        drivetrain(&app, car)
+            .error()
+            .is_some_and(|e| matches!(e.error, DrivetrainError::Diverged { .. })),
+        "{:?}",
+        drivetrain(&app, car).status()
+    );
+    let start = position(&app, car);
+    tick(&mut app, 60);
+    assert!(app.world().get::<RigidBodyDisabled>(car).is_some());
+    assert!(position(&app, car).distance(start) < 1e-3);
+    set::<Engine>(&mut app, engine, |e| e.torque_added = 0.0);
+    tick(&mut app, 120);
+    assert!(drivetrain(&app, car).error().is_none());
+    assert!(app.world().get::<RigidBodyDisabled>(car).is_none());
+    let speed = velocity(&app, car).length();
+    println!("runs again: {speed:.2} m/s after 2 s");
+    assert!(speed > 2.0, "{speed} m/s after 2 s at full throttle");
+}

@@ -42,7 +42,12 @@ use crate::vehicle::Vehicle;
 /// When the settings are fixed, the vehicle resumes where it stopped, with the velocity it had.
 ///
 /// The drivetrain keeps its own status ([`Drivetrain::status`]): a vehicle drives when both are
-/// ready.
+/// ready. A vehicle whose drivetrain is refused (its block graph or a block's settings, or a
+/// step that left the finite numbers, [`DrivetrainError::Diverged`]) is taken out of the
+/// simulation the same way while its chassis status stays as it is: its tires, integrated in
+/// the drivetrain, push nothing without it. (Until 2026-12-02 its body went on moving on its
+/// springs with no tire force at all: parked on a 30 % slope on every brake it had, a car
+/// whose gearbox block was despawned slid 12.7 m in 3 s.)
 ///
 /// [`VehicleSystems::Validate`]: crate::VehicleSystems::Validate
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
@@ -50,7 +55,8 @@ pub enum ChassisStatus {
     /// Not checked yet (the vehicle was just spawned; it is checked in the next fixed step).
     #[default]
     Pending,
-    /// Checked and running.
+    /// Checked and accepted: the vehicle runs, unless its drivetrain is refused
+    /// ([`Drivetrain::error`]).
     Ready,
     /// Refused; the vehicle is not simulated until the problem is fixed.
     Invalid(Box<ChassisError>),
@@ -403,6 +409,15 @@ fn check_body_mode(mode: &BodyMode, dt: f64) -> Result<(), ChassisError> {
     ))
 }
 
+/// The error of a refused drivetrain that takes its vehicle out of the simulation (see
+/// [`ChassisStatus`]): any but having no blocks at all (a body with no wheel blocks has no tire
+/// the drivetrain would push).
+fn refusal(drivetrain: &Drivetrain) -> Option<&VehicleError> {
+    drivetrain
+        .error()
+        .filter(|e| !matches!(e.error, DrivetrainError::NoBlocks))
+}
+
 /// Checks one wheel's chassis settings: its mount, suspension and radius.
 fn check_wheel(
     mount: &WheelMount,
@@ -465,6 +480,14 @@ pub(crate) fn validate_chassis(
         dirty.extend(all_vehicles.iter());
     }
     dirty.extend(changed_vehicles.iter());
+    // A drivetrain refused since the last step takes its vehicle out of the simulation (see
+    // `ChassisStatus`); a vehicle out of it is checked every step (`unready`).
+    dirty.extend(
+        vehicles
+            .iter()
+            .filter(|v| v.ready && v.drivetrain.and_then(refusal).is_some())
+            .map(|v| v.name.entity),
+    );
     dirty.extend(unready.iter());
     dirty.extend(changed_wheels.iter().map(|b| b.0));
     // Rapier writes every body each step, so the body's state is checked each step, cheaply.
@@ -512,19 +535,22 @@ pub(crate) fn validate_chassis(
             }
             Ok(())
         });
-        let was_invalid = vehicle.status.error().is_some();
+        let chassis_was_refused = vehicle.status.error().is_some();
+        // Out of the simulation, for its chassis settings or its drivetrain.
+        let was_invalid = chassis_was_refused || vehicle.disabled_by_us;
         let new = match result {
             Ok(()) => ChassisStatus::Ready,
             Err(error) => {
                 ChassisStatus::Invalid(Box::new(error.at_vehicle(vehicle.name.to_string())))
             }
         };
+        let drivetrain_error = vehicle.drivetrain.as_deref().and_then(refusal);
         if *vehicle.status != new {
             match &new {
                 ChassisStatus::Invalid(error) => {
                     error!("{error}; the vehicle is not simulated until this is fixed");
                 }
-                _ if was_invalid => {
+                _ if chassis_was_refused && drivetrain_error.is_none() => {
                     info!(
                         "vehicle '{}': chassis settings accepted, the vehicle runs again",
                         vehicle.name
@@ -536,8 +562,14 @@ pub(crate) fn validate_chassis(
         }
 
         let mut ec = commands.entity(entity);
-        if vehicle.status.is_ready() {
+        if vehicle.status.is_ready() && drivetrain_error.is_none() {
             if vehicle.disabled_by_us {
+                if !chassis_was_refused {
+                    info!(
+                        "vehicle '{}': its drivetrain runs again, the vehicle too",
+                        vehicle.name
+                    );
+                }
                 // Back into the simulation, ready from the next step. A body that joined
                 // Rapier disabled (a vehicle refused from its first step) weighs nothing there
                 // until it steps enabled, and the game reads its mass only when told it
@@ -560,6 +592,13 @@ pub(crate) fn validate_chassis(
         if was_invalid && !vehicle.ready {
             // Already out of the simulation (the error may have changed, nothing else).
             continue;
+        }
+        if vehicle.status.is_ready() && drivetrain_error.is_some() {
+            // The drivetrain logged its error.
+            info!(
+                "vehicle '{}' is not simulated until its drivetrain runs again",
+                vehicle.name
+            );
         }
         // Take the vehicle out of the simulation.
         ec.remove::<ChassisReady>();
