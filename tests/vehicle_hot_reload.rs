@@ -274,6 +274,72 @@ struct Applied(usize);
 
 /// Loading a file builds its vehicle once: the asset's `Added` event, which may arrive a frame
 /// after the vehicle was built from the loaded file, does not apply it a second time.
+/// A built vehicle handed another file's handle becomes that file's vehicle once the file has
+/// loaded (its status `Loading` until then, `Applied` once it is), as a reload whose topology
+/// changed: here the front-drive hatchback becomes a rear-drive car of 1500 kg, its blocks
+/// spawned again, while the body rolls on. Until 2026-12-02 the new handle was ignored until
+/// its file next changed on disk, the status `Applied` meanwhile (found by an outside test).
+#[test]
+fn another_files_handle_makes_the_vehicle_that_file() {
+    let dir = scratch_assets("swap");
+    let other = std::fs::read_to_string(dir.join(VEHICLE))
+        .unwrap()
+        .replacen("Hatchback (VW Golf VII 1.4 TSI)", "Other car", 1)
+        .replacen(
+            "topologies/fwd.topology.ron",
+            "topologies/rwd.topology.ron",
+            1,
+        )
+        .replacen("mass: 1345.0", "mass: 1500.0", 1);
+    std::fs::write(dir.join("other.vehicle.ron"), other).unwrap();
+    let mut app = create_asset_app(&dir);
+    spawn_flat_ground(&mut app, 1.0);
+    let car = spawn_from_file(&mut app);
+    tick(&mut app, 60);
+    controls(&mut app, car, |c| {
+        c.gear = 2;
+        c.throttle = 0.3;
+    });
+    tick(&mut app, 120);
+    let old_blocks = get::<SpawnedFrom>(&app, car).blocks;
+    assert!(velocity(&app, car).length() > 1.0);
+
+    let handle = app
+        .world()
+        .resource::<AssetServer>()
+        .load("other.vehicle.ron");
+    app.world_mut().entity_mut(car).insert(VehicleAsset(handle));
+    update_until(&mut app, 2000, |app| {
+        get::<SpawnedFrom>(app, car).description.name == "Other car"
+    });
+    assert_eq!(
+        get::<VehicleAssetStatus>(&app, car),
+        VehicleAssetStatus::Applied
+    );
+    tick(&mut app, 2);
+    let spawned = get::<SpawnedFrom>(&app, car);
+    assert_eq!(spawned.description.name, "Other car");
+    assert_eq!(get::<Name>(&app, car).as_str(), "Other car");
+    assert_eq!(spawned.description.chassis.mass, 1500.0);
+    assert!(
+        spawned
+            .description
+            .topology
+            .connections
+            .iter()
+            .any(|c| c.block == "wheel_rl"),
+        "rear-wheel drive"
+    );
+    assert!(
+        old_blocks
+            .values()
+            .all(|b| app.world().get_entity(*b).is_err())
+    );
+    assert!(drivetrain(&app, car).error().is_none());
+    let speed = velocity(&app, car).length();
+    assert!(speed > 1.0, "the body rolls on: {speed} m/s");
+}
+
 #[test]
 fn a_loaded_file_is_applied_once() {
     let dir = scratch_assets("once");

@@ -76,7 +76,9 @@ pub struct LoadedVehicle(pub Result<VehicleDescription, VehicleFileError>);
 pub struct LoadedTopology(pub Result<VehicleTopology, VehicleFileError>);
 
 /// On an entity with a `Transform`: make it the vehicle this file describes, once loaded, and
-/// keep it in step with the file.
+/// keep it in step with the file. Given another file's handle later, the vehicle becomes that
+/// file's once it has loaded (as a reload whose topology changed: the body keeps its pose
+/// and velocity), and [`VehicleAssetStatus`] reads `Loading` until then.
 ///
 /// ```no_run
 /// # use bevy::prelude::*;
@@ -216,7 +218,7 @@ fn sync_vehicle_assets(
     server: Res<AssetServer>,
     mut vehicles: Query<(
         Entity,
-        &VehicleAsset,
+        Ref<VehicleAsset>,
         &mut VehicleAssetStatus,
         Option<&SpawnedFrom>,
         Option<&VehicleControls>,
@@ -242,7 +244,14 @@ fn sync_vehicle_assets(
     for (entity, asset, mut status, spawned, controls) in &mut vehicles {
         let id = asset.0.id();
         let fresh = modified.contains(&id) || (added.contains(&id) && spawned.is_none());
-        if !(fresh || (spawned.is_none() && *status == VehicleAssetStatus::Loading)) {
+        // A built vehicle given another file: it becomes that file's once loaded. (Until
+        // 2026-12-02 the new handle waited for its file's next change on disk, the status
+        // `Applied` meanwhile.)
+        let swapped = spawned.is_some() && asset.is_changed() && !asset.is_added();
+        if swapped {
+            *status = VehicleAssetStatus::Loading;
+        }
+        if !(fresh || *status == VehicleAssetStatus::Loading) {
             continue;
         }
         match files.get(&asset.0).map(|f| &f.0) {
