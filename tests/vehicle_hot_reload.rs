@@ -89,6 +89,24 @@ fn spawn_from_file(app: &mut App) -> Entity {
     car
 }
 
+/// An app on the scratch folder `dir` with its vehicle file built on flat ground and pulling
+/// away gently in second gear (so the front tires keep their grip) for 2 s, past 1 m/s, and
+/// the vehicle.
+fn pulling_away_from_file(dir: &Path) -> (App, Entity) {
+    let mut app = create_asset_app(dir);
+    spawn_flat_ground(&mut app, 1.0);
+    let car = spawn_from_file(&mut app);
+    tick(&mut app, 60);
+    controls(&mut app, car, |c| {
+        c.gear = 2;
+        c.throttle = 0.3;
+    });
+    tick(&mut app, 120);
+    let v = velocity(&app, car);
+    assert!(v.length() > 1.0, "not moving: {v}");
+    (app, car)
+}
+
 /// The differential's torque multiplication: output torque over input torque.
 fn differential_gain(app: &mut App, car: Entity) -> f64 {
     let world = app.world_mut();
@@ -118,17 +136,7 @@ fn engine_rpm(app: &App, car: Entity) -> f64 {
 #[test]
 fn editing_the_file_retunes_the_live_vehicle() {
     let dir = scratch_assets("retune");
-    let mut app = create_asset_app(&dir);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_from_file(&mut app);
-
-    // Pull away gently in second gear, so the front tires keep their grip.
-    tick(&mut app, 60);
-    controls(&mut app, car, |c| {
-        c.gear = 2;
-        c.throttle = 0.3;
-    });
-    tick(&mut app, 120);
+    let (mut app, car) = pulling_away_from_file(&dir);
     let gain = differential_gain(&mut app, car);
     // Differential: output torque = ratio × efficiency × input torque.
     assert!(
@@ -207,18 +215,9 @@ fn editing_the_file_retunes_the_live_vehicle() {
 #[test]
 fn a_topology_change_rebuilds_the_drivetrain_and_keeps_the_body_moving() {
     let dir = scratch_assets("topology");
-    let mut app = create_asset_app(&dir);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_from_file(&mut app);
-    tick(&mut app, 60);
-    controls(&mut app, car, |c| {
-        c.gear = 2;
-        c.throttle = 0.3;
-    });
-    tick(&mut app, 120);
+    let (mut app, car) = pulling_away_from_file(&dir);
     let old_blocks = get::<SpawnedFrom>(&app, car).blocks;
     let (p0, v0) = (position(&app, car), velocity(&app, car));
-    assert!(v0.length() > 1.0, "not moving: {v0}");
 
     // Front-wheel drive becomes rear-wheel drive.
     edit(
@@ -292,17 +291,8 @@ fn another_files_handle_makes_the_vehicle_that_file() {
         )
         .replacen("mass: 1345.0", "mass: 1500.0", 1);
     std::fs::write(dir.join("other.vehicle.ron"), other).unwrap();
-    let mut app = create_asset_app(&dir);
-    spawn_flat_ground(&mut app, 1.0);
-    let car = spawn_from_file(&mut app);
-    tick(&mut app, 60);
-    controls(&mut app, car, |c| {
-        c.gear = 2;
-        c.throttle = 0.3;
-    });
-    tick(&mut app, 120);
+    let (mut app, car) = pulling_away_from_file(&dir);
     let old_blocks = get::<SpawnedFrom>(&app, car).blocks;
-    assert!(velocity(&app, car).length() > 1.0);
 
     let handle = app
         .world()
