@@ -52,6 +52,11 @@
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 
+/// Rapier's Bevy plugin, which the vehicles' bodies run on, re-exported: the ground and any
+/// other body take its `Collider`, `Friction` and `RigidBody`
+/// (`bevy_vehicle_physics::rapier::prelude::*`) without a dependency of your own, which would
+/// have to be this exact version (`=0.36.0`).
+pub use bevy_rapier3d as rapier;
 pub use bevy_vehicle_assets as assets;
 pub use bevy_vehicle_chassis as chassis;
 pub use bevy_vehicle_drivetrain as drivetrain;

@@ -21,7 +21,8 @@ use crate::spawn::SpawnedFrom;
 ///
 /// Part of `VehiclePhysicsPlugins`. The loader needs Bevy's `AssetPlugin` (which
 /// `DefaultPlugins` brings), added before this plugin. With Bevy's `file_watcher` feature,
-/// saving a file reloads it; otherwise call `AssetServer::reload`.
+/// saving a file (the vehicle's, or a topology, tire or CSV file it references) reloads it;
+/// otherwise call `AssetServer::reload` with the vehicle file's path.
 ///
 /// A file that is refused is logged once per version of the file, with its
 /// [`VehicleFileError`], and shown in the entity's [`VehicleAssetStatus`]. A vehicle whose
