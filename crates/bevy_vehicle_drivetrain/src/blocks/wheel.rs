@@ -452,7 +452,8 @@ pub struct WheelRuntime {
     /// blow up. For this step the longitudinal relaxation length is kept long enough that the
     /// patch spring's frequency stays within [`PATCH_SPRING_LIMIT`] per substep (`ω·h ≤ 2`),
     /// and the damping low enough that its rate stays within one per substep (`c/I · h ≤ 1`).
-    /// At ordinary loads neither bound is reached.
+    /// At ordinary loads neither bound is reached. A wheel the brake holds does not turn, so
+    /// neither applies to it (see [`WheelRuntime::held_damping`]).
     pub damping: [f64; 2],
     /// The mass the tire's longitudinal force moves this step (kg, ≥ 0): the contact's
     /// [`WheelContact::body_mass`] times its fore-and-aft
@@ -493,14 +494,19 @@ pub struct WheelRuntime {
     pub lateral_shift: f64,
     /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
-    /// than [`HELD_DAMPING_SPEED`], else 0.
+    /// than [`HELD_DAMPING_SPEED`] (else 0), plus whatever the bound on the wheel's own inertia
+    /// took off `damping[0]` ([`WheelRuntime::damping`]): a held wheel does not turn, and its
+    /// patch damper acts on the body alone.
     pub held_damping: f64,
     /// The contact's velocity and acceleration as measured, before any steering turn
     /// (tire frame, m/s and m/s²).
     measured: [[f64; 2]; 2],
     /// The tire's relaxation lengths with this step's floors (m): `[longitudinal while the
     /// wheel rolls, longitudinal while the brake holds it, lateral]`, so that a stage only
-    /// adds the distance rolled in a substep.
+    /// adds the distance rolled in a substep. The held one has no floor for the wheel's own
+    /// inertia ([`WheelRuntime::min_relaxation`]): a held wheel does not turn. (With it, a
+    /// car on 0.01 kg·m² wheels stopped on its brakes rocked on its held tires' relaxation
+    /// lengthened to metres, at 0.65 m/s, for good.)
     floored_relaxation: [f64; 3],
     /// A held tire's patch at the start of the last step, `[angle, κ, drift]`: the wheel's
     /// angle (rad), its longitudinal slip state (dimensionless) and the distance the wheel had
@@ -1342,12 +1348,14 @@ impl Block for Wheel {
                 ([0.0; 2], 0.0)
             };
             let own = tire.relaxation_length[0].max(rt.min_relaxation);
+            // A held wheel does not turn: the floor for its inertia is not its.
+            let still = tire.relaxation_length[0];
             // A tire coupled to the body's mass pushes it within the substeps, rolling or held:
             // its spring on the body needs no floor. On a prescribed road a held tire takes
             // the floor, and a rolling one fades it out toward the speed at which the patch
             // spring is critically damped on the body (taken at the step's start).
             let [rolling, held] = if rt.body_mass > 0.0 {
-                [own; 2]
+                [own, still]
             } else {
                 let rolling_speed = rt.contact.velocity[0]
                     .abs()
@@ -1359,7 +1367,7 @@ impl Block for Wheel {
                 };
                 [
                     own.max(ringing * rt.body_relaxation[0]),
-                    own.max(rt.body_relaxation[0]),
+                    still.max(rt.body_relaxation[0]),
                 ]
             };
             // Sideways the same holds while the body answers the tire within the step.
@@ -1377,6 +1385,7 @@ impl Block for Wheel {
             };
             if load * r2 * h * tire.damping[0] > inertia {
                 rt.damping[0] = inertia / (load * r2 * h);
+                rt.held_damping += tire.damping[0] - rt.damping[0];
             }
             // Kept whether or not the brake holds the wheel yet: a wheel set down at rest is
             // held from the step's first stage.
