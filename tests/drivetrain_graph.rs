@@ -129,6 +129,24 @@ fn unconnected_required_port_is_refused() {
     );
 }
 
+/// A block without a `Name` is named in errors by its type and entity.
+#[test]
+fn an_unnamed_block_is_named_by_its_type() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [.., diff, _, right] = spawn_chain(&mut app, car);
+    app.world_mut().entity_mut(diff).remove::<Name>();
+    app.world_mut().entity_mut(right).despawn();
+    tick(&mut app, 1);
+    assert_eq!(
+        error_text(&app, car),
+        format!(
+            "vehicle 'car' block 'Differential {diff}': required output port 'right' is left \
+             unconnected"
+        )
+    );
+}
+
 #[test]
 fn connection_to_another_vehicle_is_refused() {
     let mut app = create_app(60.0);

@@ -764,13 +764,19 @@ fn compile(
     let mut cells = Vec::with_capacity(entities.len());
     for &entity in &entities {
         let er = world.entity(entity);
-        let name = display_name(world, entity);
         let mut found = registry
             .types
             .iter()
             .filter(|t| er.contains_id(t.component));
         let (Some(block_type), None) = (found.next(), found.next()) else {
-            return Err(fail(DrivetrainError::NotABlock { entity: name }));
+            return Err(fail(DrivetrainError::NotABlock {
+                entity: display_name(world, entity),
+            }));
+        };
+        // An unnamed block goes by its type and entity (`Gearbox 65v0`).
+        let name = match world.get::<Name>(entity) {
+            Some(n) => n.as_str().to_owned(),
+            None => format!("{} {entity}", block_type.name),
         };
         let extracted = (block_type.extract)(&er).ok_or_else(|| {
             fail(DrivetrainError::NotABlock {
