@@ -1348,7 +1348,7 @@ impl Block for Wheel {
                 ([0.0; 2], 0.0)
             };
             let own = tire.relaxation_length[0].max(rt.min_relaxation);
-            // A held wheel does not turn: the floor for its inertia is not its.
+            // A held wheel does not turn: it needs no floor for its own inertia.
             let still = tire.relaxation_length[0];
             // A tire coupled to the body's mass pushes it within the substeps, rolling or held:
             // its spring on the body needs no floor. On a prescribed road a held tire takes
