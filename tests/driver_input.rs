@@ -108,6 +108,47 @@ fn one_press_shifts_one_gear_however_long_it_is_held() {
     );
 }
 
+/// A tap as short as one frame shifts one gear when the fixed step runs less often than the
+/// frames: at 15 and 30 Hz on 60 frames a second, twelve one-frame taps of the shift-up key at
+/// every phase of the fixed step (six up from neutral to sixth, six down), each followed by
+/// frames enough for a step, each shift one gear; at 120 Hz, two fixed steps a frame, no tap
+/// counts twice. Until 2026-12-02 the
+/// fixed step read the press itself, and a tap that fell between two steps was lost: at
+/// 15 Hz ten of twelve one-frame taps (found by an outside test).
+#[test]
+fn a_one_frame_tap_shifts_once_at_any_fixed_rate() {
+    for hz in [15.0, 30.0, 120.0] {
+        let mut app = create_input_app();
+        app.insert_resource(Time::<Fixed>::from_hz(hz))
+            .insert_resource(TimeUpdateStrategy::ManualDuration(
+                std::time::Duration::from_secs_f64(1.0 / 60.0),
+            ));
+        let (car, driver) = car_with_driver(&mut app);
+        app.world_mut().get_mut::<Driver>(driver).unwrap().automatic = false;
+        let frames_per_step = (60.0 / hz).ceil() as usize;
+        let mut shifts = 0;
+        for (key, expected) in [(KeyCode::KeyE, 1), (KeyCode::KeyQ, -1)] {
+            for phase in 0..6 {
+                // A tap at each phase of the fixed step.
+                for _ in 0..(phase % frames_per_step) {
+                    app.update();
+                }
+                let before = get::<VehicleControls>(&app, car).gear;
+                key.press(app.world_mut());
+                app.update();
+                key.release(app.world_mut());
+                for _ in 0..frames_per_step + 1 {
+                    app.update();
+                }
+                if get::<VehicleControls>(&app, car).gear - before == expected {
+                    shifts += 1;
+                }
+            }
+        }
+        assert_eq!(shifts, 12, "{hz} Hz: {shifts} of 12 taps shifted once");
+    }
+}
+
 #[test]
 fn gamepad_triggers_and_stick_are_analog() {
     let mut app = create_input_app();

@@ -23,6 +23,7 @@
 use bevy::prelude::*;
 use bevy_vehicle_chassis::VehicleSystems;
 use bevy_vehicle_drivetrain::prelude::*;
+use leafwing_input_manager::plugin::InputManagerSystem;
 use leafwing_input_manager::prelude::*;
 
 /// What a driver can do. Pedals are buttons with analog values (0..1); steering is an axis
@@ -153,6 +154,19 @@ pub struct Driver {
     pub feel: DriverFeel,
     /// Time since the last automatic shift (s).
     since_shift: f64,
+    /// Presses of the one-shot actions seen since the last fixed step.
+    presses: Presses,
+}
+
+/// How many times each one-shot action was pressed since the last fixed step: the frames see
+/// every press, the fixed step may run less often than they do (at 15 Hz on a 60 Hz display, a
+/// tap shorter than a fixed step fell between two steps and was lost).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Presses {
+    shift_up: u32,
+    shift_down: u32,
+    toggle_automatic: u32,
+    toggle_range: u32,
 }
 
 impl Driver {
@@ -163,14 +177,20 @@ impl Driver {
             automatic: true,
             feel: DriverFeel::default(),
             since_shift: 0.0,
+            presses: Presses::default(),
         }
     }
 }
 
-/// System sets of [`VehicleInputPlugin`], in `FixedUpdate`.
+/// System sets of [`VehicleInputPlugin`].
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VehicleInputSystems {
-    /// Actions → the driven vehicle's controls, before the vehicles read them.
+    /// In `PreUpdate`, every frame, after leafwing has read the input: counts the presses of
+    /// the one-shot actions (shifts, toggles) for the next fixed step, so that none is lost
+    /// when the fixed step runs less often than the frames.
+    Latch,
+    /// In `FixedUpdate`: actions → the driven vehicle's controls, before the vehicles read
+    /// them.
     Drive,
 }
 
@@ -189,10 +209,35 @@ impl Plugin for VehicleInputPlugin {
                     .before(VehicleSystems::Controls)
                     .before(DrivetrainSystems::Controls),
             )
+            .configure_sets(
+                PreUpdate,
+                VehicleInputSystems::Latch.after(InputManagerSystem::ManualControl),
+            )
+            .add_systems(PreUpdate, latch_presses.in_set(VehicleInputSystems::Latch))
             .add_systems(
                 FixedUpdate,
                 drive_from_input.in_set(VehicleInputSystems::Drive),
             );
+    }
+}
+
+/// Counts each frame's presses of the one-shot actions (see [`VehicleInputSystems::Latch`]).
+fn latch_presses(mut drivers: Query<(&mut Driver, &ActionState<DriveAction>)>) {
+    for (mut driver, actions) in &mut drivers {
+        let pressed = |action| u32::from(actions.just_pressed(&action));
+        let presses = Presses {
+            shift_up: pressed(DriveAction::ShiftUp),
+            shift_down: pressed(DriveAction::ShiftDown),
+            toggle_automatic: pressed(DriveAction::ToggleAutomatic),
+            toggle_range: pressed(DriveAction::ToggleRange),
+        };
+        if presses != Presses::default() {
+            let p = &mut driver.presses;
+            p.shift_up += presses.shift_up;
+            p.shift_down += presses.shift_down;
+            p.toggle_automatic += presses.toggle_automatic;
+            p.toggle_range += presses.toggle_range;
+        }
     }
 }
 
@@ -218,6 +263,7 @@ fn drive_from_input(
         let speed = telemetry.map_or(0.0, |t| t.forward_speed.abs());
         let (rpm, gear) = telemetry.map_or((0.0, 0), |t| (t.engine_rpm, t.gear));
         let feel = driver.feel.clone();
+        let presses = core::mem::take(&mut driver.presses);
 
         let throttle = f64::from(actions.clamped_button_value(&DriveAction::Throttle));
         let brake = f64::from(actions.clamped_button_value(&DriveAction::Brake));
@@ -228,7 +274,7 @@ fn drive_from_input(
         controls.retarder = Some(f64::from(
             actions.clamped_button_value(&DriveAction::Retarder),
         ));
-        if actions.just_pressed(&DriveAction::ToggleRange) {
+        if presses.toggle_range % 2 == 1 {
             controls.range = Some(match controls.range {
                 Some(TransferRange::Low) => TransferRange::High,
                 _ => TransferRange::Low,
@@ -243,7 +289,7 @@ fn drive_from_input(
         controls.steering += (wanted - controls.steering).clamp(-step, step);
 
         // Gears: the lever, or the driver's automatic shifting.
-        if actions.just_pressed(&DriveAction::ToggleAutomatic) {
+        if presses.toggle_automatic % 2 == 1 {
             driver.automatic = !driver.automatic;
         }
         let lever = controls.gear;
@@ -255,13 +301,10 @@ fn drive_from_input(
             .iter()
             .find(|(b, _)| b.0 == vehicle)
             .map_or(0, |(_, g)| g.reverse_ratios.len() as i32);
-        let mut next = lever;
-        if actions.just_pressed(&DriveAction::ShiftUp) {
-            next = (lever + 1).min(top);
-        }
-        if actions.just_pressed(&DriveAction::ShiftDown) {
-            next = (lever - 1).max(-reverse);
-        }
+        // Each press one gear, within the gears there are.
+        let shifts = i64::from(presses.shift_up) - i64::from(presses.shift_down);
+        let next = (i64::from(lever) + shifts).clamp(-i64::from(reverse), i64::from(top));
+        let mut next = if shifts == 0 { lever } else { next as i32 };
         driver.since_shift += dt;
         if driver.automatic && next == lever {
             let max_rpm = engines
