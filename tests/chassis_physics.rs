@@ -2662,11 +2662,13 @@ fn power_slide_braked_by(
 /// Without ESC it spins (body slip past 1 rad). Braking wheels on the yaw rate alone, the
 /// control cannot catch it while the rear tires spin: the car slides to 0.46–0.50 rad
 /// (asserted above 0.25). With the drive cut and the side-slip watch it holds the slide
-/// within 0.15 rad (asserted below twice its 0.1 rad limit, the rates within 1.5 %), and keeps
+/// within 0.15 rad (asserted below twice its 0.1 rad limit, the rates within 2 %), and keeps
 /// turning right. Measured 2026-11-29 (with the body answering the tires' side forces within
 /// the step): 0.1476–0.1491 rad, up to 0.75–0.89 of the drive taken, the car leaving at
 /// 8.3–8.4 m/s yawing at −0.216 to −0.218 rad/s (before: 0.147–0.148 rad; braking alone
-/// 0.29–0.46).
+/// 0.29–0.46). Since 2026-12-02 the tires' patch dampers keep each tire within its friction
+/// ellipse (`trail_braking_keeps_each_tire_within_its_friction_ellipse`): 0.1476–0.1502 rad,
+/// 15 Hz the highest (the rates were within 1.5 % before, 1.7 % since).
 #[test]
 fn stability_control_takes_the_drive_in_a_power_slide() {
     let mut held = Vec::new();
@@ -2716,7 +2718,7 @@ fn stability_control_takes_the_drive_in_a_power_slide() {
         .iter()
         .fold((f64::MAX, f64::MIN), |(l, h), s| (l.min(*s), h.max(*s)));
     assert!(
-        high < 1.015 * low,
+        high < 1.02 * low,
         "body slip {held:?} at 15, 30, 60 and 120 Hz"
     );
 }
@@ -3004,5 +3006,52 @@ fn a_car_slid_sideways_stops_without_springing_back() {
             );
             assert!(speed < 1e-3, "μ {mu}, {hz} Hz: still moving at {speed} m/s");
         }
+    }
+}
+
+/// Trail braking: the default car with the built-in ABS turning at 0.7·μ·g on μ 0.3, then
+/// braking at full pedal, at 15, 30, 60 and 120 Hz: each tire's force on the body (the step's
+/// mean, both ways) stays within the friction ellipse through its peaks at its load,
+/// `(Fx/Dx)² + (Fy/Dy)² ≤ 1` (0.5 % asserted; measured 1.0000). The patch damper
+/// was capped one way at a time until 2026-12-02, and took the loaded front tire's force
+/// 2.2–5.6 % past its peak (1.021 of the ellipse here at 15 Hz; found by an outside test).
+#[test]
+fn trail_braking_keeps_each_tire_within_its_friction_ellipse() {
+    let mu = 0.3f32;
+    let mut builder = CarBuilder::default();
+    builder.brakes.anti_lock = Some(AntiLock::default());
+    let speed = 15.0f32;
+    // A steady turn at 0.7·μ·g: the bicycle's geometric steer for that radius.
+    let radius = f64::from(speed * speed) / (0.7 * f64::from(mu) * G);
+    let wheelbase = f64::from(builder.rear_axle - builder.front_axle);
+    let steering = wheelbase / radius / builder.steering.max_angle;
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut app = create_app(hz);
+        spawn_flat_ground(&mut app, mu);
+        let car = spawn_at_ride_height(&mut app, &builder);
+        tick(&mut app, hz as usize);
+        flying_start(&mut app, car, speed);
+        controls(&mut app, car, |c| c.steering = steering);
+        tick(&mut app, (2.5 * hz) as usize);
+        controls(&mut app, car, |c| c.brake = 1.0);
+        let wheels = wheels(&mut app, car);
+        let mut worst: f64 = 0.0;
+        for _ in 0..(2.0 * hz) as usize {
+            tick(&mut app, 1);
+            for &w in &wheels {
+                let sensors = get::<WheelSensors>(&app, w);
+                if sensors.load <= 0.0 {
+                    continue;
+                }
+                let [dx, dy] = loaded_tire(&builder, sensors.load, f64::from(mu)).peak_force();
+                let [fx, fy] = sensors.force;
+                worst = worst.max(((fx / dx).powi(2) + (fy / dy).powi(2)).sqrt());
+            }
+        }
+        println!("{hz} Hz: largest tire force {worst:.4} of its friction ellipse");
+        assert!(
+            worst < 1.005,
+            "{hz} Hz: a tire's force reached {worst} of its friction ellipse"
+        );
     }
 }
