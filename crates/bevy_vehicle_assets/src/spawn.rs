@@ -8,8 +8,8 @@ use bevy_vehicle_chassis::modules::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, InstallModule, VehicleModule,
 };
 use bevy_vehicle_chassis::{
-    AntiRollBar, AntiRollBars, ChassisError, ChassisStatus, Coupling, Side, SpeedLimiter, Vehicle,
-    WheelMount,
+    AntiRollBar, AntiRollBars, ChassisError, ChassisStatus, Coupling, Side, SpeedLimiter,
+    StaticPreload, Vehicle, WheelMount,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 
@@ -203,6 +203,11 @@ impl VehicleDescription {
             ),
             self.aerodynamics,
         ));
+        if self.static_preload {
+            commands.entity(vehicle).insert(StaticPreload::default());
+        } else {
+            commands.entity(vehicle).remove::<StaticPreload>();
+        }
         match self.coupling {
             Some(point) => {
                 commands.entity(vehicle).insert(Coupling(Vec3::from(point)));

@@ -11,6 +11,7 @@ use crate::components::{
     TractionControl, WheelMount,
 };
 use crate::error::{ChassisError, each_axis, finite, non_negative, positive};
+use crate::hitch::StaticPreload;
 use crate::validation::ChassisStatus;
 use crate::vehicle::Vehicle;
 
@@ -443,6 +444,9 @@ impl CarBuilder {
                 self.aerodynamics,
             ))
             .id();
+        if self.static_preload {
+            commands.entity(car).insert(StaticPreload::default());
+        }
 
         // Powertrain down to the last shaft before the axle differentials.
         let root = match &self.powertrain {

@@ -5,6 +5,10 @@ use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::controls::set_if_changed;
 use bevy_vehicle_drivetrain::prelude::*;
 
+use crate::GRAVITY;
+use crate::body_mass::BodyMass;
+use crate::components::{Suspension, WheelMount};
+
 /// On a trailer (a [`Vehicle`](crate::Vehicle)): coupled to the vehicle `tow` by a ball joint
 /// (a Rapier spherical joint, with contacts between the two bodies turned off), so the trailer
 /// pivots freely about the coupling in yaw, pitch and roll. This is the coupling of a
@@ -14,7 +18,9 @@ use bevy_vehicle_drivetrain::prelude::*;
 ///
 /// While coupled, the trailer's service brake follows the tow vehicle's brake pedal every fixed
 /// step (in [`VehicleSystems::Controls`](crate::VehicleSystems::Controls)); its handbrake and
-/// parking lock stay its own.
+/// parking lock stay its own. A trailer whose springs were preloaded to its static deflections
+/// ([`StaticPreload`]) is preloaded again as it couples, so that at its design ride height its
+/// coupling carries its share of its weight (see [`StaticPreload`]).
 ///
 /// Insert it to couple, remove it to uncouple. Place the trailer so that the two coupling
 /// points meet; a gap is closed by the joint within a few steps.
@@ -75,6 +81,81 @@ pub(crate) fn on_hitch_inserted(
     commands
         .entity(ev.entity)
         .try_insert(ImpulseJoint::new(hitch.tow, joint));
+}
+
+/// On a vehicle whose suspension preloads are its static deflections (put there by
+/// [`CarBuilder`](crate::CarBuilder) and vehicle files with `static_preload`, the default), so
+/// that it rests at its design ride height.
+///
+/// Coupled as a trailer ([`Hitch`]), the coupling holds it up too, and its springs are
+/// preloaded again for that, as it couples: the trailer taken as a rigid body on its springs
+/// that pivots about its coupling point, each wheel's preload `θ·(z_i − z_h)` with
+/// `θ = m·g·(z_c − z_h) / Σ k_i·(z_i − z_h)²` (`z` along the chassis, `h` the coupling, `c` the
+/// centre of mass, `k` the springs' stiffness); the coupling then carries the rest of the
+/// weight. Uncoupled, the preloads it stood on alone come back. (Until 2026-12-02 a trailer
+/// kept the preloads it stood on alone, so at design ride height its springs carried all of
+/// its weight and its coupling none: the shipped 18 t centre-axle trailer put nothing on the
+/// tractor's jaw where its centre of mass 0.3 m ahead of its tandem should put about 1 t, and
+/// the combination snaked from 58 km/h.) A trailer whose centre of mass lies behind all its
+/// wheels, or a coupling among them, keeps its preloads.
+#[derive(Component, Clone, Debug, Default)]
+pub struct StaticPreload {
+    /// Each wheel's preload standing alone (m), kept while coupled.
+    solo: Vec<(Entity, f64)>,
+}
+
+/// Preloads the springs of trailers with [`StaticPreload`] as they couple, and back as they
+/// uncouple (see [`StaticPreload`]).
+pub(crate) fn preload_hitched_trailers(
+    coupled: Query<Entity, (Changed<Hitch>, With<StaticPreload>)>,
+    mut uncoupled: RemovedComponents<Hitch>,
+    mut vehicles: Query<(Option<&Hitch>, &mut StaticPreload, Option<&Blocks>)>,
+    mut wheels: Query<(&WheelMount, &mut Suspension)>,
+    body_mass: BodyMass,
+) {
+    let changed: Vec<Entity> = coupled.iter().chain(uncoupled.read()).collect();
+    for trailer in changed {
+        let Ok((hitch, mut preload, blocks)) = vehicles.get_mut(trailer) else {
+            continue;
+        };
+        if let Some(hitch) = hitch {
+            if preload.solo.is_empty() {
+                preload.solo = blocks
+                    .iter()
+                    .flat_map(|b| b.iter())
+                    .filter_map(|w| wheels.get(w).ok().map(|(_, s)| (w, s.preload)))
+                    .collect();
+            }
+            let mass = body_mass.sum_of_colliders(trailer);
+            let pivot = f64::from(hitch.trailer_point.z);
+            let weight = f64::from(mass.mass) * GRAVITY;
+            let center = f64::from(mass.local_center_of_mass.z);
+            let arms: Vec<(Entity, f64, f64)> = preload
+                .solo
+                .iter()
+                .filter_map(|&(w, _)| wheels.get(w).ok())
+                .zip(&preload.solo)
+                .map(|((mount, s), &(w, _))| (w, f64::from(mount.position.z) - pivot, s.stiffness))
+                .collect();
+            let turn = arms.iter().map(|(_, arm, k)| k * arm * arm).sum::<f64>();
+            let theta = weight * (center - pivot) / turn;
+            let deflections: Vec<(Entity, f64)> =
+                arms.iter().map(|&(w, arm, _)| (w, theta * arm)).collect();
+            if theta.is_finite() && deflections.iter().all(|&(_, d)| d > 0.0) {
+                for (w, d) in deflections {
+                    if let Ok((_, mut s)) = wheels.get_mut(w) {
+                        set_if_changed(&mut s.preload, d);
+                    }
+                }
+            }
+        } else {
+            for (w, solo) in core::mem::take(&mut preload.solo) {
+                if let Ok((_, mut s)) = wheels.get_mut(w) {
+                    set_if_changed(&mut s.preload, solo);
+                }
+            }
+        }
+    }
 }
 
 /// Uncouples a trailer when its [`Hitch`] is removed.

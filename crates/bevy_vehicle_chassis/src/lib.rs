@@ -56,7 +56,7 @@ pub use contact::{
     TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead, spring_lead,
 };
 pub use error::ChassisError;
-pub use hitch::{Coupling, Hitch};
+pub use hitch::{Coupling, Hitch, StaticPreload};
 pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{
     ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems, fixed_step_warning,

@@ -7,7 +7,9 @@ use bevy_vehicle_drivetrain::DrivetrainSystems;
 use crate::contact::probe_ground;
 use crate::first_step::hold_vehicles_over_new_ground;
 use crate::forces::apply_forces;
-use crate::hitch::{follow_tow_brakes, on_hitch_inserted, on_hitch_removed};
+use crate::hitch::{
+    follow_tow_brakes, on_hitch_inserted, on_hitch_removed, preload_hitched_trailers,
+};
 use crate::modules::install::on_reset_vehicle;
 use crate::modules::systems::{begin_modules, note_wheel_changes, step_vehicles};
 use crate::path_follower::follow_paths;
@@ -97,7 +99,11 @@ impl Plugin for ChassisPlugin {
         .add_systems(
             FixedUpdate,
             (
-                (warn_long_fixed_step, validate_chassis).in_set(VehicleSystems::Validate),
+                (
+                    warn_long_fixed_step,
+                    (preload_hitched_trailers, validate_chassis).chain(),
+                )
+                    .in_set(VehicleSystems::Validate),
                 follow_paths
                     .before(VehicleSystems::Validate)
                     .before(DrivetrainSystems::Controls),
