@@ -1156,10 +1156,11 @@ fn braking_in_a_turn(hz: f64, v0: f32, abs: bool, mu: f32) -> (f64, f64) {
 /// The built-in ABS on snow (μ = 0.3, from 40 km/h) and ice (μ = 0.1, from 25 km/h), braking
 /// at full pedal in the left turn of [`abs_keeps_the_car_steering_under_full_braking`], at
 /// 30, 60, 120 and 240 Hz: no wheel slides past three times its tire's peak slip (where the
-/// release rule leaves no brake; measured 1.8 and 2.3 times), the course turns at least five
-/// times as far as with locked wheels (measured 19–21 and 7 times), and alike within 2 %
-/// across the rates (measured 0.6 % and 0.0 %; 3.8 % and 4.3 % while the ABS decided once per
-/// fixed step, the 30 Hz runs straying). With a release slip fixed at the dry road's
+/// release rule leaves no brake; measured 1.75 and 2.0 times), the course turns at least five
+/// times as far as with locked wheels (measured 16 and 6 times since the rear wheels select
+/// low, 2026-12-02; 19–21 and 7 before), and alike within 2 % across the rates (measured
+/// 0.4 % and 0.0 %; 3.8 % and 4.3 % while the ABS decided once per fixed step, the 30 Hz runs
+/// straying). With a release slip fixed at the dry road's
 /// 0.15 ([`AntiLock::release_slip_at`]) the wheels slid to 5.3 and 19 times their peak slip,
 /// the course on ice turned 3.3 times as far as locked, and on snow the rates differed by
 /// 11.5 %.
@@ -1293,9 +1294,10 @@ fn abs_brakes_at_the_tires_peak(mass: f32, tolerance: f64) {
 
 /// The built-in ABS keeps a car steering under full braking: in a left turn at 70 km/h on
 /// μ = 0.9, with brakes that lock every wheel without it, its course keeps turning left by at
-/// least 0.15 rad before it slows below 3 m/s, where locked wheels slide it on without turning
-/// left at all; the same within 3 % at 30, 60, 120 and 240 Hz (measured 1.4 %; 5.7 % while
-/// the ABS decided once per fixed step).
+/// least 0.15 rad before it slows below 3 m/s (measured 0.224 since the rear wheels select low,
+/// 2026-12-02; 0.208–0.211 before), where locked wheels slide it on without turning left at
+/// all; the same within 3 % at 30, 60, 120 and 240 Hz (measured 0.0 %; 1.4 % before, 5.7 %
+/// while the ABS decided once per fixed step).
 #[test]
 fn abs_keeps_the_car_steering_under_full_braking() {
     let v0 = 70.0 / 3.6;
@@ -3054,4 +3056,53 @@ fn trail_braking_keeps_each_tire_within_its_friction_ellipse() {
             "{hz} Hz: a tire's force reached {worst} of its friction ellipse"
         );
     }
+}
+
+/// Braking at full pedal from 20 m/s with the built-in ABS on a split road (the left wheels on
+/// μ 0.9, the right on μ 0.2), steering held straight, at 15, 30, 60 and 120 Hz: the car stops
+/// between the two roads' friction stops, `v²/(2·μ·g)` (22.7 and 101.9 m; measured 35.3–35.6
+/// m), and its heading turns less than 0.35 rad (20°; measured 0.22–0.24): the rear axle's
+/// wheels select low (`AntiLock::select_low_rear`), so the rear tires keep their side grip
+/// against the front axle's uneven braking. Each wheel controlled on its own (as until
+/// 2026-12-02), the car spins (past 2 rad here; 185° in the outside test that found it).
+#[test]
+fn a_split_road_stop_on_the_abs_keeps_the_car_pointing_ahead() {
+    use bevy_rapier3d::prelude::{Collider, Friction, RigidBody};
+    let run = |hz: f64, select_low_rear: bool| -> (f64, f64) {
+        let mut app = create_app(hz);
+        for (x, mu) in [(-50.0f32, 0.9f32), (50.0, 0.2)] {
+            app.world_mut().spawn((
+                RigidBody::Fixed,
+                Collider::cuboid(50.0, 0.5, 400.0),
+                Friction::coefficient(mu),
+                Transform::from_xyz(x, -0.5, -300.0),
+            ));
+        }
+        let mut builder = CarBuilder::default();
+        builder.brakes.anti_lock = Some(AntiLock {
+            select_low_rear,
+            ..default()
+        });
+        let car = spawn_at_ride_height(&mut app, &builder);
+        tick(&mut app, hz as usize);
+        flying_start(&mut app, car, 20.0);
+        controls(&mut app, car, |c| c.brake = 1.0);
+        let start = position(&app, car);
+        let turned = tick_turning(&mut app, car, (8.0 * hz) as usize);
+        assert!(velocity(&app, car).length() < 0.05, "{hz} Hz: not stopped");
+        (f64::from(start.z - position(&app, car).z), turned.abs())
+    };
+    let bounds = [0.9, 0.2].map(|mu| friction_stopping_distance(20.0, mu));
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let (distance, turned) = run(hz, true);
+        println!("{hz} Hz: stopped in {distance:.2} m, heading turned {turned:.3} rad");
+        assert!(
+            distance > bounds[0] && distance < bounds[1],
+            "{hz} Hz: stopped in {distance} m, outside {bounds:?} m"
+        );
+        assert!(turned < 0.35, "{hz} Hz: turned {turned} rad");
+    }
+    let (_, spun) = run(60.0, false);
+    println!("each wheel on its own, 60 Hz: turned {spun:.3} rad");
+    assert!(spun > 2.0, "each wheel on its own: turned {spun} rad");
 }

@@ -713,6 +713,11 @@ pub struct AntiLock {
     pub release_slip: f64,
     /// Speed over the ground below which the ABS is off (m/s, ≥ 0).
     pub min_speed: f64,
+    /// Whether the two wheels of every axle behind the front one get the same brake torque,
+    /// the lower of what the ABS grants each ("select low", as road cars' ABS does on the
+    /// rear axle): on a road whose two sides grip differently, the rear tires then keep their
+    /// side grip and the car its heading. Each front wheel is controlled on its own.
+    pub select_low_rear: bool,
 }
 
 /// Time constant with which [`AntiLock`] lets a locking wheel's brake go (s): a dump valve
@@ -749,12 +754,13 @@ impl AntiLock {
 
 impl Default for AntiLock {
     /// A road car's ABS: 95 % of the peak, releasing past a braking slip of 0.15, off below
-    /// 1.5 m/s.
+    /// 1.5 m/s, the rear axles' wheels selecting low.
     fn default() -> Self {
         AntiLock {
             peak_share: 0.95,
             release_slip: 0.15,
             min_speed: 1.5,
+            select_low_rear: true,
         }
     }
 }

@@ -230,6 +230,27 @@ impl BuiltinBrakes {
         }
     }
 
+    /// Gives both wheels of each axle behind the front one the lower of their pedal torques as
+    /// the ABS let them through (`AntiLock::select_low_rear`); what the handbrake and parking
+    /// lock hold stays each wheel's.
+    fn select_low_behind_the_front(&mut self, ctx: &ModuleContext) {
+        let pedal = |this: &Self, i: usize| this.capacity[i] - this.held[i];
+        for i in 0..ctx.wheels.len() {
+            let axle = ctx.wheels[i].mount.axle;
+            // Each axle once, from its first wheel.
+            if axle == 0 || ctx.wheels[..i].iter().any(|w| w.mount.axle == axle) {
+                continue;
+            }
+            let on_axle = || (i..ctx.wheels.len()).filter(|&j| ctx.wheels[j].mount.axle == axle);
+            let low = on_axle()
+                .map(|j| pedal(self, j))
+                .fold(f64::INFINITY, f64::min);
+            for j in on_axle() {
+                self.capacity[j] = low + self.held[j];
+            }
+        }
+    }
+
     /// Wheel `i`'s pedal torque (N·m) capped at the granted share of what holds its tire at
     /// `peak_share` of its peak force `peak` (N) while the wheel slows with the ground:
     /// `grant · (peak_share · peak · radius + inertia · deceleration / radius)`, with the
@@ -318,6 +339,9 @@ impl BrakeModule for BuiltinBrakes {
         }
         for i in 0..ctx.wheels.len() {
             self.capacity[i] = self.anti_lock(abs, ctx, i) + self.held[i];
+        }
+        if abs.select_low_rear {
+            self.select_low_behind_the_front(ctx);
         }
         true
     }
