@@ -130,12 +130,14 @@ pub(crate) fn preload_hitched_trailers(
             let pivot = f64::from(hitch.trailer_point.z);
             let weight = f64::from(mass.mass) * GRAVITY;
             let center = f64::from(mass.local_center_of_mass.z);
+            // Each wheel's arm from the coupling along the chassis (m), and its spring (N/m).
             let arms: Vec<(Entity, f64, f64)> = preload
                 .solo
                 .iter()
-                .filter_map(|&(w, _)| wheels.get(w).ok())
-                .zip(&preload.solo)
-                .map(|((mount, s), &(w, _))| (w, f64::from(mount.position.z) - pivot, s.stiffness))
+                .filter_map(|&(w, _)| {
+                    let (mount, s) = wheels.get(w).ok()?;
+                    Some((w, f64::from(mount.position.z) - pivot, s.stiffness))
+                })
                 .collect();
             let turn = arms.iter().map(|(_, arm, k)| k * arm * arm).sum::<f64>();
             let theta = weight * (center - pivot) / turn;

@@ -687,17 +687,23 @@ impl Wheel {
         // own, where that lies outside it). Capped one way at a time, trail braking on μ 0.3
         // took a tire's force 2–6 % past its peak.
         let [dx, dy] = rt.peak_force;
-        if rt.contact.lateral_coupled && dx > 0.0 && dy > 0.0 {
-            // `reach(f + t·damper)` is `a·t² + b·t + reach(f)`, in units of the ellipse.
-            let (ux, uy) = (1.0 / (dx * dx), 1.0 / (dy * dy));
-            let a = damper[0] * damper[0] * ux + damper[1] * damper[1] * uy;
-            let b = 2.0 * (fx * damper[0] * ux + fy * damper[1] * uy);
-            let reached = fx * fx * ux + fy * fy * uy;
-            let c = reached - reached.max(1.0);
-            if a > 0.0 && a + b + c > 0.0 {
-                // The share of the damper that reaches the ellipse (`c ≤ 0`: a root in [0, 1]).
-                let t = (-b + (b * b - 4.0 * a * c).max(0.0).sqrt()) / (2.0 * a);
-                damper = damper.map(|d| d * t.clamp(0.0, 1.0));
+        if rt.contact.lateral_coupled {
+            // Outside the ellipse, `(x/dx)² + (y/dy)² > 1`, without dividing (a stage's path).
+            let (x, y) = ((fx + damper[0]) * dy, (fy + damper[1]) * dx);
+            let edge = dx * dy;
+            if x * x + y * y > edge * edge && edge > 0.0 {
+                // `reach(f + t·damper)` is `a·t² + b·t + reach(f)`, in units of the ellipse.
+                let (ux, uy) = (1.0 / (dx * dx), 1.0 / (dy * dy));
+                let a = damper[0] * damper[0] * ux + damper[1] * damper[1] * uy;
+                let b = 2.0 * (fx * damper[0] * ux + fy * damper[1] * uy);
+                let reached = fx * fx * ux + fy * fy * uy;
+                let c = reached - reached.max(1.0);
+                if a > 0.0 && a + b + c > 0.0 {
+                    // The share of the damper that reaches the ellipse (`c ≤ 0`: a root in
+                    // [0, 1]).
+                    let t = (-b + (b * b - 4.0 * a * c).max(0.0).sqrt()) / (2.0 * a);
+                    damper = damper.map(|d| d * t.clamp(0.0, 1.0));
+                }
             }
         }
         let damped = [fx + damper[0], fy + damper[1]];
