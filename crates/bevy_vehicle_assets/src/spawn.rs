@@ -204,7 +204,10 @@ impl VehicleDescription {
             self.aerodynamics,
         ));
         if self.static_preload {
-            commands.entity(vehicle).insert(StaticPreload::default());
+            // Kept through a reload: a coupled trailer's holds the preloads it stands on alone.
+            commands
+                .entity(vehicle)
+                .insert_if_new(StaticPreload::default());
         } else {
             commands.entity(vehicle).remove::<StaticPreload>();
         }

@@ -97,7 +97,9 @@ pub(crate) fn on_hitch_inserted(
 /// its weight and its coupling none: the shipped 18 t centre-axle trailer put nothing on the
 /// tractor's jaw where its centre of mass 0.3 m ahead of its tandem should put about 1 t, and
 /// the combination snaked from 58 km/h.) A trailer whose centre of mass lies behind all its
-/// wheels, or a coupling among them, keeps its preloads.
+/// wheels, or a coupling among them, keeps its preloads. A hot reload that changes a coupled
+/// trailer's axles gives them the preloads it would stand on alone: couple it again (remove
+/// and insert its `Hitch`) to share the weight.
 #[derive(Component, Clone, Debug, Default)]
 pub struct StaticPreload {
     /// Each wheel's preload standing alone (m), kept while coupled.
