@@ -45,6 +45,7 @@ use bevy::prelude::*;
 use bevy_vehicle_chassis::modules::VehicleModule;
 use bevy_vehicle_chassis::{
     Aerodynamics, Brakes, ChassisError, GroundProbe, SpeedLimiter, Steering, Suspension, WheelSpec,
+    static_deflections,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use ron::value::RawValue;
@@ -1410,30 +1411,17 @@ impl VehicleDescription {
 fn static_axle_loads(d: &VehicleDescription) -> Result<Vec<f64>, String> {
     let weight = f64::from(d.chassis.mass) * GRAVITY;
     let zc = f64::from(d.chassis.center_of_mass[2]);
-    let (mut k, mut ka, mut kaa) = (0.0, 0.0, 0.0);
-    for axle in &d.axles {
-        let (stiffness, a) = (
-            2.0 * axle.wheel.suspension.stiffness,
-            f64::from(axle.z) - zc,
-        );
-        k += stiffness;
-        ka += stiffness * a;
-        kaa += stiffness * a * a;
-    }
-    let det = k * kaa - ka * ka;
-    let (heave, pitch) = if det > 1e-9 * k * kaa.max(1e-12) {
-        (weight * kaa / det, -weight * ka / det)
-    } else if ka.abs() < 1e-9 * k {
-        (weight / k, 0.0)
-    } else {
-        return Err("must be above the axle when the vehicle has one axle (m)".into());
-    };
-    let loads: Vec<f64> = d
+    // Each axle's two springs as one.
+    let springs: Vec<(f64, f64)> = d
         .axles
         .iter()
-        .map(|axle| {
-            2.0 * axle.wheel.suspension.stiffness * (heave + pitch * (f64::from(axle.z) - zc))
-        })
+        .map(|axle| (f64::from(axle.z), 2.0 * axle.wheel.suspension.stiffness))
+        .collect();
+    let loads: Vec<f64> = static_deflections(weight, zc, &springs, None)
+        .ok_or("must be above the axle when the vehicle has one axle (m)")?
+        .iter()
+        .zip(&springs)
+        .map(|(deflection, (_, k))| k * deflection)
         .collect();
     if let Some(i) = loads.iter().position(|&l| l <= 0.0) {
         return Err(format!(

@@ -8,6 +8,7 @@ use bevy_vehicle_drivetrain::prelude::*;
 use crate::GRAVITY;
 use crate::body_mass::BodyMass;
 use crate::components::{Suspension, WheelMount};
+use crate::statics::static_deflections;
 
 /// On a trailer (a [`Vehicle`](crate::Vehicle)): coupled to the vehicle `tow` by a ball joint
 /// (a Rapier spherical joint, with contacts between the two bodies turned off), so the trailer
@@ -89,8 +90,9 @@ pub(crate) fn on_hitch_inserted(
 ///
 /// Coupled as a trailer ([`Hitch`]), the coupling holds it up too, and its springs are
 /// preloaded again for that, as it couples: the trailer taken as a rigid body on its springs
-/// that pivots about its coupling point, each wheel's preload `θ·(z_i − z_h)` with
-/// `θ = m·g·(z_c − z_h) / Σ k_i·(z_i − z_h)²` (`z` along the chassis, `h` the coupling, `c` the
+/// that pivots about its coupling point ([`static_deflections`](crate::static_deflections)
+/// with a pivot: each wheel's preload `θ·(z_i − z_h)` with
+/// `θ = m·g·(z_c − z_h) / Σ k_i·(z_i − z_h)²`, `z` along the chassis, `h` the coupling, `c` the
 /// centre of mass, `k` the springs' stiffness); the coupling then carries the rest of the
 /// weight. Uncoupled, the preloads it stood on alone come back. (Until 2026-12-02 a trailer
 /// kept the preloads it stood on alone, so at design ride height its springs carried all of
@@ -132,22 +134,21 @@ pub(crate) fn preload_hitched_trailers(
             let pivot = f64::from(hitch.trailer_point.z);
             let weight = f64::from(mass.mass) * GRAVITY;
             let center = f64::from(mass.local_center_of_mass.z);
-            // Each wheel's arm from the coupling along the chassis (m), and its spring (N/m).
-            let arms: Vec<(Entity, f64, f64)> = preload
+            // Each wheel's place along the chassis (m) and its spring (N/m).
+            let springs: Vec<(Entity, (f64, f64))> = preload
                 .solo
                 .iter()
                 .filter_map(|&(w, _)| {
                     let (mount, s) = wheels.get(w).ok()?;
-                    Some((w, f64::from(mount.position.z) - pivot, s.stiffness))
+                    Some((w, (f64::from(mount.position.z), s.stiffness)))
                 })
                 .collect();
-            let turn = arms.iter().map(|(_, arm, k)| k * arm * arm).sum::<f64>();
-            let theta = weight * (center - pivot) / turn;
-            let deflections: Vec<(Entity, f64)> =
-                arms.iter().map(|&(w, arm, _)| (w, theta * arm)).collect();
-            if theta.is_finite() && deflections.iter().all(|&(_, d)| d > 0.0) {
-                for (w, d) in deflections {
-                    if let Ok((_, mut s)) = wheels.get_mut(w) {
+            let places: Vec<(f64, f64)> = springs.iter().map(|(_, s)| *s).collect();
+            let deflections = static_deflections(weight, center, &places, Some(pivot))
+                .filter(|d| d.iter().all(|&d| d > 0.0));
+            if let Some(deflections) = deflections {
+                for ((w, _), d) in springs.iter().zip(deflections) {
+                    if let Ok((_, mut s)) = wheels.get_mut(*w) {
                         set_if_changed(&mut s.preload, d);
                     }
                 }

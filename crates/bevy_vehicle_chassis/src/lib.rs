@@ -40,6 +40,7 @@ mod hitch;
 pub mod modules;
 mod path_follower;
 mod plugin;
+mod statics;
 mod telemetry;
 pub mod telemetry_csv;
 mod validation;
@@ -61,6 +62,7 @@ pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{
     ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems, fixed_step_warning,
 };
+pub use statics::static_deflections;
 pub use validation::{ChassisStatus, MAX_BODY_MODE_PER_STEP};
 pub use vehicle::Vehicle;
 

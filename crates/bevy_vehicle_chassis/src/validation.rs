@@ -363,6 +363,25 @@ pub(crate) fn stiffest_body_mode(
 }
 
 impl BodyMode {
+    /// The mode in words, for the messages: `the body's stiffest motion on its springs, its
+    /// roll (…), at 4.2 Hz`.
+    fn stated(&self) -> String {
+        format!(
+            "the body's stiffest motion on its springs, {}, at {:.1} Hz",
+            self.describe(),
+            self.omega / std::f64::consts::TAU
+        )
+    }
+
+    /// What to do about a mode past `limit` (`ω·dt`): `run the fixed step at 40 Hz or more, or
+    /// soften the springs`.
+    fn remedy(&self, limit: f64) -> String {
+        format!(
+            "run the fixed step at {:.0} Hz or more, or soften the springs",
+            (self.omega / limit).ceil()
+        )
+    }
+
     /// The motion, and what it moves, in words: `its roll (on 550 kg·m² about Z, with the
     /// anti-roll bars)`.
     fn describe(&self) -> String {
@@ -396,15 +415,12 @@ fn check_body_mode(mode: &BodyMode, dt: f64) -> Result<(), ChassisError> {
     Err(ChassisError::new(
         "suspension.stiffness",
         format!(
-            "puts the body's stiffest motion on its springs, {}, at {:.1} Hz, which a fixed \
-             step of {dt:.4} s cannot follow \
-             (ω·dt = {:.2}, past {MAX_BODY_MODE_PER_STEP}: the springs would throw the body \
-             instead of holding it); run the fixed step at {:.0} Hz or more, or soften the \
-             springs",
-            mode.describe(),
-            omega / std::f64::consts::TAU,
+            "puts {}, which a fixed step of {dt:.4} s cannot follow (ω·dt = {:.2}, past \
+             {MAX_BODY_MODE_PER_STEP}: the springs would throw the body instead of holding it); \
+             {}",
+            mode.stated(),
             omega * dt,
-            (omega / MAX_BODY_MODE_PER_STEP).ceil()
+            mode.remedy(MAX_BODY_MODE_PER_STEP)
         ),
     ))
 }
@@ -522,15 +538,12 @@ pub(crate) fn validate_chassis(
             let omega = mode.omega;
             if omega * dt > WARN_BODY_MODE_PER_STEP {
                 warn!(
-                    "vehicle '{}': the body's stiffest motion on its springs, {}, at {:.1} Hz, is \
-                     near what a fixed step of {dt:.4} s can follow (ω·dt = {:.2}): it stops \
-                     and accelerates otherwise than at a finer step; run the fixed step at {:.0} \
-                     Hz or more, or soften the springs",
+                    "vehicle '{}': {} is near what a fixed step of {dt:.4} s can follow (ω·dt = \
+                     {:.2}): it stops and accelerates otherwise than at a finer step; {}",
                     vehicle.name,
-                    mode.describe(),
-                    omega / std::f64::consts::TAU,
+                    mode.stated(),
                     omega * dt,
-                    (omega / WARN_BODY_MODE_PER_STEP).ceil()
+                    mode.remedy(WARN_BODY_MODE_PER_STEP)
                 );
             }
             Ok(())
