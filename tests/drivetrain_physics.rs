@@ -904,6 +904,71 @@ fn engine_idles_brakes_stalls_and_restarts() {
     );
 }
 
+/// A stopped engine is held still by its friction, as a brake holds a wheel: an engine with
+/// its ignition off (Coulomb friction 20 N·m, braking added 5 N·m, nothing else), geared 1:4 to
+/// a wheel its road pushes with a constant torque `T`, stays exactly still while `T/4` is
+/// within its holding torque of 25 N·m (24 N·m here); pushed past it (30 N·m) the crank turns
+/// with `α = (T/4 − 25 N·m)/(J_e + J_w/16)` (1e-9 relative); let go, it coasts to rest and
+/// stays there exactly, not turned back by its own friction; at 15, 60 and 240 Hz. (Until
+/// 2026-12-02 the friction faded out below 1 rad/s, so any load turned a stopped crank: the
+/// pumps of the shipped excavator, stalled, turned its diesel backwards, and at 15 Hz rocked
+/// it at ±42 rpm for good.)
+#[test]
+fn a_stopped_engine_is_held_by_its_friction_up_to_its_holding_torque() {
+    let (j_e, j_w, ratio) = (0.25, 2.0, 4.0);
+    for hz in [15.0, 60.0, 240.0] {
+        let mut app = create_app(hz);
+        let car = spawn_vehicle(&mut app, "car", 4);
+        let engine = Engine {
+            inertia: j_e,
+            running: false,
+            friction_torque: 20.0,
+            viscous_friction: 0.0,
+            braking_torque: 0.0,
+            braking_torque_added: 5.0,
+            ..default()
+        };
+        assert_eq!(engine.holding_torque(), 25.0);
+        let e = spawn_block(&mut app, car, "engine", engine, None);
+        let g = spawn_block(&mut app, car, "gear", gear(ratio), Some((e, Port::OUT)));
+        let w = spawn_block(
+            &mut app,
+            car,
+            "wheel",
+            wheel(j_w, WheelLoad::Torque(24.0 * ratio)),
+            Some((g, Port::OUT)),
+        );
+        let steps = |s: f64| (s * hz) as usize;
+        tick(&mut app, steps(2.0));
+        assert_eq!(
+            state(&app, car, w),
+            vec![0.0, 0.0],
+            "{hz} Hz: held within its holding torque"
+        );
+        assert_eq!(get::<EngineSensors>(&app, e).speed, 0.0);
+        // Past it the crank turns at the closed form's acceleration.
+        set::<Wheel>(&mut app, w, |w| w.load = WheelLoad::Torque(30.0 * ratio));
+        tick(&mut app, steps(0.5));
+        let before = get::<EngineSensors>(&app, e).speed;
+        tick(&mut app, steps(1.0));
+        let after = get::<EngineSensors>(&app, e).speed;
+        let alpha = (after - before) / (steps(1.0) as f64 * fixed_dt(&app));
+        let expected = (30.0 - 25.0) / (j_e + j_w / (ratio * ratio));
+        assert!(
+            rel(alpha, expected) < 1e-9,
+            "{hz} Hz: {alpha} rad/s² against {expected}"
+        );
+        // Let go, it coasts to rest and stays there.
+        set::<Wheel>(&mut app, w, |w| w.load = WheelLoad::Torque(0.0));
+        tick(&mut app, steps(1.0));
+        let rest = state(&app, car, w);
+        tick(&mut app, steps(2.0));
+        assert_eq!(rest[1], 0.0, "{hz} Hz: coasted to rest");
+        assert_eq!(state(&app, car, w), rest, "{hz} Hz: stays at rest");
+        assert_eq!(get::<EngineSensors>(&app, e).speed, 0.0);
+    }
+}
+
 /// An engine's torque table is its net full-throttle torque, as a data sheet's curve is: wide
 /// open it delivers the table exactly, its friction already paid; with the throttle closed it
 /// drags with its braking and its friction, `−(braking_torque·rpm/max_rpm + friction_torque +

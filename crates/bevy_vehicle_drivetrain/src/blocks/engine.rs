@@ -9,10 +9,10 @@ use crate::block::{
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{CurveTable, Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
-use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with};
+use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with, sign, torque_for};
 
-/// Speed below which Coulomb friction fades linearly to zero (rad/s), so that a stopped engine
-/// has no friction discontinuity.
+/// Speed below which Coulomb friction fades linearly to zero (rad/s) where no direction of
+/// rotation is latched ([`EngineRuntime::direction`] 0: an engine evaluated outside the solver).
 const FRICTION_BLEND_SPEED: f64 = 1.0;
 /// Width of the rev limiter's fuel cut (rpm): full fuel `LIMITER_BAND` below `max_rpm`, none at
 /// `max_rpm`.
@@ -25,7 +25,7 @@ const LIMITER_BAND: f64 = 150.0;
 /// ```text
 /// T = θ·(T_full(rpm)·torque_scale + torque_added)
 ///   + (1 − θ)·(T_brake(rpm) − T_friction(ω))
-/// T_friction(ω) = friction_torque·clamp(ω/(1 rad/s), −1, 1) + viscous_friction·ω
+/// T_friction(ω) = friction_torque·s + viscous_friction·ω
 /// ```
 ///
 /// while the crank turns forwards (`ω > 0`; turned backwards its friction acts in full at
@@ -37,7 +37,13 @@ const LIMITER_BAND: f64 = 150.0;
 /// proportional controller, so a loaded engine idles a little below `idle_rpm`) and cut by
 /// the rev limiter near `max_rpm`. `T_brake` is engine braking,
 /// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
-/// the direction of rotation (faded to 0 below 1 rad/s). An engine that is not running
+/// the direction of rotation. In the solver `s` is the direction the crank turned at the
+/// substep's start, latched for the substep as a brake's is, so the friction never chatters
+/// and never fades: a stopped engine whose crank comes to rest (or would turn back within a
+/// substep) is **held** still by its Coulomb friction and braking, `friction_torque +
+/// braking_torque_added`, until what drives it exceeds that or it starts (a car in gear with
+/// its engine off, hydraulic pumps behind a stalled diesel). Outside the solver, with no
+/// direction latched, `s` is `clamp(ω/(1 rad/s), −1, 1)`. An engine that is not running
 /// produces no combustion torque (`T = T_brake − T_friction`); below `stall_rpm` a running
 /// engine stalls, and it restarts when `running` goes from `false` to `true` (the starter
 /// cranks it with `starter_torque` until it passes `stall_rpm`).
@@ -208,6 +214,12 @@ pub struct EngineRuntime {
     inv_max_rpm: f64,
     /// The engine's inertia plus its load's (kg·m²), for the stages' lumped acceleration.
     total_inertia: Reciprocal,
+    /// Direction the crank turned at the substep's start (±1, or 0 at rest and outside the
+    /// solver), latched for the substep: the sign `s` its Coulomb friction and braking act
+    /// against.
+    pub direction: f64,
+    /// Whether the stopped crank is held still by its friction (see [`Engine`]).
+    pub held: bool,
 }
 
 /// What an [`Engine`] reports after each step.
@@ -248,6 +260,12 @@ pub struct EngineSensors {
 impl Engine {
     fn idle_speed(&self) -> f64 {
         rpm_to_rad_s(self.idle_rpm)
+    }
+
+    /// Torque (N·m, ≥ 0) up to which a stopped crank's Coulomb friction and braking hold it
+    /// still: `friction_torque + braking_torque_added`.
+    pub fn holding_torque(&self) -> f64 {
+        self.friction_torque + self.braking_torque_added
     }
 
     /// Advances the boost over a step of `dt` (s) at crank speed `speed` (rad/s), towards the
@@ -303,11 +321,15 @@ impl Engine {
     #[inline]
     pub fn limited_torque(&self, runtime: &EngineRuntime, speed: f64, drive_limit: f64) -> f64 {
         let rpm = rad_s_to_rpm(speed);
-        let smooth_sign = (speed * (1.0 / FRICTION_BLEND_SPEED)).clamp(-1.0, 1.0);
+        let direction = if runtime.direction != 0.0 {
+            runtime.direction
+        } else {
+            (speed * (1.0 / FRICTION_BLEND_SPEED)).clamp(-1.0, 1.0)
+        };
         let braking = -(self.braking_torque * rpm * runtime.inv_max_rpm)
             * self.braking_torque_scale
-            - self.braking_torque_added * smooth_sign;
-        let friction = self.friction_torque * smooth_sign + self.viscous_friction * speed;
+            - self.braking_torque_added * direction;
+        let friction = self.friction_torque * direction + self.viscous_friction * speed;
         let mut torque = if runtime.firing {
             let throttle = self.limited_throttle(runtime, speed, drive_limit);
             let full = runtime.curve.torque_at(rpm) * self.torque_scale * (1.0 - runtime.boost_cut)
@@ -416,8 +438,13 @@ impl Block for Engine {
 
     /// An engine set turning at or above its stall speed with the ignition on fires (a stalled
     /// engine so set restarts, as one turned over by its wheels would); one set below it
-    /// stalls at its next mode update.
+    /// stalls at its next mode update. A crank set turning lets go of the friction that held
+    /// it, which then opposes the new spin.
     fn state_set(&self, rt: &mut EngineRuntime, state: &[f64]) {
+        rt.direction = sign(state[0]);
+        if state[0] != 0.0 {
+            rt.held = false;
+        }
         if self.running && rt.ignition && state[0] >= rpm_to_rad_s(self.stall_rpm) {
             rt.firing = true;
             rt.cranking = false;
@@ -435,6 +462,9 @@ impl Block for Engine {
         if self.running {
             state[0] = self.idle_speed();
         }
+        runtime.direction = sign(state[0]);
+        // An engine that starts stopped starts held by its friction.
+        runtime.held = !self.running && state[0] == 0.0 && self.holding_torque() > 0.0;
     }
 
     fn begin_step(
@@ -470,6 +500,11 @@ impl Block for Engine {
             }
         }
         rt.ignition = self.running;
+        if rt.held && (rt.firing || rt.cranking) {
+            // The starter (or a crank set turning) takes it from rest forwards.
+            rt.held = false;
+            rt.direction = 1.0;
+        }
         if (rt.firing, rt.cranking) == before {
             ModeChange::Unchanged
         } else {
@@ -488,6 +523,19 @@ impl Block for Engine {
         derivative: &mut [f64],
     ) {
         let speed = state[0];
+        if rt.held {
+            // Still, whatever the load does within the holding torque (`update_modes`): the
+            // shaft takes what keeps the load still (its momentum, in a momentum pass).
+            derivative[0] = match stage.pass {
+                Pass::Torque => 0.0,
+                Pass::Momentum => -speed,
+            };
+            outputs[0].down = ShaftDown {
+                torque: torque_for(&outputs[0].up, 0.0),
+                speed: 0.0,
+            };
+            return;
+        }
         match stage.pass {
             Pass::Torque => {
                 let l = lump_with(
@@ -522,14 +570,46 @@ impl Block for Engine {
     fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
         rt.total_inertia
             .remember(self.inertia + shafts.outputs[0].up.inertia);
+        let speed = state[0];
         let stall = rpm_to_rad_s(self.stall_rpm);
-        if rt.firing && state[0] < stall {
+        if rt.firing && speed < stall {
             rt.firing = false;
+            rt.direction = sign(speed);
             return ModeChange::Smooth;
         }
-        if rt.cranking && state[0] >= stall {
+        if rt.cranking && speed >= stall {
             rt.cranking = false;
             rt.firing = true;
+            rt.direction = sign(speed);
+            return ModeChange::Smooth;
+        }
+        let capacity = self.holding_torque();
+        let stopped = !rt.firing && !rt.cranking;
+        if rt.held {
+            // What the load does to the still crank (its own torque at rest is the friction
+            // and braking that hold it).
+            let net = shafts.outputs[0].up.reaction;
+            if !stopped || capacity == 0.0 || net.abs() > capacity {
+                rt.held = false;
+                rt.direction = sign(net);
+                return ModeChange::Smooth;
+            }
+            return ModeChange::Unchanged;
+        }
+        let spin = sign(speed);
+        if stopped && capacity > 0.0 {
+            // Turned back within the substep, or at rest with no direction to go: held. (A
+            // crank just let go keeps the direction it was let go in while it starts.)
+            let reversed = rt.direction != 0.0 && spin == -rt.direction;
+            let at_rest = rt.direction == 0.0 && spin == 0.0;
+            if reversed || at_rest {
+                rt.held = true;
+                rt.direction = 0.0;
+                return ModeChange::Impulsive;
+            }
+        }
+        if spin != 0.0 && spin != rt.direction {
+            rt.direction = spin;
             return ModeChange::Smooth;
         }
         ModeChange::Unchanged

@@ -9,6 +9,7 @@ use crate::block::{
     check_positive, clamp_input,
 };
 use crate::controls::{VehicleControls, set_if_changed};
+use crate::curve::rad_s_to_rpm;
 use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
 
 /// Speed ratios below this magnitude (dimensionless) count as zero displacement: the motor is
@@ -50,6 +51,20 @@ const MIN_RATIO: f64 = 1e-9;
 /// needs about 34 kN plus rolling, and it turned a quarter as fast as it turns now in a
 /// tenth.)
 ///
+/// **Anti-stall.** A torque limit set for the engine's governed speed still asks more than
+/// the engine gives at idle (the shipped excavator's two pumps take 640 N·m where its diesel
+/// gives about 490 at 900 rpm: a pivot turn at idle stalled it, and so did a full-throttle
+/// start up a 30 % grade). With `anti_stall: Some(AntiStall { start_rpm, full_rpm })` the
+/// drive's torque at the pump, the relief torque in effect and the destroked one alike, is
+/// scaled by `(n − start_rpm)/(full_rpm − start_rpm)` (within 0..1, at the pump's input speed
+/// `n` read at each substep's start), as a speed-sensing pump control strokes its pump with
+/// the engine's speed: a loaded engine then lugs to where it gives what the pumps take
+/// instead of stalling, and the tracks pull less. Set the line from `start_rpm` to
+/// `full_rpm` below the engine's full-load curve, or a full-throttle start settles on the
+/// line instead of climbing to the governed speed. Below `start_rpm` (an engine stopped or
+/// cranking) the pump is at zero displacement: the drive holds its output as at `ratio` 0, up
+/// to `max_torque`, and takes nothing from its engine.
+///
 /// No state; no inertia (lump the pump's into its input shaft, the motor's into its
 /// output). Ports: `out`.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -65,6 +80,9 @@ pub struct Hydrostatic {
     /// drives one engine turns so that together they stay within its torque at its working
     /// speeds: under a full load it then lugs down instead of stalling.
     pub max_input_torque: Option<f64>,
+    /// The speed-sensing control that strokes the pump with its input speed (see
+    /// *Anti-stall* above), or `None` for none.
+    pub anti_stall: Option<AntiStall>,
     /// How the driver's controls set the displacement lever: not at all (game code sets
     /// `ratio`), or as one side of a skid-steered tracked vehicle.
     pub lever: TrackLever,
@@ -82,10 +100,24 @@ impl Default for Hydrostatic {
             ratio_scale: 0.4,
             max_torque: 20_000.0,
             max_input_torque: None,
+            anti_stall: None,
             lever: TrackLever::Manual,
             ratio: 0.0,
         }
     }
+}
+
+/// A [`Hydrostatic`] pump's speed-sensing (anti-stall) control: the share of the drive's
+/// torque it allows rises linearly with the pump's input speed from none at `start_rpm` to
+/// all at `full_rpm`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AntiStall {
+    /// Pump input speed below which the pump is at zero displacement and the drive holds its
+    /// output (rpm, ≥ 0).
+    pub start_rpm: f64,
+    /// Pump input speed from which the drive has its whole torque (rpm, above `start_rpm`).
+    pub full_rpm: f64,
 }
 
 /// Which lever of a skid-steered vehicle a [`Hydrostatic`] drive follows.
@@ -121,8 +153,11 @@ pub struct HydrostaticRuntime {
     pub k_limited: f64,
     /// Output torque while relieving (N·m, ≥ 0): [`Hydrostatic::relief_torque_at`]
     /// `k_limited`, kept for the stages. At least `relief_torque`, which decides whether the
-    /// drive holds its ratio.
+    /// drive holds its ratio. Both are less the anti-stall's share.
     pub limited_torque: f64,
+    /// Share of the drive's torque its anti-stall control takes away this substep
+    /// (dimensionless, 0..1; 0 without one; 1, holding, below its start speed).
+    pub anti_stall_cut: f64,
 }
 
 /// What a [`Hydrostatic`] reports after each step.
@@ -141,9 +176,10 @@ pub struct HydrostaticSensors {
 }
 
 impl HydrostaticRuntime {
-    /// Whether the motor is at zero displacement (holding its output).
+    /// Whether the drive holds its output still: the lever at zero displacement, or the pump
+    /// stopped under an anti-stall control, which then gives it none.
     fn holding(&self) -> bool {
-        self.k.abs() < MIN_RATIO
+        self.k.abs() < MIN_RATIO || self.anti_stall_cut >= 1.0
     }
 }
 
@@ -154,6 +190,29 @@ impl Hydrostatic {
         match self.max_input_torque {
             Some(limit) if k.abs() >= MIN_RATIO => self.max_torque.min(limit / k.abs()),
             _ => self.max_torque,
+        }
+    }
+
+    /// [`Hydrostatic::relief_torque_at`] less the anti-stall's share `cut` (0..1); a holding
+    /// drive (`k` 0, or the whole share cut: a stopped pump) holds up to `max_torque`.
+    fn relief_in_effect(&self, k: f64, cut: f64) -> f64 {
+        if k.abs() < MIN_RATIO || cut >= 1.0 {
+            self.max_torque
+        } else {
+            self.relief_torque_at(k) * (1.0 - cut)
+        }
+    }
+
+    /// Share of the drive's torque the anti-stall control takes away at pump input speed
+    /// `speed` (rad/s): `(full − n)/(full − start)` within 0..1 at `n = |speed|` in rpm, 0
+    /// without one.
+    pub fn anti_stall_cut(&self, speed: f64) -> f64 {
+        match self.anti_stall {
+            Some(AntiStall {
+                start_rpm,
+                full_rpm,
+            }) => ((full_rpm - rad_s_to_rpm(speed.abs())) / (full_rpm - start_rpm)).clamp(0.0, 1.0),
+            None => 0.0,
         }
     }
 }
@@ -188,6 +247,22 @@ impl Block for Hydrostatic {
         if let Some(limit) = self.max_input_torque {
             check_non_negative("max_input_torque", limit)?;
         }
+        if let Some(AntiStall {
+            start_rpm,
+            full_rpm,
+        }) = self.anti_stall
+        {
+            check_non_negative("anti_stall.start_rpm", start_rpm)?;
+            check_positive("anti_stall.full_rpm", full_rpm)?;
+            if full_rpm <= start_rpm {
+                return Err(SettingError::new(
+                    "anti_stall.full_rpm",
+                    format!(
+                        "must be above anti_stall.start_rpm ({start_rpm} rpm), got {full_rpm} rpm"
+                    ),
+                ));
+            }
+        }
         crate::block::check_finite("ratio", self.ratio)
     }
 
@@ -198,14 +273,14 @@ impl Block for Hydrostatic {
         _: &StepContext,
     ) -> ModeChange {
         let k = clamp_input(self.ratio, -1.0, 1.0, 0.0) * self.ratio_scale;
-        rt.relief_torque = self.relief_torque_at(k);
+        rt.relief_torque = self.relief_in_effect(k, rt.anti_stall_cut);
         // The pump stays destroked as the last substep left it (`update_modes`), within the
         // lever's new ratio.
         let destroked = rt.k_limited * k > 0.0 && rt.k_limited.abs() < k.abs();
         if !(destroked && self.max_input_torque.is_some()) {
             rt.k_limited = k;
         }
-        rt.limited_torque = self.relief_torque_at(rt.k_limited);
+        rt.limited_torque = self.relief_in_effect(rt.k_limited, rt.anti_stall_cut);
         if k == rt.k {
             return ModeChange::Unchanged;
         }
@@ -285,6 +360,9 @@ impl Block for Hydrostatic {
             return ModeChange::Unchanged;
         };
         let output = shafts.outputs[0];
+        let was_holding = rt.holding();
+        rt.anti_stall_cut = self.anti_stall_cut(input.down.speed);
+        rt.relief_torque = self.relief_in_effect(rt.k, rt.anti_stall_cut);
         // The torque limiter destrokes the pump to the output's speed: the relief torque in
         // effect rises as the output slows, up to `max_torque` (a power limit).
         rt.k_limited = rt.k;
@@ -295,15 +373,23 @@ impl Block for Hydrostatic {
             let ratio = (out / input.down.speed * rt.k.signum()).clamp(MIN_RATIO, rt.k.abs());
             rt.k_limited = ratio * rt.k.signum();
         }
-        rt.limited_torque = self.relief_torque_at(rt.k_limited);
+        rt.limited_torque = self.relief_in_effect(rt.k_limited, rt.anti_stall_cut);
         // The coupling as the output sees it: the torque through it, and the pump's speed.
         let through = ShaftDown {
             torque: output.down.torque,
             speed: input.down.speed * rt.k,
         };
-        rt.mode
+        let change = rt
+            .mode
             .update(rt.relief_torque, through, output.up)
-            .unwrap_or(ModeChange::Unchanged)
+            .unwrap_or(ModeChange::Unchanged);
+        // A locked drive whose pump stopped (or started) under its anti-stall jumps to holding
+        // its output (or to turning it with the pump).
+        if rt.holding() != was_holding && rt.mode == ClutchMode::Locked {
+            ModeChange::Impulsive
+        } else {
+            change
+        }
     }
 
     /// The output takes at most `relief torque·substep` of angular impulse in a jump; more

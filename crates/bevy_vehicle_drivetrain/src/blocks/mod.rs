@@ -49,7 +49,7 @@ pub use differential::{Differential, DifferentialMode, DifferentialRuntime, Diff
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
-pub use hydrostatic::{Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
+pub use hydrostatic::{AntiStall, Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
 pub use motor::{Motor, MotorSensors};
 pub use retarder::{Retarder, RetarderSensors};
 pub use torque_converter::{
