@@ -111,13 +111,13 @@ pub(crate) fn stability_demand(
 }
 
 /// The pedal's torque share of each axle, as a fraction of [`Brakes::max_torque`].
-struct AxleSplit {
+pub(crate) struct AxleSplit {
     front: f64,
     rear: f64,
 }
 
 impl AxleSplit {
-    fn new(brakes: &Brakes, wheels: &[ModuleWheel]) -> AxleSplit {
+    pub(crate) fn new(brakes: &Brakes, wheels: &[ModuleWheel]) -> AxleSplit {
         let bias = brakes.front_bias.clamp(0.0, 1.0);
         // The front axle's share is the bias; the axles behind it split the rest equally. The
         // axle with the largest share gets the full torque, the others their proportion.
@@ -135,14 +135,19 @@ impl AxleSplit {
         }
     }
 
-    /// One wheel's brake torque capacity (N·m, ≥ 0) as `[pedal, handbrake and parking lock]`.
-    fn torques(&self, brakes: &Brakes, command: &VehicleControls, wheel: &ModuleWheel) -> [f64; 2] {
-        let share = if wheel.mount.axle == 0 {
+    /// A wheel's share of [`Brakes::max_torque`] (dimensionless, 0..1): its brake's torque at
+    /// full pedal over the largest.
+    pub(crate) fn share(&self, wheel: &ModuleWheel) -> f64 {
+        if wheel.mount.axle == 0 {
             self.front
         } else {
             self.rear
-        };
-        let pedal = command.brake() * brakes.max_torque.max(0.0) * share;
+        }
+    }
+
+    /// One wheel's brake torque capacity (N·m, ≥ 0) as `[pedal, handbrake and parking lock]`.
+    fn torques(&self, brakes: &Brakes, command: &VehicleControls, wheel: &ModuleWheel) -> [f64; 2] {
+        let pedal = command.brake() * brakes.max_torque.max(0.0) * self.share(wheel);
         let mut held = 0.0;
         if wheel.mount.axle == brakes.handbrake_axle {
             held += command.handbrake() * brakes.handbrake_torque.max(0.0);

@@ -9,7 +9,7 @@ use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use smallvec::SmallVec;
 
-use super::builtin::stability_demand;
+use super::builtin::{AxleSplit, stability_demand};
 use super::context::{ModuleContext, ModuleWheel, StabilityDemand, VehicleState};
 use super::install::{ModuleReport, VehicleModules};
 use crate::components::{
@@ -495,6 +495,19 @@ pub(crate) fn step_vehicles(
             let every_substep = brake.every_substep();
             // The traction control acts on each stage's slips, so it needs every stage.
             let traction = inputs.brakes.traction_control.clone();
+            // Each wheel's brake at full pedal, the most the traction control may put on it.
+            let brake_limit: PerWheel = match &traction {
+                Some(_) => {
+                    let split = AxleSplit::new(&inputs.brakes, &inputs.wheels);
+                    let most = inputs.brakes.max_torque.max(0.0);
+                    inputs
+                        .wheels
+                        .iter()
+                        .map(|w| most * split.share(w))
+                        .collect()
+                }
+                None => PerWheel::new(),
+            };
             let direction = inputs.command.direction();
             // The speed limiter's share of the drive, once per step.
             let governed = limiter.map_or(1.0, |l| {
@@ -538,12 +551,26 @@ pub(crate) fn step_vehicles(
                                 inputs.peak_slip[i],
                             );
                             slip = slip.max(relative);
-                            traction_brakes[i] = tc.brake_torque(
-                                relative,
-                                inputs.peak_force[i],
-                                wheel.radius,
-                                inputs.brakes.max_torque,
-                            );
+                            // Braking a wheel takes slip off its tire only while it turns the
+                            // way the gear drives it. One at rest or turning back under a
+                            // vehicle that rolls back against the gear (a hill start that slid
+                            // back, a shift from reverse at speed) is dragged back by the road:
+                            // braked, it locked and slid at full slip for as long as the
+                            // vehicle rolled, and the control, reading that slip, kept the
+                            // drive cut (until 2026-12-02).
+                            let turning = stage
+                                .spin(wheel.node)
+                                .is_some_and(|spin| spin * direction > 0.0);
+                            traction_brakes[i] = if turning {
+                                tc.brake_torque(
+                                    relative,
+                                    inputs.peak_force[i],
+                                    wheel.radius,
+                                    brake_limit[i],
+                                )
+                            } else {
+                                0.0
+                            };
                         }
                     }
                     traction_limit = tc.drive_limit(slip);
