@@ -430,6 +430,10 @@ pub struct WheelState {
     /// The dynamic rigid body that carries the collider under the wheel, which takes the
     /// tire's reaction (`None` on fixed or kinematic ground, which no force moves).
     pub ground_body: Option<Entity>,
+    /// Velocity of the ground at the contact point (world, m/s): the velocity of the rigid
+    /// body, dynamic or kinematic, that carries the collider under the wheel; zero on fixed
+    /// ground and while the wheel is in the air.
+    pub ground_velocity: Vec3,
     /// Friction coefficient at the contact, combined with Rapier's rule (dimensionless).
     pub friction: f64,
     /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).

@@ -986,6 +986,7 @@ pub(crate) fn probe_ground(
                         heading,
                         ground: ctx.colliders.collider_entity(hit.collider),
                         ground_body,
+                        ground_velocity,
                         friction: f64::from(friction),
                         velocity,
                         acceleration,

@@ -31,7 +31,10 @@ pub struct VehicleState<'a> {
     pub position: Vec3,
     /// Chassis orientation (world).
     pub rotation: Quat,
-    /// Chassis velocity (world, m/s).
+    /// Chassis velocity over the ground under its wheels (world frame, m/s): the body's,
+    /// less the mean of its grounded wheels' [`WheelState::ground_velocity`](crate::WheelState::ground_velocity)
+    /// (the body's own while no wheel is grounded), as the vehicle's own sensors measure it on
+    /// a moving platform or deck.
     pub linear_velocity: Vec3,
     /// Chassis angular velocity (world, rad/s).
     pub angular_velocity: Vec3,

@@ -70,6 +70,9 @@ pub(crate) struct ModuleInputs {
     /// Each wheel's lateral tire force on the body over the last step (N, positive to the
     /// left).
     pub lateral_force: PerWheel,
+    /// The ground's velocity under each grounded wheel (world, m/s; `None` in the air), from
+    /// [`WheelState::ground_velocity`].
+    pub ground_velocity: SmallVec<[Option<Vec3>; 8]>,
     /// How the body moves each contact sideways per lateral impulse at each (m/(N·s),
     /// row-major in wheel order; see `BodyInertia::lateral_mobility`), measured by the ground
     /// probe for this step.
@@ -254,7 +257,22 @@ pub(crate) fn begin_modules(
             let inputs = &mut scratch.inputs;
             inputs.position = transform.translation;
             inputs.rotation = transform.rotation;
-            inputs.linear_velocity = velocity.linear;
+            // Over the ground under the wheels, as a vehicle's own sensors (its wheel speeds)
+            // measure it: on a moving platform or a ship's deck the controls measure slip
+            // against that, not against the world (until 2026-12-02 an ABS on a platform
+            // moving at 15 m/s read every wheel as locked or spinning, and the car barely
+            // braked).
+            let (sum, count) = inputs
+                .ground_velocity
+                .iter()
+                .flatten()
+                .fold((Vec3::ZERO, 0u32), |(sum, n), v| (sum + *v, n + 1));
+            let ground = if count > 0 {
+                sum / count as f32
+            } else {
+                Vec3::ZERO
+            };
+            inputs.linear_velocity = velocity.linear - ground;
             inputs.angular_velocity = velocity.angular;
             inputs.command.clone_from(controls);
             // The wheels hold one angle for the step: the input's mean over it, which a ramp
@@ -324,6 +342,8 @@ fn gather_wheels(inputs: &mut ModuleInputs, blocks: &Blocks, wheels: &WheelRows<
         values.clear();
         values.resize(count, 0.0);
     }
+    inputs.ground_velocity.clear();
+    inputs.ground_velocity.resize(count, None);
 }
 
 /// Each gathered wheel's spin, travel, load and steering angle at the start of the step;
@@ -338,6 +358,7 @@ fn gather_values(inputs: &mut ModuleInputs, values: &WheelValues<'_, '_>) -> boo
         inputs.load[i] = state.load;
         inputs.probe_angle[i] = state.steer_angle;
         inputs.lateral_force[i] = sensors.force[1];
+        inputs.ground_velocity[i] = state.grounded.then_some(state.ground_velocity);
         (inputs.toe[i], inputs.compliance_steer[i]) = suspension.map_or((0.0, 0.0), |s| {
             (
                 s.bump_toe(wheel.mount.side, state.travel),
