@@ -163,7 +163,10 @@ pub struct HydrostaticRuntime {
 /// What a [`Hydrostatic`] reports after each step.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct HydrostaticSensors {
-    /// Speed ratio in effect, `ω_out / ω_in` when locked (dimensionless).
+    /// Speed ratio in effect (dimensionless): the lever's, `ratio × ratio_scale`, while the
+    /// drive holds it (`ω_out / ω_in`); while it slips, the ratio its pump is destroked to
+    /// ([`HydrostaticRuntime::k_limited`]: the output's speed over the input's under a torque
+    /// limiter, the lever's otherwise).
     pub speed_ratio: f64,
     /// Torque the pump takes from its input shaft (N·m).
     pub input_torque: f64,
@@ -171,8 +174,12 @@ pub struct HydrostaticSensors {
     pub output_torque: f64,
     /// Slip at the output, `k·ω_in − ω_out` (rad/s); 0 when locked.
     pub slip_speed: f64,
-    /// Whether the relief valve is open.
+    /// Whether the drive slips against its pump: its relief valve open, or its pump
+    /// destroked by its torque limiter or anti-stall (see `pump_limited`).
     pub relieving: bool,
+    /// Whether what holds the drive's torque down is its pump's torque limiter or anti-stall
+    /// (the relief torque in effect below `max_torque`), not the relief valve itself.
+    pub pump_limited: bool,
 }
 
 impl HydrostaticRuntime {
@@ -410,11 +417,12 @@ impl Block for Hydrostatic {
             0.0
         };
         HydrostaticSensors {
-            speed_ratio: rt.k,
+            speed_ratio: if relieving { rt.k_limited } else { rt.k },
             input_torque: if relieving { rt.k_limited } else { rt.k } * output_torque,
             output_torque,
             slip_speed,
             relieving,
+            pump_limited: rt.relief_torque < self.max_torque,
         }
     }
 }
