@@ -19,7 +19,8 @@ use crate::vehicle::Vehicle;
 /// lift at the centre of pressure ([`Aerodynamics`]). A tire's force goes in the heading its
 /// wheel has halfway through the coming step (turned about the contact normal by the body's
 /// turn rate over half a step), since Rapier holds it fixed in the world for the whole step.
-/// Dynamic bodies under the wheels receive the opposite impulse.
+/// Dynamic bodies under the wheels receive the opposite impulse, scaled down on a body too light
+/// to take it in one step (see `reaction_scale`).
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -104,16 +105,49 @@ pub(crate) fn apply_forces(
                 total.torque += aligning;
 
                 // The ground pushes the tire; the tire pushes a movable ground back.
-                let Some((ground, ground_com)) = state.ground_body.and_then(|body| {
+                let Some((ground, rb)) = state.ground_body.and_then(|body| {
                     let handle = ctx.rigidbody_set.entity2body().get(&body)?;
-                    let rb = ctx.rigidbody_set.bodies.get(*handle)?;
-                    Some((body, rb.center_of_mass()))
+                    Some((body, ctx.rigidbody_set.bodies.get(*handle)?))
                 }) else {
                     continue;
                 };
-                let mut impulse =
-                    ExternalImpulse::at_point(-f * dt, state.contact_point, ground_com);
-                impulse.torque_impulse -= aligning * dt;
+                // The tire's surface at the contact, against the ground's: the slip that drives
+                // the tire's force along the ground, and the closing speed that drives the
+                // suspension's damper. The push along the normal and the friction along the
+                // ground are bounded apart: a plate pressed onto the floor must not use up the
+                // friction's share of the bound.
+                let slip = velocity.linear_velocity_at_point(state.contact_point, com)
+                    - state.heading * sensors.surface_speed as f32
+                    - rb.velocity_at_point(state.contact_point);
+                let normal = state.normal * f.dot(state.normal);
+                let lever = state.contact_point - rb.center_of_mass();
+                let props = rb.mass_properties();
+                let mut impulse = ExternalImpulse::default();
+                for (part, couple, slip) in [
+                    (normal, Vec3::ZERO, state.normal * slip.dot(state.normal)),
+                    (
+                        f - normal,
+                        aligning,
+                        slip - state.normal * slip.dot(state.normal),
+                    ),
+                ] {
+                    let mut part = ExternalImpulse::at_point(
+                        -part * dt,
+                        state.contact_point,
+                        rb.center_of_mass(),
+                    );
+                    part.torque_impulse -= couple * dt;
+                    let own = (f64::from(part.impulse.length()) / state.body_mass) as f32;
+                    let scale = reaction_scale(
+                        &part,
+                        lever,
+                        props.effective_inv_mass,
+                        |torque| props.effective_world_inv_inertia * torque,
+                        slip.length() + own,
+                    );
+                    impulse.impulse += part.impulse * scale;
+                    impulse.torque_impulse += part.torque_impulse * scale;
+                }
                 match grounds.get_mut(ground) {
                     Ok(mut i) => *i += impulse,
                     Err(_) => {
@@ -143,4 +177,42 @@ pub(crate) fn apply_forces(
         },
     );
     Ok(())
+}
+
+/// How much of a part of a tire's reaction impulse a dynamic ground body takes
+/// (dimensionless, (0, 1]).
+///
+/// The chassis moves the body once per fixed step with the tire's force held over the whole
+/// step, an explicit step that is stable only while the ground under the tire is about as heavy
+/// as the part of the chassis the tire moves (`docs/contact_coupling.md`: a tire coupled to more
+/// mass than it really moves is stable, to less is not). On a light body (a 0.5 kg plate under
+/// a 1300 kg car) the whole reaction changed the body's velocity at the contact by hundreds of
+/// m/s in one step, far past the slip that produced it, and the tire's force then swung back
+/// harder each step: the plate left at up to 400 m/s. Friction can at most bring the ground's
+/// contact to the tire's surface speed, and a push moves the ground no faster than it moves the
+/// tire's own share of the body, so the part is scaled down to change the ground's velocity at
+/// the contact by at most `limit` (m/s): the slip between the tire's surface and the ground
+/// along the part, plus the velocity the same impulse gives the tire's share of the body. A
+/// ground body at least as heavy at the contact as the tire's share of the body takes the
+/// whole reaction (momentum is conserved); a lighter one takes what it can carry, the rest
+/// going to whatever holds it (the floor under a plate; a light body floating free loses it).
+///
+/// `lever` is the contact point from the body's centre of mass (world, m), `inverse_mass` its
+/// inverse mass per world axis (1/kg, 0 on a locked axis) and `inverse_inertia` its world-space
+/// inverse inertia tensor applied to a torque impulse (rad/s per N·m·s).
+fn reaction_scale(
+    impulse: &ExternalImpulse,
+    lever: Vec3,
+    inverse_mass: Vec3,
+    inverse_inertia: impl Fn(Vec3) -> Vec3,
+    limit: f32,
+) -> f32 {
+    let change =
+        inverse_mass * impulse.impulse + inverse_inertia(impulse.torque_impulse).cross(lever);
+    let change = change.length();
+    if change > limit && change.is_finite() && limit.is_finite() {
+        (limit / change).max(0.0)
+    } else {
+        1.0
+    }
 }
