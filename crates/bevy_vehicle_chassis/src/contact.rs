@@ -432,8 +432,9 @@ fn cast_tire(pipeline: &QueryPipeline<'_>, tire: &TireShape, sweep: &Sweep) -> O
 /// The ground's normal under a wheel whose tire starts inside `collider` (the body sank past
 /// full compression in one step): from the nearest point of the collider's surface to the
 /// wheel centre `center` (out of the collider, if the centre is inside it), the way the ground
-/// pushes. Where that faces less than [`MIN_PENETRATION_FACING`] along the suspension axis
-/// `up` (a wall, an edge), the suspension pushes straight out along its axis.
+/// pushes; the suspension axis `up` where that is not defined (the centre on the surface).
+/// Where it faces less than [`MIN_SUPPORT_FACING`] along `up` (a wall, an edge, the ground
+/// under a car on its side), the wheel carries no load (see `probe_ground`).
 ///
 /// Taking the axis on flat ground too, as this did before, gave a body pitched by a hard
 /// landing a load along its tilted axis: a push along the road with nothing to take it, and a
@@ -457,17 +458,24 @@ fn penetration_normal(
     } else {
         center - projection.point
     };
-    let normal = outward.normalize_or_zero();
-    if normal.dot(up) >= MIN_PENETRATION_FACING {
-        normal
-    } else {
-        up
-    }
+    outward.normalize_or(up)
 }
 
-/// Least `normal·up` for which [`penetration_normal`] takes the ground's normal rather than the
-/// suspension axis (about 78° between them).
-const MIN_PENETRATION_FACING: f32 = 0.2;
+/// Least `normal·up` (the cosine between the ground's normal and the suspension axis) at which
+/// a wheel's contact carries load: about 78°. Beyond it the suspension cannot push along the
+/// normal (a wall, a kerb's face, the ground under a car lying on its side): a load there is a
+/// push the suspension cannot make, and along its own axis it has nothing on the ground to take
+/// it. A car on its side that its lower wheels pushed along their axes slid 3.9–4.6 m at up to
+/// 2.5 m/s and rocked back up.
+const MIN_SUPPORT_FACING: f32 = 0.2;
+
+/// Largest `|axle·normal|` (the sine of the tire's lean on the ground) at which a wheel's
+/// contact carries load: 60°, about a motorcycle's greatest lean. Beyond it the tire touches the
+/// ground with its sidewall, which carries no load. A car tipped 12° back from lying on its side
+/// meets the ground at 78° to its suspension axes, just inside [`MIN_SUPPORT_FACING`], and its
+/// lower wheels' loads of 4–7 kN on their sidewalls kept it rocking and sliding (0.45 m over
+/// 4 s after settling).
+const MAX_LEAN_SINE: f32 = 0.866;
 
 /// Combines two friction coefficients the way Rapier does: the stronger rule wins.
 pub fn combine_friction(
@@ -863,6 +871,14 @@ pub(crate) fn probe_ground(
                                 .unwrap_or_else(|| cast_tire(&qp.query_pipeline, &tire, &sweep))
                         }
                     };
+                    // A contact the suspension cannot push along, or one the tire touches with
+                    // its sidewall, carries no load: the wheel is off the ground as far as the
+                    // suspension goes.
+                    let axle = wheel_rotation * Vec3::X;
+                    let hit = hit.filter(|hit| {
+                        up.dot(hit.normal) >= MIN_SUPPORT_FACING
+                            && axle.dot(hit.normal).abs() <= MAX_LEAN_SINE
+                    });
                     let Some(hit) = hit else {
                         *state = WheelState {
                             grounded: false,
