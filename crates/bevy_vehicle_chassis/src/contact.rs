@@ -750,9 +750,14 @@ pub(crate) fn probe_ground(
     >,
     wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
     configuration: Query<&RapierConfiguration>,
+    live_colliders: Query<(), With<Collider>>,
     body_mass: BodyMass,
 ) -> Result {
     let ctx = rapier.single()?;
+    // Rapier drops a despawned collider (or one whose `Collider` was removed) only in its next
+    // step, after the probes: until then its query pipeline still holds it, and a wheel on it
+    // was carried for one more step by ground that was gone.
+    let live = |entity: Entity| live_colliders.contains(entity);
     let gravity = configuration
         .iter()
         .next()
@@ -807,7 +812,8 @@ pub(crate) fn probe_ground(
             );
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
-                .exclude_sensors();
+                .exclude_sensors()
+                .predicate(&live);
             let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
             ctx.with_query_pipeline(filter, |qp| {
                 // One broad-phase query for all the wheels that cast their tire shape.
