@@ -478,7 +478,10 @@ pub struct WheelState {
 /// rest equally (0.5 on a two-axle car brakes both axles equally; 1/3 on a three-axle truck
 /// brakes all three equally). At full pedal the axle with the largest share gets `max_torque`
 /// per wheel and the others proportionally less. The handbrake adds up to `handbrake_torque` per wheel on
-/// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there. With
+/// `handbrake_axle`; the parking lock adds `parking_torque` per wheel there once it has
+/// engaged: selected ([`VehicleControls::parking`](bevy_vehicle_drivetrain::VehicleControls::parking)),
+/// it engages only once that axle's wheels roll slower than `parking_max_speed`, as a
+/// parking pawl ratchets over its teeth at speed, and then holds until it is released. With
 /// `anti_lock` set, an ABS limits what the pedal applies at each wheel ([`AntiLock`]); the
 /// handbrake and the parking lock act in full. With `traction_control` set, the brake
 /// system's control unit also runs a traction control ([`TractionControl`]), as road
@@ -498,6 +501,16 @@ pub struct Brakes {
     pub handbrake_axle: u8,
     /// Parking-lock torque per wheel (N·m, ≥ 0).
     pub parking_torque: f64,
+    /// The parking lock engages only once the wheels on `handbrake_axle` roll slower than
+    /// this (m/s, ≥ 0), both at their rims (their mean spin times their radius) and over the
+    /// ground (their centres' mean speed along the chassis), or either of these changes sign
+    /// within a step (the wheels stopped in it); once engaged it holds at any speed until the
+    /// driver releases it. Selected at speed, the car rolls on (a parking pawl ratchets over
+    /// its teeth) until it has nearly stopped. The default, 0.18 m/s, is where an automatic
+    /// gearbox's pawl engages
+    /// ([`AutomaticTransmission::park_max_speed`](bevy_vehicle_drivetrain::blocks::AutomaticTransmission::park_max_speed),
+    /// 2 rad/s of its output shaft) through a 3.5:1 final drive on 0.316 m wheels.
+    pub parking_max_speed: f64,
     /// The anti-lock brake system, if the vehicle has one (`None`: the pedal's torque reaches
     /// the wheels in full, and a hard stop locks them).
     pub anti_lock: Option<AntiLock>,
@@ -518,6 +531,7 @@ impl Brakes {
         in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;
         non_negative("brakes.handbrake_torque", self.handbrake_torque, "N·m")?;
         non_negative("brakes.parking_torque", self.parking_torque, "N·m")?;
+        non_negative("brakes.parking_max_speed", self.parking_max_speed, "m/s")?;
         if let Some(abs) = &self.anti_lock {
             abs.validate()?;
         }
@@ -941,7 +955,7 @@ impl Default for TractionControl {
 impl Default for Brakes {
     /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
     /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
-    /// parking lock on the rear axle.
+    /// parking lock on the rear axle, which engages below 0.18 m/s.
     fn default() -> Self {
         Brakes {
             max_torque: 1_500.0,
@@ -949,6 +963,7 @@ impl Default for Brakes {
             handbrake_torque: 1_200.0,
             handbrake_axle: 1,
             parking_torque: 10_000.0,
+            parking_max_speed: 0.18,
             anti_lock: None,
             traction_control: None,
             stability_control: None,

@@ -19,7 +19,9 @@ type PerWheel = SmallVec<[f64; 8]>;
 /// The brake torque capacity of each wheel (N·m, ≥ 0) that the built-in brakes give for
 /// `command`: the pedal times [`Brakes::max_torque`] shared between the axles by
 /// [`Brakes::front_bias`], plus the handbrake and the parking lock on
-/// [`Brakes::handbrake_axle`]. Written into `out` in `wheels` order. (The built-in brakes
+/// [`Brakes::handbrake_axle`] (`command.parking`: in a module's
+/// [`ModuleContext::command`] it is set only once the lock has engaged, below
+/// [`Brakes::parking_max_speed`]). Written into `out` in `wheels` order. (The built-in brakes
 /// then let [`Brakes::anti_lock`] limit the pedal's share, if set; this function does not.)
 pub fn builtin_brake_torques(
     brakes: &Brakes,

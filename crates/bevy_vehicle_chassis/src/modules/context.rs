@@ -108,7 +108,10 @@ pub struct StabilityDemand {
 pub struct ModuleContext<'a> {
     /// The vehicle's state at this stage.
     pub state: VehicleState<'a>,
-    /// The driver's command.
+    /// The driver's command, with one exception: `parking` is set only while the parking
+    /// lock has engaged, which it does once the wheels on
+    /// [`Brakes::handbrake_axle`] roll slower than [`Brakes::parking_max_speed`] after the
+    /// driver selected it (selected at speed, the car rolls on until it has nearly stopped).
     pub command: &'a VehicleControls,
     /// The steering input after the steering's rate limit ([`Steering::max_rate`]), −1..1,
     /// positive right: how far the driver's wheel has actually turned, as a mean over the

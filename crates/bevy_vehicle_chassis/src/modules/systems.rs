@@ -137,6 +137,14 @@ pub(crate) struct ModuleScratch {
     traction_brakes: PerWheel,
     /// Rack travel at the last stage (m).
     rack: f64,
+    /// Whether the parking lock has engaged ([`Brakes::parking_max_speed`]): set once the
+    /// driver's lock finds its axle's wheels slow enough, cleared when the driver releases it.
+    parking_engaged: bool,
+    /// The parking lock's axle's wheels' mean rim speed and mean speed over the ground at the
+    /// start of the last step (m/s; 0 before the first, not a number while the lock was not
+    /// selected), [`parking_axle_speeds`]: a sign change since then means the wheels stopped
+    /// within the step.
+    parking_speeds: [f64; 2],
     /// Whether `inputs.wheels` lists the vehicle's wheels as they are: cleared by
     /// [`note_wheel_changes`].
     wheels_known: bool,
@@ -275,6 +283,22 @@ pub(crate) fn begin_modules(
             inputs.linear_velocity = velocity.linear - ground;
             inputs.angular_velocity = velocity.angular;
             inputs.command.clone_from(controls);
+            // The modules see the parking lock selected only once it has engaged.
+            let speeds = parking_axle_speeds(inputs, brakes.handbrake_axle);
+            let slow =
+                |now: f64, before: f64| now.abs() <= brakes.parking_max_speed || now * before < 0.0;
+            scratch.parking_engaged = controls.parking
+                && (scratch.parking_engaged
+                    || (slow(speeds[0], scratch.parking_speeds[0])
+                        && slow(speeds[1], scratch.parking_speeds[1])));
+            // A sign change counts only while the lock was selected over the whole step (a
+            // car set moving as the lock is selected did not stop in between).
+            scratch.parking_speeds = if controls.parking {
+                speeds
+            } else {
+                [f64::NAN; 2]
+            };
+            inputs.command.parking = scratch.parking_engaged;
             // The wheels hold one angle for the step: the input's mean over it, which a ramp
             // reaches half a step before its end.
             inputs.steering_input = mean;
@@ -305,6 +329,32 @@ pub(crate) fn begin_modules(
             inputs.stability = stability;
         },
     );
+}
+
+/// How fast the wheels on `axle` roll at the start of the step, as `[rim, ground]` (m/s; 0
+/// without any): the mean of their spins times their radii (what a parking pawl on the
+/// differential's input turns with: the mean of its two wheels), and the mean speed of their
+/// centres along the chassis's forward axis, from the body's motion. The ground speed is
+/// current even where a wheel's spin is not yet (a spin set on the drivetrain's state shows
+/// in its sensors only after the next step).
+fn parking_axle_speeds(inputs: &ModuleInputs, axle: u8) -> [f64; 2] {
+    let forward = inputs.rotation * Vec3::NEG_Z;
+    let (mut rim, mut ground, mut count) = (0.0, 0.0, 0.0);
+    for (wheel, spin) in inputs.wheels.iter().zip(&inputs.spin) {
+        if wheel.mount.axle != axle {
+            continue;
+        }
+        let arm = inputs.rotation * wheel.mount.position;
+        let velocity = inputs.linear_velocity + inputs.angular_velocity.cross(arm);
+        rim += spin * wheel.radius;
+        ground += f64::from(velocity.dot(forward));
+        count += 1.0;
+    }
+    if count > 0.0 {
+        [rim / count, ground / count]
+    } else {
+        [0.0; 2]
+    }
 }
 
 /// The vehicle's wheels (the blocks with a mount, a wheel, a pass-order slot, sensors and a
