@@ -153,6 +153,23 @@ pub(crate) fn count_down(remaining: &mut f64, tick: f64) -> bool {
     }
 }
 
+/// Where a block sits in its drivetrain, as far as the driver's controls care: what
+/// [`Block::apply_controls_on`] is told beside the controls. Found when the drivetrain is
+/// built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrivePath {
+    /// Whether a block that selects the direction of travel
+    /// ([`Block::SELECTS_DIRECTION`]: a gearbox, an automatic transmission) lies between this
+    /// block and the wheels its torque reaches, so that a reverse gear already turns this
+    /// block's drive round. A torque source there (a hybrid's motor ahead of the gearbox, like
+    /// the engine) must not sign its command by the selected gear's direction; one with no
+    /// such block on its way to the wheels (an electric car's motor on a fixed reduction, a
+    /// hybrid's motor behind the gearbox) must. A block's own subtree and the other branches
+    /// of the blocks above it count; the blocks above it do not (their drive does not pass
+    /// through this block's path to the wheels). `false` until the drivetrain is built.
+    pub through_direction_selector: bool,
+}
+
 /// What the solver hands to the stage functions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StageContext {
@@ -388,6 +405,23 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
         let _ = controls;
         false
     }
+
+    /// [`Block::apply_controls`] for a block told where it sits (`path`); what the plugin
+    /// calls. The default ignores `path`. A torque source that signs its command by the
+    /// selected gear's direction ([`VehicleControls::direction`]) overrides it and leaves the
+    /// sign out when [`DrivePath::through_direction_selector`] is set: the gearbox's reverse
+    /// ratio turns its drive round already, and signing it too drove a parallel hybrid
+    /// forwards in reverse gear.
+    fn apply_controls_on(&mut self, controls: &VehicleControls, path: DrivePath) -> bool {
+        let _ = path;
+        self.apply_controls(controls)
+    }
+
+    /// Whether this block selects the direction of travel from the driver's gear, turning the
+    /// drive round in reverse (a gearbox's or an automatic's reverse gear). A torque source
+    /// between which and the wheels such a block lies is told so
+    /// ([`DrivePath::through_direction_selector`]). Default `false`.
+    const SELECTS_DIRECTION: bool = false;
 
     /// Takes the driver inputs of `source` (a newer copy of this block) if it differs from
     /// `self` in nothing else, and says whether it did; otherwise leaves `self` unchanged and

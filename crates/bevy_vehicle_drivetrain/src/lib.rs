@@ -41,8 +41,8 @@ pub mod shaft;
 mod solver;
 
 pub use block::{
-    Block, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext, StepContext,
-    wait_over,
+    Block, DrivePath, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
+    StepContext, wait_over,
 };
 pub use controls::VehicleControls;
 pub use graph::{DrivetrainError, VehicleError};
@@ -57,9 +57,9 @@ pub use solver::StageWheels;
 /// Everything needed to build and run drivetrains.
 pub mod prelude {
     pub use crate::block::{
-        Block, Input, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts, StageContext,
-        StepContext, check_finite, check_non_negative, check_positive, check_range, clamp_input,
-        wait_over,
+        Block, DrivePath, Input, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts,
+        StageContext, StepContext, check_finite, check_non_negative, check_positive, check_range,
+        clamp_input, wait_over,
     };
     pub use crate::blocks::*;
     pub use crate::controls::{ShiftSchedule, ThrottleEasing, VehicleControls};

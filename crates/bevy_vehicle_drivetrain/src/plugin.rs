@@ -9,7 +9,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::block::{Block, Ports, SettingError};
+use crate::block::{Block, DrivePath, Ports, SettingError};
 use crate::blocks::{
     AssistMotor, AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors,
     Engine, EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
@@ -351,6 +351,21 @@ impl Drivetrain {
             .map(|c| &c.runtime)
     }
 
+    /// Where block `entity` at pass-order position `node` sits ([`DrivePath`]); the default
+    /// (no direction selector on its way) while it is not compiled there.
+    pub(crate) fn drive_path(&self, node: u32, entity: Entity) -> DrivePath {
+        match &self.program {
+            Some(p)
+                if p.nodes
+                    .get(node as usize)
+                    .is_some_and(|n| n.entity == entity) =>
+            {
+                p.drive_path(node as usize)
+            }
+            _ => DrivePath::default(),
+        }
+    }
+
     /// The compiled cell of block `entity` of type `B` at pass-order position `node`.
     pub(crate) fn block_cell<B: Block>(&self, node: u32, entity: Entity) -> Option<&BlockCell<B>> {
         let p = self.program.as_ref()?;
@@ -685,8 +700,20 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
     let Some(mut drivetrain) = world.get_mut::<Drivetrain>(vehicle) else {
         return;
     };
+    // Whether the blocks must take the controls again: their paths (`DrivePath`) changed,
+    // so what a torque source makes of the same controls may have (controls handed over
+    // before the first build saw the default path).
+    let mut paths_changed = false;
     match result {
         Ok(mut program) => {
+            let paths = |p: &Program| -> Vec<(Entity, DrivePath)> {
+                (0..p.nodes.len())
+                    .map(|i| (p.nodes[i].entity, p.drive_path(i)))
+                    .filter(|(_, path)| *path != DrivePath::default())
+                    .collect()
+            };
+            paths_changed =
+                paths(&program) != drivetrain.program.as_ref().map(paths).unwrap_or_default();
             if let Some(old) = drivetrain.program.take() {
                 adopt_state(&mut program, &old);
             }
@@ -713,6 +740,10 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
         } else {
             world.entity_mut(entity).insert(BlockSlot { vehicle, node });
         }
+    }
+    if paths_changed && let Some(mut controls) = world.get_mut::<VehicleControls>(vehicle) {
+        // The next `DrivetrainSystems::Controls` hands them over again.
+        controls.set_changed();
     }
 }
 
@@ -852,7 +883,11 @@ fn apply_controls<B: Block>(
         if !controls.is_changed() {
             continue;
         }
-        if !block.bypass_change_detection().apply_controls(&controls) {
+        let path = drivetrain.drive_path(slot.node, member);
+        if !block
+            .bypass_change_detection()
+            .apply_controls_on(&controls, path)
+        {
             continue;
         }
         match drivetrain
@@ -860,7 +895,7 @@ fn apply_controls<B: Block>(
             .block_cell_mut::<B>(slot.node, member)
         {
             Some(cell) => {
-                cell.block.apply_controls(&controls);
+                cell.block.apply_controls_on(&controls, path);
             }
             // Not compiled yet: the compiled program will start from the component.
             None => block.set_changed(),

@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 
 use bevy_vehicle_tire::LoadedTire;
 
-use crate::block::{Block, ModeChange, Shafts, StageContext, StepContext};
+use crate::block::{Block, DrivePath, ModeChange, Shafts, StageContext, StepContext};
 use crate::blocks::{Clutch, Differential, Engine, Gearbox, Motor, Wheel, WheelLoad, WheelRuntime};
 use crate::graph::Topology;
 use crate::shaft::{Pass, Shaft, ShaftUp};
@@ -72,6 +72,8 @@ pub(crate) trait ErasedBlock: Send + Sync + 'static {
     fn reshape_any(&self, old: &dyn Any, old_state: &[f64], state: &mut [f64]) -> bool;
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// [`Block::SELECTS_DIRECTION`].
+    fn selects_direction(&self) -> bool;
 }
 
 /// A block component with the solver's state beside it: the block's settings first, then its
@@ -167,6 +169,9 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+    fn selects_direction(&self) -> bool {
+        B::SELECTS_DIRECTION
     }
 }
 
@@ -388,6 +393,11 @@ impl Cell {
         with_cell!(self, c => c.reshape_any(old, old_state, state), open => false)
     }
 
+    /// [`Block::SELECTS_DIRECTION`] of the block (`false` for an open port).
+    pub fn selects_direction(&self) -> bool {
+        with_cell!(self, c => c.selects_direction(), open => false)
+    }
+
     /// The block cell as `Any`, to downcast to `BlockCell<B>`.
     pub fn as_any(&self) -> Option<&dyn Any> {
         with_cell!(self, c => Some(c.as_any()), open => None)
@@ -410,6 +420,8 @@ pub(crate) struct Node {
     pub state: [u16; 2],
     /// Whether a shaft drives this node (false for the root and for free blocks).
     pub input: bool,
+    /// [`DrivePath::through_direction_selector`] of the node's block.
+    pub through_direction_selector: bool,
 }
 
 impl Node {
@@ -483,6 +495,7 @@ impl Program {
                 children: [t.first_child as u16, (t.first_child + t.children) as u16],
                 state: [offset, offset + len],
                 input: t.input,
+                through_direction_selector: false,
             });
             offset += len;
             blocks.push(block);
@@ -508,8 +521,48 @@ impl Program {
             .filter(|&i| matches!(&program.blocks[i], Cell::Custom(_) | Cell::Gearbox(_)))
             .map(|i| i as u16)
             .collect();
+        program.mark_direction_selectors();
         program.init_states();
         program
+    }
+
+    /// Sets each node's [`DrivePath::through_direction_selector`]: whether a block that
+    /// selects the direction of travel lies in the node's own subtree (below it) or in a
+    /// branch that leaves one of the blocks above it (not counting those blocks themselves).
+    /// That is where its torque goes to the wheels: up to a block above, and down that
+    /// block's other outputs. A hybrid's motor on a summing gear ahead of the gearbox has the
+    /// gearbox in the summing gear's other branch; one on a summing gear behind the gearbox
+    /// has it above, where its torque does not go to any wheel.
+    fn mark_direction_selectors(&mut self) {
+        let n = self.nodes.len();
+        // Nodes come after their parents, so one pass backwards sees every child first.
+        let mut parent = vec![usize::MAX; n];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for c in node.children() {
+                parent[c] = i;
+            }
+        }
+        let mut below = vec![false; n];
+        for i in (0..n).rev() {
+            below[i] =
+                self.blocks[i].selects_direction() || self.nodes[i].children().any(|c| below[c]);
+        }
+        for i in 0..n {
+            let mut through = self.nodes[i].children().any(|c| below[c]);
+            let (mut child, mut up) = (i, parent[i]);
+            while !through && up != usize::MAX {
+                through = self.nodes[up].children().any(|c| c != child && below[c]);
+                (child, up) = (up, parent[up]);
+            }
+            self.nodes[i].through_direction_selector = through;
+        }
+    }
+
+    /// Where node `i`'s block sits, for [`Block::apply_controls_on`].
+    pub fn drive_path(&self, i: usize) -> DrivePath {
+        DrivePath {
+            through_direction_selector: self.nodes[i].through_direction_selector,
+        }
     }
 
     /// Sets how the body moves the tires' contacts sideways: `mobility[i·n + j]` (m/(N·s)) is

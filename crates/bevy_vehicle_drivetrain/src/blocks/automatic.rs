@@ -335,6 +335,8 @@ impl AutomaticRuntime {
 
 impl Block for AutomaticTransmission {
     const TYPE_NAME: &'static str = "AutomaticTransmission";
+    /// Its reverse gears turn the drive round: a motor ahead of it takes the throttle unsigned.
+    const SELECTS_DIRECTION: bool = true;
     type Runtime = AutomaticRuntime;
     type Sensors = AutomaticSensors;
 

@@ -215,6 +215,8 @@ pub(crate) fn check_ratio_tables(forward: &[f64], reverse: &[f64]) -> Result<(),
 
 impl Block for Gearbox {
     const TYPE_NAME: &'static str = "Gearbox";
+    /// Its reverse gears turn the drive round: a motor ahead of it takes the throttle unsigned.
+    const SELECTS_DIRECTION: bool = true;
     type Runtime = GearboxRuntime;
     type Sensors = GearboxSensors;
 

@@ -4,7 +4,7 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, Input, PortSpec, Ports, SettingError, Shafts, StageContext, check_positive,
+    Block, DrivePath, Input, PortSpec, Ports, SettingError, Shafts, StageContext, check_positive,
 };
 use crate::blocks::{Motor, MotorSensors};
 use crate::controls::{VehicleControls, set_if_changed};
@@ -194,8 +194,13 @@ pub struct AssistMotor {
     pub inertia: f64,
     /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
     pub viscous_friction: f64,
-    /// Input: torque command, −1 to 1 (the throttle, signed by the selected gear's direction,
-    /// unless game code sets it: a hybrid's energy management). Clamped.
+    /// Input: torque command, −1 to 1 (positive turns the motor's shaft forwards, the sense
+    /// in which the engine turns). From the driver's controls: the throttle, signed by the
+    /// selected gear's direction only when no gearbox lies between the motor and the wheels
+    /// (a motor behind the gearbox); a motor ahead of the gearbox, whose reverse ratio turns
+    /// the drive round already, takes the throttle alone (0 in neutral). See
+    /// [`Motor::command_on`]. Game code may set it instead (a hybrid's energy management).
+    /// Clamped.
     #[serde(skip)]
     pub command: f64,
 }
@@ -254,6 +259,13 @@ impl Block for AssistMotor {
 
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(&mut self.command, Motor::command_from(controls))
+    }
+
+    /// The throttle, signed by the selected gear's direction only when no gearbox lies between
+    /// the motor and the wheels ([`Motor::command_on`]): a motor ahead of the gearbox turns
+    /// forwards in every gear, like the engine.
+    fn apply_controls_on(&mut self, controls: &VehicleControls, path: DrivePath) -> bool {
+        set_if_changed(&mut self.command, Motor::command_on(controls, path))
     }
 
     fn validate(&self) -> Result<(), SettingError> {

@@ -4,7 +4,7 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
+    Block, DrivePath, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
     check_positive, clamp_input,
 };
 use crate::controls::{VehicleControls, set_if_changed};
@@ -36,7 +36,10 @@ pub struct Motor {
     pub inertia: f64,
     /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
     pub viscous_friction: f64,
-    /// Input: torque command, −1 (full reverse torque) to 1 (full forward torque). Clamped.
+    /// Input: torque command, −1 (full reverse torque) to 1 (full forward torque). From the
+    /// driver's controls: the throttle, signed by the selected gear's direction unless a
+    /// gearbox between the motor and the wheels reverses the drive already
+    /// ([`Motor::command_on`]). Clamped.
     #[serde(skip)]
     pub command: f64,
 }
@@ -89,6 +92,20 @@ impl Motor {
     /// direction of the selected gear (forward, reverse, or none in neutral).
     pub fn command_from(controls: &VehicleControls) -> f64 {
         controls.throttle() * controls.direction()
+    }
+
+    /// The torque command the driver's controls give a motor that sits on `path`: the
+    /// throttle, signed by the selected gear's direction ([`Motor::command_from`]) when no
+    /// gearbox lies between the motor and the wheels; when one does
+    /// ([`DrivePath::through_direction_selector`]: a hybrid's motor ahead of the gearbox) the
+    /// throttle alone, 0 in neutral, since the gearbox's reverse ratio turns the drive round
+    /// already, as it does the engine's.
+    pub fn command_on(controls: &VehicleControls, path: DrivePath) -> f64 {
+        if path.through_direction_selector {
+            controls.throttle() * controls.direction().abs()
+        } else {
+            Motor::command_from(controls)
+        }
     }
 
     /// The sensors of this motor turning at `speed` (rad/s) and delivering `shaft_torque`
@@ -145,6 +162,12 @@ impl Block for Motor {
     /// neutral).
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
         set_if_changed(&mut self.command, Motor::command_from(controls))
+    }
+
+    /// The throttle, signed by the selected gear's direction unless a gearbox between the
+    /// motor and the wheels turns the drive round already ([`Motor::command_on`]).
+    fn apply_controls_on(&mut self, controls: &VehicleControls, path: DrivePath) -> bool {
+        set_if_changed(&mut self.command, Motor::command_on(controls, path))
     }
 
     fn validate(&self) -> Result<(), SettingError> {
