@@ -865,6 +865,107 @@ fn automatic_lockup_closes_at_cruise_and_opens_on_kickdown() {
     assert!(!tc.locked && tc.speed_ratio < 0.99, "{tc:?}");
 }
 
+/// The shipped automatic sedan (`automatic_sedan`: converter with automatic lock-up, 6-speed
+/// automatic, idle 750 rpm, stall 450 rpm) revved in neutral and then put in gear, at 15, 30,
+/// 60 and 120 Hz: throttle 0.2, 0.3, 0.4, 0.6 or 0.8 for 1.5 s in N at rest, then D or R with
+/// throttle 0, 0.2 or 0.5 for 3 s (30 engagements per rate). Checked: in neutral the lock-up
+/// clutch stays open (capacity exactly 0 N·m; the turbine follows the impeller freely, which
+/// meets the lock-up's speed conditions, but no transmission controller locks up in N or P),
+/// the engine never falls below 600 rpm after the gear engages, and the car then moves the
+/// way the lever says, at least 1 m/s after 3 s. Measured 2026-12-02, every rate: capacity 0
+/// in N; lowest engine speed 733 rpm (idle, throttle 0) to 1328–1404 rpm (throttle 0.5);
+/// 1.66 m/s idle creep in D after 3 s. Before the fix the lock-up closed in N (400 N·m) and
+/// engaging the gear against it jerked the stationary car to the engine's speed: at 15 Hz 13
+/// of the 30 engagements stalled the engine (0 of 30 with `auto_lockup: None`).
+#[test]
+fn automatic_lockup_stays_open_in_neutral_so_engaging_a_gear_does_not_stall() {
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut lowest = f64::INFINITY;
+        for rev in [0.2, 0.3, 0.4, 0.6, 0.8] {
+            for throttle in [0.0, 0.2, 0.5] {
+                for lever in [1, -1] {
+                    let mut app = create_app(hz);
+                    let d = load_vehicle("vehicles/automatic_sedan.vehicle.ron");
+                    let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+                    tick(&mut app, hz as usize);
+                    let tc = block_entity::<TorqueConverter>(&mut app, car);
+                    controls(&mut app, car, |c| {
+                        c.gear = 0;
+                        c.throttle = rev;
+                    });
+                    tick(&mut app, (1.5 * hz) as usize);
+                    let in_neutral = get::<TorqueConverterSensors>(&app, tc).clone();
+                    controls(&mut app, car, |c| {
+                        c.gear = lever;
+                        c.throttle = throttle;
+                    });
+                    let mut min_rpm = f64::INFINITY;
+                    for _ in 0..(3.0 * hz) as usize {
+                        tick(&mut app, 1);
+                        min_rpm = min_rpm.min(get::<VehicleTelemetry>(&app, car).engine_rpm);
+                    }
+                    let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+                    let case = format!("{hz} Hz, rev {rev} in N, lever {lever} at {throttle}");
+                    assert_eq!(
+                        in_neutral.lockup_capacity, 0.0,
+                        "{case}: lock-up closed in neutral: {in_neutral:?}"
+                    );
+                    assert!(min_rpm > 600.0, "{case}: engine down to {min_rpm} rpm");
+                    assert!(
+                        v * f64::from(lever) > 1.0,
+                        "{case}: {v} m/s after 3 s in gear"
+                    );
+                    lowest = lowest.min(min_rpm);
+                }
+            }
+        }
+        println!("{hz} Hz: lowest engine speed after engaging {lowest:.0} rpm");
+    }
+}
+
+/// The automatic sedan cruising at about 20 m/s in D with its converter locked up, at 15, 30,
+/// 60 and 120 Hz, is put in neutral: the automatic lock-up opens within that step (capacity
+/// exactly 0 N·m after one step, from 400 N·m), rather than staying closed because the freed
+/// turbine keeps the speed ratio at 1. Measured 2026-12-02: locked at 400 N·m before, 0 N·m
+/// one step after N at every rate. Before the fix it stayed at 400 N·m in neutral.
+#[test]
+fn automatic_lockup_opens_at_once_in_neutral() {
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut app = create_app(hz);
+        let d = load_vehicle("vehicles/automatic_sedan.vehicle.ron");
+        let car = spawn_on_flat_ground(&mut app, &d, 0.9, 0.0);
+        tick(&mut app, hz as usize);
+        let tc = block_entity::<TorqueConverter>(&mut app, car);
+        controls(&mut app, car, |c| c.gear = 1);
+        let target = 20.0;
+        for _ in 0..(40.0 * hz) as usize {
+            let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+            controls(&mut app, car, |c| {
+                c.throttle = if v < target - 2.0 {
+                    0.6
+                } else {
+                    (0.25 + 0.2 * (target - v)).clamp(0.0, 0.6)
+                }
+            });
+            tick(&mut app, 1);
+        }
+        let before = get::<TorqueConverterSensors>(&app, tc).clone();
+        let v = get::<VehicleTelemetry>(&app, car).forward_speed;
+        assert!(
+            before.locked && before.lockup_capacity == 400.0,
+            "{hz} Hz: not locked up at {v} m/s: {before:?}"
+        );
+        controls(&mut app, car, |c| c.gear = 0);
+        tick(&mut app, 1);
+        let after = get::<TorqueConverterSensors>(&app, tc).clone();
+        println!(
+            "{hz} Hz at {v:.2} m/s: lock-up {} N·m in D, {} N·m one step after N",
+            before.lockup_capacity, after.lockup_capacity
+        );
+        assert_eq!(after.lockup_capacity, 0.0, "{hz} Hz: {after:?}");
+    }
+}
+
 /// The shipped 6×4 tractor with a retarder on its propshaft (gearbox → retarder → inter-axle
 /// differential), laden to `mass` (kg), lossless final drives, ray probes.
 fn truck_with_retarder(mass: f32) -> VehicleDescription {

@@ -148,6 +148,13 @@ impl Default for TorqueConverter {
 /// is wanted), the speed ratio falls below `release_speed_ratio` or the turbine below 90 % of
 /// `min_output_rpm`. Decided once per fixed step from the last substep's speeds and the
 /// driver's throttle ([`VehicleControls::throttle`](crate::VehicleControls::throttle)).
+///
+/// Only with a gear engaged behind the converter: while its output drives nothing (a
+/// transmission in neutral or park, or waiting to engage a gear) the clutch stays open, and
+/// it opens at once, within the substep, when the transmission goes to neutral or park. There
+/// the turbine follows the impeller freely, so the speed conditions hold whenever the engine
+/// revs, but no transmission controller locks up in neutral or park: a gear engaged against
+/// the closed clutch would jerk the stationary car to the engine's speed and stall it.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AutoLockup {
@@ -263,6 +270,10 @@ pub struct TorqueConverterRuntime {
     pub output_speed: f64,
     /// Engagement of the automatic lock-up (0..1).
     pub auto_engagement: f64,
+    /// Whether the output drove nothing (a free shaft: no gear engaged behind the converter,
+    /// a transmission in neutral or park) at the last substep; the automatic lock-up is then
+    /// open.
+    pub output_free: bool,
 }
 
 /// What a [`TorqueConverter`] reports after each step.
@@ -549,13 +560,20 @@ impl Block for TorqueConverter {
         step: &StepContext,
     ) -> ModeChange {
         if let Some(auto) = &self.auto_lockup {
-            rt.auto_engagement = auto.next_engagement(
-                rt.auto_engagement,
-                rt.input_speed,
-                rt.output_speed,
-                clamp_input(self.throttle, 0.0, 1.0, 0.0),
-                step.dt,
-            );
+            // No gear engaged behind it: the turbine follows the impeller freely, which meets
+            // the speed conditions, but no transmission controller locks up in neutral or
+            // park (engaging a gear would then jerk the car to the engine's speed).
+            rt.auto_engagement = if rt.output_free {
+                0.0
+            } else {
+                auto.next_engagement(
+                    rt.auto_engagement,
+                    rt.input_speed,
+                    rt.output_speed,
+                    clamp_input(self.throttle, 0.0, 1.0, 0.0),
+                    step.dt,
+                )
+            };
         }
         // Inputs change without `settings_changed`; the capacity is latched for the step.
         let capacity = self.lockup_capacity_with(rt.auto_engagement);
@@ -629,6 +647,21 @@ impl Block for TorqueConverter {
         };
         let load = shafts.outputs[0].up;
         rt.output_speed = load.speed().unwrap_or(input.speed);
+        // The gear behind went to neutral or park: the automatic lock-up opens at once, not at
+        // the next step, so that a gear engaged straight after finds it open.
+        rt.output_free = load.is_free();
+        let opened = if rt.output_free && rt.auto_engagement > 0.0 {
+            rt.auto_engagement = 0.0;
+            let capacity = self.lockup_capacity_with(0.0);
+            if capacity != rt.lockup_capacity {
+                rt.lockup_capacity = capacity;
+                ModeChange::Smooth
+            } else {
+                ModeChange::Unchanged
+            }
+        } else {
+            ModeChange::Unchanged
+        };
         // The input speed the stage functions use is latched here, once per substep; a
         // locked converter needs no re-evaluation for it (both sides share one speed).
         let latched = if rt.mode == ClutchMode::Locked {
@@ -642,6 +675,7 @@ impl Block for TorqueConverter {
         };
         // The fluid transmits nothing without slip, so a locked converter's lock-up clutch
         // carries the whole torque: it locks and slips exactly like a clutch.
+        let latched = latched.max(opened);
         match rt.mode.update(rt.lockup_capacity, input, load) {
             Some(change) => change.max(latched),
             None => latched,
