@@ -275,20 +275,24 @@ fn parked_on_a_30_percent_slope_stays_put() {
     }
 }
 
-/// The parking lock selected at speed engages only once its wheels have nearly stopped, as a
-/// parking pawl ratchets over its teeth until then ([`Brakes::parking_max_speed`], 0.18 m/s
-/// by default), and then holds. The default car, air drag off, in neutral, rolls up a 30 %
+/// The parking lock selected at speed engages only once its wheels have slowed to a walk, as a
+/// parking pawl ratchets over its teeth until then ([`Brakes::parking_max_speed`], 1 m/s by
+/// default), and then holds. The default car, air drag off, in neutral, rolls up a 30 %
 /// slope from 8 m/s with the lock selected from the start, at 15, 30, 60 and 120 Hz: its
-/// rear wheels roll with it (after 1 s their rims turn within 1 % of its speed), it climbs
-/// the free-rolling `v²/(2a)` with `a = g·(sin θ + c_rr·cos θ)·m/(m + ΣI/r²)` (11.32 m;
-/// within 1 %), and from 3 s after it stopped it stands still (below 1 mm/s, its rear wheels
-/// held) less than 10 cm below the highest point it reached.
+/// rear wheels roll with it (after 1 s their rims turn within 1 % of its speed), it climbs at
+/// least the free-rolling distance to the lock's speed, `(v₀² − v_p²)/(2a)` with
+/// `a = g·(sin θ + c_rr·cos θ)·m/(m + ΣI/r²)` (11.15 m; less 1 %), and at most the whole
+/// free-rolling `v₀²/(2a)` (11.32 m; plus 1 %), and from 3 s after it stopped it stands still
+/// (below 1 mm/s, its rear wheels held) less than 10 cm below the highest point it reached.
 ///
-/// Measured 2026-12-02: it climbs 0.66, 0.34, 0.18 and 0.10 % short of the closed form at
-/// 15, 30, 60 and 120 Hz, and comes to rest 48, 66, 54 and 25 mm below its highest point:
-/// the lock engages while the car still creeps up (at up to 0.18 m/s), its held rear tires,
-/// stretched up the slope, throw it back, and it settles on them after a few swings (a car
-/// set down on the lock rests 5 mm down the slope, see the test above). Until 2026-12-02 the
+/// Measured 2026-12-02 with the lock at 0.18 m/s: it climbed 0.66, 0.34, 0.18 and 0.10 %
+/// short of the whole free-rolling distance at 15, 30, 60 and 120 Hz, and came to rest 48,
+/// 66, 54 and 25 mm below its highest point: the lock engaged while the car still crept up,
+/// its held rear tires, stretched up the slope, threw it back, and it settled on them after a
+/// few swings (a car set down on the lock rests 5 mm down the slope, see the test above).
+/// With the lock at 1 m/s (later that day: at 0.18 m/s a car that selected it while creeping
+/// down a slope ran away, see the next test): it climbs 11.174 / 11.197 / 11.208 / 11.216 m
+/// at 15 / 30 / 60 / 120 Hz and rests 94 / 29 / 23 / 24 mm below its highest point. Until 2026-12-02 the
 /// lock acted at any speed: the rear wheels locked at once and the car slid (2.99 m/s left
 /// after 1 s at 15 Hz, against 5.07 m/s rolling; found by an outside test, whose car slid
 /// from 10 to 3.9 m/s in 3 s on a flat road).
@@ -308,6 +312,8 @@ fn a_parking_lock_selected_at_speed_engages_only_once_the_car_has_nearly_stopped
         G * (theta.sin() + c_rr * theta.cos()) * m / (m + 4.0 * builder.wheel.inertia / (r * r));
     let v0 = 8.0;
     let expected = v0 * v0 / (2.0 * deceleration);
+    let lock = builder.brakes.parking_max_speed;
+    let before_lock = (v0 * v0 - lock * lock) / (2.0 * deceleration);
     for hz in [15.0, 30.0, 60.0, 120.0] {
         let mut app = create_app(hz);
         let (car, downhill) = car_on_slope_with(&mut app, &builder, true, 0.0);
@@ -361,8 +367,9 @@ fn a_parking_lock_selected_at_speed_engages_only_once_the_car_has_nearly_stopped
             back * 1e3
         );
         assert!(
-            rel(highest, expected) < 0.01,
-            "{hz} Hz: climbed {highest} m, free-rolling {expected} m"
+            highest > 0.99 * before_lock && highest < 1.01 * expected,
+            "{hz} Hz: climbed {highest} m, free-rolling {before_lock} m to the lock's speed, \
+             {expected} m to a stop"
         );
         assert!(
             fastest < 1e-3 && (0.0..0.1).contains(&back),
@@ -374,6 +381,47 @@ fn a_parking_lock_selected_at_speed_engages_only_once_the_car_has_nearly_stopped
                 "{hz} Hz: a rear wheel is not held"
             );
         }
+    }
+}
+
+/// The parking lock selected while the car creeps down a slope holds it: the default car in
+/// neutral on a 30 % slope, let roll from its brakes until it creeps down at 0.3 m/s, then the
+/// lock selected, at 15, 30, 60 and 120 Hz: it stops within 0.1 m and stands still (below
+/// 1 mm/s over the last of 5 s). Until 2026-12-02 the lock engaged only below 0.18 m/s, which
+/// gravity keeps such a car above: it rolled 12.2–12.4 m in 5 s and reached 4.6 m/s (an
+/// outside test; the automatic sedan's own pawl, at 2 rad/s of its output shaft, let it run
+/// away too: 44 m and 10.7 m/s in 8 s on 15 %).
+#[test]
+fn a_parking_lock_selected_while_creeping_down_a_slope_holds_the_car() {
+    let mut builder = CarBuilder::default();
+    builder.aerodynamics.drag_area = 0.0;
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut app = create_app(hz);
+        let (car, downhill) = car_on_slope_with(&mut app, &builder, true, 0.0);
+        controls(&mut app, car, |c| c.brake = 1.0);
+        tick(&mut app, hz as usize);
+        controls(&mut app, car, |c| c.brake = 0.0);
+        let down_speed = |app: &App| f64::from(velocity(app, car).dot(downhill));
+        let mut steps = 0;
+        while down_speed(&app) < 0.3 {
+            tick(&mut app, 1);
+            steps += 1;
+            assert!(steps < (10.0 * hz) as usize, "{hz} Hz: never rolled");
+        }
+        let start = position(&app, car);
+        controls(&mut app, car, |c| c.parking = true);
+        tick(&mut app, (4.0 * hz) as usize);
+        let mut fastest = 0.0f32;
+        for _ in 0..hz as usize {
+            tick(&mut app, 1);
+            fastest = fastest.max(velocity(&app, car).length());
+        }
+        let rolled = f64::from((position(&app, car) - start).dot(downhill));
+        println!("{hz} Hz: rolled {rolled:.4} m after the lock, at most {fastest:.1e} m/s");
+        assert!(
+            rolled < 0.1 && fastest < 1e-3,
+            "{hz} Hz: rolled {rolled} m, {fastest} m/s"
+        );
     }
 }
 
@@ -3351,5 +3399,82 @@ fn abs_stops_on_a_moving_platform_as_on_still_ground() {
                 "{hz} Hz: {moving} m over a deck at {platform} m/s against {still} m"
             );
         }
+    }
+}
+
+/// An ABS stop with the wheels on two grounds: the left wheels on a kinematic strip that runs
+/// backwards at 8 m/s, the right ones on the still road beside it (μ 0.9 both), from 20 m/s
+/// over the road, the default car without air drag, brakes that lock every wheel and the
+/// built-in ABS, at 30, 60 and 120 Hz: each wheel's slip is measured over its own ground, so
+/// the car stops over the road within 15 % of the distance it takes on the road alone
+/// (`abs_stop_on_platform` at 0 m/s). Measured 2026-12-02: 24.56 / 25.37 / 25.07 m against
+/// 23.25 / 23.36 / 23.43 m (+5.6 / +8.6 / +7.0 %; without the rear axle's select-low, 24.16
+/// and 24.61 m at 30 and 60 Hz: what is left is in docs/known_gaps.md). Until the same day's
+/// fix the controls measured every wheel against the mean of the grounds' velocities (4 m/s
+/// backwards): the road wheels, rolling freely, read −17 % of slip, the ABS let them off,
+/// and the stop took 29.5–31.8 m against 23.4 (an outside test).
+#[test]
+fn abs_stops_with_its_wheels_on_two_grounds_as_on_one() {
+    for hz in [30.0, 60.0, 120.0] {
+        let still = abs_stop_on_platform(hz, 0.0);
+        let mut app = create_app(hz);
+        // The strip under the left wheels, the road under the right ones; tops at y = 0.
+        app.world_mut().spawn((
+            RigidBody::KinematicVelocityBased,
+            Collider::cuboid(1.0, 0.5, 1000.0),
+            Friction::coefficient(0.9),
+            Velocity::linear(Vec3::Z * 8.0),
+            Transform::from_xyz(-1.0, -0.5, 0.0),
+        ));
+        app.world_mut().spawn((
+            RigidBody::Fixed,
+            Collider::cuboid(1.0, 0.5, 1000.0),
+            Friction::coefficient(0.9),
+            Transform::from_xyz(1.0, -0.5, 0.0),
+        ));
+        let mut builder = CarBuilder {
+            brakes: Brakes {
+                max_torque: 4_000.0,
+                anti_lock: Some(AntiLock::default()),
+                ..default()
+            },
+            ..default()
+        };
+        builder.aerodynamics.drag_area = 0.0;
+        builder.aerodynamics.lift_area = 0.0;
+        let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 0.35, 0.0));
+        // Held on its brakes while it settles on the two grounds (the strip drags its left
+        // tires), then rolling at 20 m/s over the road, the left wheels at the strip's speed.
+        controls(&mut app, car, |c| c.brake = 1.0);
+        tick(&mut app, (0.5 * hz) as usize);
+        controls(&mut app, car, |c| c.brake = 0.0);
+        flying_start(&mut app, car, 20.0);
+        set::<Velocity>(&mut app, car, |v| *v = Velocity::linear(Vec3::NEG_Z * 20.0));
+        for w in wheels(&mut app, car) {
+            if get::<WheelMount>(&app, w).side == Side::Left {
+                let mut state = state(&app, car, w);
+                state[1] = 28.0 / get::<Wheel>(&app, w).radius;
+                set_state(&mut app, car, w, &state);
+            }
+        }
+        tick(&mut app, 1);
+        controls(&mut app, car, |c| c.brake = 1.0);
+        // Until it stops going forward (the strip then drags its left side on).
+        let start = position(&app, car);
+        let mut steps = 0;
+        while -velocity(&app, car).z >= 0.05 {
+            tick(&mut app, 1);
+            steps += 1;
+            assert!(
+                steps < (10.0 * hz) as usize,
+                "{hz} Hz: still moving after 10 s"
+            );
+        }
+        let travelled = f64::from(start.z - position(&app, car).z);
+        println!("{hz} Hz: {travelled:.3} m on two grounds, {still:.3} m on the road alone");
+        assert!(
+            rel(travelled, still) < 0.15,
+            "{hz} Hz: {travelled} m on two grounds against {still} m"
+        );
     }
 }

@@ -506,10 +506,13 @@ pub struct Brakes {
     /// ground (their centres' mean speed along the chassis), or either of these changes sign
     /// within a step (the wheels stopped in it); once engaged it holds at any speed until the
     /// driver releases it. Selected at speed, the car rolls on (a parking pawl ratchets over
-    /// its teeth) until it has nearly stopped. The default, 0.18 m/s, is where an automatic
-    /// gearbox's pawl engages
+    /// its teeth) until it has slowed to a walk. The default, 1 m/s (3.6 km/h), is where an
+    /// automatic gearbox's pawl engages
     /// ([`AutomaticTransmission::park_max_speed`](bevy_vehicle_drivetrain::blocks::AutomaticTransmission::park_max_speed),
-    /// 2 rad/s of its output shaft) through a 3.5:1 final drive on 0.316 m wheels.
+    /// 11 rad/s of its output shaft) through a 3.5:1 final drive on 0.316 m wheels: above the
+    /// speed a car creeping down a slope reaches in a step or two, so a lock selected there
+    /// holds it (at 0.18 m/s, until 2026-12-02, a car selected P at 0.3 m/s on a 10 % slope
+    /// rolled away to 4.6 m/s).
     pub parking_max_speed: f64,
     /// The anti-lock brake system, if the vehicle has one (`None`: the pedal's torque reaches
     /// the wheels in full, and a hard stop locks them).
@@ -955,7 +958,7 @@ impl Default for TractionControl {
 impl Default for Brakes {
     /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
     /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
-    /// parking lock on the rear axle, which engages below 0.18 m/s.
+    /// parking lock on the rear axle, which engages below 1 m/s.
     fn default() -> Self {
         Brakes {
             max_torque: 1_500.0,
@@ -963,7 +966,7 @@ impl Default for Brakes {
             handbrake_torque: 1_200.0,
             handbrake_axle: 1,
             parking_torque: 10_000.0,
-            parking_max_speed: 0.18,
+            parking_max_speed: 1.0,
             anti_lock: None,
             traction_control: None,
             stability_control: None,

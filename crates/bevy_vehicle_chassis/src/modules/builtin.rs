@@ -185,13 +185,11 @@ pub struct BuiltinBrakes {
 }
 
 impl BuiltinBrakes {
-    /// The wheel centre's speed along the chassis's forward axis (m/s) at the start of the
-    /// step. (The body's velocity is its centre of mass's; the offset to the body origin,
-    /// times the yaw rate, is a small error at the speeds the ABS acts at.)
+    /// The wheel centre's speed over its own ground along the chassis's forward axis (m/s) at
+    /// the start of the step ([`VehicleState::wheel_velocity`](super::context::VehicleState::wheel_velocity)).
     fn wheel_speed(ctx: &ModuleContext, i: usize) -> f64 {
         let state = &ctx.state;
-        let arm = state.rotation * ctx.wheels[i].mount.position;
-        let velocity = state.linear_velocity + state.angular_velocity.cross(arm);
+        let velocity = state.wheel_velocity(i, ctx.wheels[i].mount.position);
         f64::from(velocity.dot(state.rotation * Vec3::NEG_Z))
     }
 

@@ -36,6 +36,15 @@ pub struct VehicleState<'a> {
     /// (the body's own while no wheel is grounded), as the vehicle's own sensors measure it on
     /// a moving platform or deck.
     pub linear_velocity: Vec3,
+    /// The ground velocity `linear_velocity` is measured against (world, m/s): the mean of the
+    /// grounded wheels' ground velocities, zero with none grounded.
+    pub ground_velocity: Vec3,
+    /// The ground's velocity under each wheel (world, m/s), in wheel order: its
+    /// [`WheelState::ground_velocity`](crate::WheelState::ground_velocity), or
+    /// `ground_velocity` for a wheel in the air. A wheel's speed over its own ground is the
+    /// body's velocity at it plus `ground_velocity` less this ([`VehicleState::wheel_velocity`]):
+    /// with its wheels on two grounds (one side on a moving strip) the mean fits neither.
+    pub wheel_ground_velocity: &'a [Vec3],
     /// Chassis angular velocity (world, rad/s).
     pub angular_velocity: Vec3,
     /// Each wheel's spin (rad/s, positive rolling forward), in wheel order.
@@ -47,6 +56,20 @@ pub struct VehicleState<'a> {
 }
 
 impl VehicleState<'_> {
+    /// The velocity of wheel `i`'s mount point over the ground under that wheel (world, m/s),
+    /// `mount` its position in the chassis frame (m). (The body's velocity is its centre of
+    /// mass's; the offset to the body origin, times the yaw rate, is a small error at the
+    /// speeds the controls act at.)
+    pub fn wheel_velocity(&self, i: usize, mount: Vec3) -> Vec3 {
+        let arm = self.rotation * mount;
+        let own = self
+            .wheel_ground_velocity
+            .get(i)
+            .copied()
+            .unwrap_or(self.ground_velocity);
+        self.linear_velocity + self.angular_velocity.cross(arm) + self.ground_velocity - own
+    }
+
     /// Speed along the chassis's forward axis (−Z) (m/s, negative when reversing).
     pub fn forward_speed(&self) -> f64 {
         f64::from(self.linear_velocity.dot(self.rotation * Vec3::NEG_Z))

@@ -73,6 +73,11 @@ pub(crate) struct ModuleInputs {
     /// The ground's velocity under each grounded wheel (world, m/s; `None` in the air), from
     /// [`WheelState::ground_velocity`].
     pub ground_velocity: SmallVec<[Option<Vec3>; 8]>,
+    /// The mean of `ground_velocity` over the grounded wheels (world, m/s; zero with none):
+    /// what `linear_velocity` is measured against.
+    pub ground: Vec3,
+    /// Each wheel's ground velocity (world, m/s), `ground` for a wheel in the air.
+    pub wheel_ground: SmallVec<[Vec3; 8]>,
     /// How the body moves each contact sideways per lateral impulse at each (m/(N·s),
     /// row-major in wheel order; see `BodyInertia::lateral_mobility`), measured by the ground
     /// probe for this step.
@@ -101,6 +106,8 @@ impl ModuleInputs {
                 rotation: self.rotation,
                 linear_velocity: self.linear_velocity,
                 angular_velocity: self.angular_velocity,
+                ground_velocity: self.ground,
+                wheel_ground_velocity: &self.wheel_ground,
                 wheel_spin: &self.spin,
                 suspension_travel: &self.travel,
             },
@@ -281,6 +288,10 @@ pub(crate) fn begin_modules(
                 Vec3::ZERO
             };
             inputs.linear_velocity = velocity.linear - ground;
+            inputs.ground = ground;
+            let (per_wheel, wheel_ground) = (&inputs.ground_velocity, &mut inputs.wheel_ground);
+            wheel_ground.clear();
+            wheel_ground.extend(per_wheel.iter().map(|v| v.unwrap_or(ground)));
             inputs.angular_velocity = velocity.angular;
             inputs.command.clone_from(controls);
             // The modules see the parking lock selected only once it has engaged.
@@ -339,13 +350,13 @@ pub(crate) fn begin_modules(
 /// in its sensors only after the next step).
 fn parking_axle_speeds(inputs: &ModuleInputs, axle: u8) -> [f64; 2] {
     let forward = inputs.rotation * Vec3::NEG_Z;
+    let state = inputs.context(0.0).state;
     let (mut rim, mut ground, mut count) = (0.0, 0.0, 0.0);
-    for (wheel, spin) in inputs.wheels.iter().zip(&inputs.spin) {
+    for (i, (wheel, spin)) in inputs.wheels.iter().zip(&inputs.spin).enumerate() {
         if wheel.mount.axle != axle {
             continue;
         }
-        let arm = inputs.rotation * wheel.mount.position;
-        let velocity = inputs.linear_velocity + inputs.angular_velocity.cross(arm);
+        let velocity = state.wheel_velocity(i, wheel.mount.position);
         rim += spin * wheel.radius;
         ground += f64::from(velocity.dot(forward));
         count += 1.0;
