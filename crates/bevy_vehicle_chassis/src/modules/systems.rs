@@ -345,7 +345,8 @@ pub(crate) fn begin_modules(
 /// How fast the wheels on `axle` roll at the start of the step, as `[rim, ground]` (m/s; 0
 /// without any): the mean of their spins times their radii (what a parking pawl on the
 /// differential's input turns with: the mean of its two wheels), and the mean speed of their
-/// centres along the chassis's forward axis, from the body's motion. The ground speed is
+/// centres over their own ground along the chassis's forward axis, from the body's motion
+/// ([`VehicleState::wheel_velocity`]). The ground speed is
 /// current even where a wheel's spin is not yet (a spin set on the drivetrain's state shows
 /// in its sensors only after the next step).
 fn parking_axle_speeds(inputs: &ModuleInputs, axle: u8) -> [f64; 2] {
