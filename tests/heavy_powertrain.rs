@@ -1608,3 +1608,61 @@ fn hydrostatic_at_zero_ratio_holds_then_relieves() {
     );
     assert!(get::<HydrostaticSensors>(&app, pump).relieving);
 }
+
+/// A hydrostatic drive with a gearbox between it and its wheel takes the throttle forward and
+/// leaves reversing to the gearbox: an engine drives a `lever: Left` drive, a 1:1 gearbox
+/// with a 1:1 reverse and a wheel on a viscous load, at throttle 0.5 in first and in
+/// reverse: the wheel turns forward in first and backward in reverse, at the same speed
+/// after 3 s within 1 % (measured 2026-12-02: 104.58 and −104.04 rad/s). Until 2026-12-02 the drive signed its lever by the gear as well, and in reverse
+/// the gearbox turned it round a second time: the wheel turned forward in both (the same
+/// fault as the hybrid's motor ahead of its gearbox; `DrivePath`).
+#[test]
+fn a_hydrostatic_drive_ahead_of_a_gearbox_reverses_with_the_gear() {
+    let run = |gear: i32| {
+        let mut app = create_app(60.0);
+        let vehicle = spawn_vehicle(&mut app, "hydrostatic", 4);
+        app.world_mut().entity_mut(vehicle).insert(VehicleControls {
+            gear,
+            throttle: 0.5,
+            ..default()
+        });
+        let engine = spawn_block(&mut app, vehicle, "engine", Engine::default(), None);
+        let drive = Hydrostatic {
+            ratio_scale: 0.4,
+            max_torque: 300.0,
+            lever: TrackLever::Left,
+            ..default()
+        };
+        let pump = spawn_block(&mut app, vehicle, "pump", drive, Some((engine, Port::OUT)));
+        let gearbox = Gearbox {
+            forward_ratios: vec![1.0],
+            reverse_ratios: vec![1.0],
+            shift_time: 0.0,
+            efficiency: 1.0,
+            gear: 0,
+        };
+        let gears = spawn_block(
+            &mut app,
+            vehicle,
+            "gearbox",
+            gearbox,
+            Some((pump, Port::OUT)),
+        );
+        let wheel = spawn_block(
+            &mut app,
+            vehicle,
+            "wheel",
+            common::wheel(2.0, WheelLoad::Viscous(2.0)),
+            Some((gears, Port::OUT)),
+        );
+        tick(&mut app, 180);
+        state(&app, vehicle, wheel)[1]
+    };
+    let (ahead, back) = (run(1), run(-1));
+    println!("wheel at {ahead} rad/s in first, {back} rad/s in reverse");
+    assert!(ahead > 1.0, "{ahead} rad/s in first");
+    assert!(
+        (back + ahead).abs() < 0.01 * ahead,
+        "{back} rad/s in reverse against {ahead} in first"
+    );
+}

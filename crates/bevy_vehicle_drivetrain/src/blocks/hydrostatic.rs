@@ -5,8 +5,8 @@ use bevy::prelude::*;
 
 use super::clutch::ClutchMode;
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
-    check_positive, clamp_input,
+    Block, DrivePath, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext,
+    check_non_negative, check_positive, clamp_input,
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::rad_s_to_rpm;
@@ -236,10 +236,20 @@ impl Block for Hydrostatic {
     take_inputs_fields!(ratio);
 
     fn apply_controls(&mut self, controls: &VehicleControls) -> bool {
-        let (throttle, steering) = (
-            controls.throttle() * controls.direction(),
-            controls.steering(),
-        );
+        self.apply_controls_on(controls, DrivePath::default())
+    }
+
+    /// The levers from the throttle signed by the selected gear's direction, unless a gearbox
+    /// between the drive and the wheels turns the drive round already
+    /// ([`DrivePath::through_direction_selector`]; the throttle then counts forward, 0 in
+    /// neutral, as [`Motor::command_on`](super::Motor::command_on) takes it).
+    fn apply_controls_on(&mut self, controls: &VehicleControls, path: DrivePath) -> bool {
+        let direction = if path.through_direction_selector {
+            controls.direction().abs()
+        } else {
+            controls.direction()
+        };
+        let (throttle, steering) = (controls.throttle() * direction, controls.steering());
         let ratio = match self.lever {
             TrackLever::Manual => return false,
             TrackLever::Left => (throttle + steering).clamp(-1.0, 1.0),
