@@ -3409,7 +3409,7 @@ fn abs_stops_on_a_moving_platform_as_on_still_ground() {
 /// the car stops over the road within 15 % of the distance it takes on the road alone
 /// (`abs_stop_on_platform` at 0 m/s). Measured 2026-12-02: 24.56 / 25.37 / 25.07 m against
 /// 23.25 / 23.36 / 23.43 m (+5.6 / +8.6 / +7.0 %; without the rear axle's select-low, 24.16
-/// and 24.61 m at 30 and 60 Hz: what is left is in docs/known_gaps.md). Until the same day's
+/// and 24.61 m at 30 and 60 Hz: what is left is in `docs/known_gaps.md`). Until the same day's
 /// fix the controls measured every wheel against the mean of the grounds' velocities (4 m/s
 /// backwards): the road wheels, rolling freely, read −17 % of slip, the ABS let them off,
 /// and the stop took 29.5–31.8 m against 23.4 (an outside test).
