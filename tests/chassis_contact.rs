@@ -198,31 +198,9 @@ fn tires_bridge_a_gap_narrower_than_the_tire() {
 #[test]
 fn a_car_driving_off_a_free_slab_pushes_it_back() {
     let mut app = create_app(60.0);
-    // A frictionless floor (the `Min` rule wins over the slab's `Average`), its top at
-    // y = −0.2 m, and a 2 t slab on it, its top at y = 0.
-    app.world_mut().spawn((
-        RigidBody::Fixed,
-        Collider::cuboid(200.0, 1.0, 200.0),
-        Friction {
-            coefficient: 0.0,
-            combine_rule: CoefficientCombineRule::Min,
-        },
-        Transform::from_xyz(0.0, -1.2, 0.0),
-    ));
+    // A 2 t slab on a frictionless floor.
     let slab_mass = 2000.0;
-    let slab = app
-        .world_mut()
-        .spawn((
-            RigidBody::Dynamic,
-            Collider::cuboid(10.0, 0.1, 100.0),
-            ColliderMassProperties::Mass(slab_mass),
-            Friction::coefficient(0.9),
-            ExternalImpulse::default(),
-            Velocity::default(),
-            ReadMassProperties::default(),
-            Transform::from_xyz(0.0, -0.1, 0.0),
-        ))
-        .id();
+    let slab = spawn_slab_on_frictionless_floor(&mut app, slab_mass);
     let builder = CarBuilder::default();
     let at = Vec3::Y * (builder.wheel.radius as f32 - builder.wheel_height);
     let car = spawn_car(&mut app, &builder, Transform::from_translation(at));
@@ -399,29 +377,8 @@ fn a_light_plate_under_a_tire_is_not_thrown() {
 fn a_free_slab_lighter_than_the_car_takes_the_whole_reaction() {
     for hz in [15.0, 30.0, 60.0, 120.0] {
         let mut app = create_app(hz);
-        app.world_mut().spawn((
-            RigidBody::Fixed,
-            Collider::cuboid(200.0, 1.0, 200.0),
-            Friction {
-                coefficient: 0.0,
-                combine_rule: CoefficientCombineRule::Min,
-            },
-            Transform::from_xyz(0.0, -1.2, 0.0),
-        ));
         let slab_mass = 300.0;
-        let slab = app
-            .world_mut()
-            .spawn((
-                RigidBody::Dynamic,
-                Collider::cuboid(10.0, 0.1, 100.0),
-                ColliderMassProperties::Mass(slab_mass),
-                Friction::coefficient(0.9),
-                ExternalImpulse::default(),
-                Velocity::default(),
-                ReadMassProperties::default(),
-                Transform::from_xyz(0.0, -0.1, 0.0),
-            ))
-            .id();
+        let slab = spawn_slab_on_frictionless_floor(&mut app, slab_mass);
         let mut builder = CarBuilder::default();
         builder.aerodynamics.drag_area = 0.0;
         let at = Vec3::Y * (builder.wheel.radius as f32 - builder.wheel_height);
@@ -585,4 +542,31 @@ fn despawned_ground_carries_no_wheel() {
             );
         }
     }
+}
+
+/// A frictionless floor (the `Min` rule wins over the slab's `Average`), its top at
+/// y = −0.2 m, and on it a free slab of `mass` (kg), 20 m × 0.2 m × 200 m, its top at y = 0,
+/// with friction 0.9; returns the slab.
+fn spawn_slab_on_frictionless_floor(app: &mut App, mass: f32) -> Entity {
+    app.world_mut().spawn((
+        RigidBody::Fixed,
+        Collider::cuboid(200.0, 1.0, 200.0),
+        Friction {
+            coefficient: 0.0,
+            combine_rule: CoefficientCombineRule::Min,
+        },
+        Transform::from_xyz(0.0, -1.2, 0.0),
+    ));
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(10.0, 0.1, 100.0),
+            ColliderMassProperties::Mass(mass),
+            Friction::coefficient(0.9),
+            ExternalImpulse::default(),
+            Velocity::default(),
+            ReadMassProperties::default(),
+            Transform::from_xyz(0.0, -0.1, 0.0),
+        ))
+        .id()
 }

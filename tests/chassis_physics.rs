@@ -3342,18 +3342,12 @@ fn abs_stop_on_platform(hz: f64, platform: f32) -> f64 {
         Velocity::linear(deck),
         Transform::from_xyz(0.0, -0.5, 0.0),
     ));
-    let mut builder = CarBuilder {
-        brakes: Brakes {
-            max_torque: 4_000.0,
-            anti_lock: Some(AntiLock::default()),
-            ..default()
-        },
-        ..default()
-    };
     // The air stands still over the world, not over the deck.
-    builder.aerodynamics.drag_area = 0.0;
-    builder.aerodynamics.lift_area = 0.0;
-    let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 0.35, 0.0));
+    let car = spawn_car(
+        &mut app,
+        &abs_car_without_air(),
+        Transform::from_xyz(0.0, 0.35, 0.0),
+    );
     // Settled on the deck, moving with it.
     set::<Velocity>(&mut app, car, |v| v.linear = deck);
     for _ in 0..(0.5 * hz) as usize {
@@ -3432,17 +3426,11 @@ fn abs_stops_with_its_wheels_on_two_grounds_as_on_one() {
             Friction::coefficient(0.9),
             Transform::from_xyz(1.0, -0.5, 0.0),
         ));
-        let mut builder = CarBuilder {
-            brakes: Brakes {
-                max_torque: 4_000.0,
-                anti_lock: Some(AntiLock::default()),
-                ..default()
-            },
-            ..default()
-        };
-        builder.aerodynamics.drag_area = 0.0;
-        builder.aerodynamics.lift_area = 0.0;
-        let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 0.35, 0.0));
+        let car = spawn_car(
+            &mut app,
+            &abs_car_without_air(),
+            Transform::from_xyz(0.0, 0.35, 0.0),
+        );
         // Held on its brakes while it settles on the two grounds (the strip drags its left
         // tires), then rolling at 20 m/s over the road, the left wheels at the strip's speed.
         controls(&mut app, car, |c| c.brake = 1.0);
@@ -3477,4 +3465,20 @@ fn abs_stops_with_its_wheels_on_two_grounds_as_on_one() {
             "{hz} Hz: {travelled} m on two grounds against {still} m"
         );
     }
+}
+
+/// The default car without aerodynamic drag or lift, with brakes that lock every wheel
+/// (4000 N·m) and the built-in ABS ([`AntiLock::default`]).
+fn abs_car_without_air() -> CarBuilder {
+    let mut builder = CarBuilder {
+        brakes: Brakes {
+            max_torque: 4_000.0,
+            anti_lock: Some(AntiLock::default()),
+            ..default()
+        },
+        ..default()
+    };
+    builder.aerodynamics.drag_area = 0.0;
+    builder.aerodynamics.lift_area = 0.0;
+    builder
 }

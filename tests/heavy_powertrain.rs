@@ -805,18 +805,7 @@ fn automatic_lockup_closes_at_cruise_and_opens_on_kickdown() {
         let car = spawn_on_flat_ground(&mut app, &d, 1.0, 0.02);
         tick(&mut app, 60);
         controls(&mut app, car, |c| c.gear = 1);
-        let target = 25.0;
-        for _ in 0..60 * 40 {
-            let v = get::<VehicleTelemetry>(&app, car).forward_speed;
-            controls(&mut app, car, |c| {
-                c.throttle = if v < target - 2.0 {
-                    0.6
-                } else {
-                    (0.25 + 0.2 * (target - v)).clamp(0.0, 0.6)
-                }
-            });
-            tick(&mut app, 1);
-        }
+        cruise_towards(&mut app, car, 25.0, 60 * 40);
         let tc = {
             let world = app.world_mut();
             let mut q = world.query::<&TorqueConverterSensors>();
@@ -937,18 +926,7 @@ fn automatic_lockup_opens_at_once_in_neutral() {
         tick(&mut app, hz as usize);
         let tc = block_entity::<TorqueConverter>(&mut app, car);
         controls(&mut app, car, |c| c.gear = 1);
-        let target = 20.0;
-        for _ in 0..(40.0 * hz) as usize {
-            let v = get::<VehicleTelemetry>(&app, car).forward_speed;
-            controls(&mut app, car, |c| {
-                c.throttle = if v < target - 2.0 {
-                    0.6
-                } else {
-                    (0.25 + 0.2 * (target - v)).clamp(0.0, 0.6)
-                }
-            });
-            tick(&mut app, 1);
-        }
+        cruise_towards(&mut app, car, 20.0, (40.0 * hz) as usize);
         let before = get::<TorqueConverterSensors>(&app, tc).clone();
         let v = get::<VehicleTelemetry>(&app, car).forward_speed;
         assert!(
@@ -1665,4 +1643,21 @@ fn a_hydrostatic_drive_ahead_of_a_gearbox_reverses_with_the_gear() {
         (back + ahead).abs() < 0.01 * ahead,
         "{back} rad/s in reverse against {ahead} in first"
     );
+}
+
+/// Drives `car` for `steps` fixed steps toward `target` (m/s) on a simple throttle rule: 0.6
+/// up to 2 m/s below it, then `0.25 + 0.2·(target − v)` within 0..0.6 (a cruise on the
+/// converter's lock-up side).
+fn cruise_towards(app: &mut App, car: Entity, target: f64, steps: usize) {
+    for _ in 0..steps {
+        let v = get::<VehicleTelemetry>(app, car).forward_speed;
+        controls(app, car, |c| {
+            c.throttle = if v < target - 2.0 {
+                0.6
+            } else {
+                (0.25 + 0.2 * (target - v)).clamp(0.0, 0.6)
+            }
+        });
+        tick(app, 1);
+    }
 }
