@@ -514,6 +514,12 @@ pub struct Brakes {
     /// holds it (at 0.18 m/s, until 2026-12-02, a car selected P at 0.3 m/s on a 10 % slope
     /// rolled away to 4.6 m/s).
     pub parking_max_speed: f64,
+    /// The brake-force distribution, if the vehicle has one (`None`: the axles share the
+    /// pedal's torque by `front_bias` alone, and when a stop moves more load forward than the
+    /// bias allows for, the rear wheels lock before the front ones and the car can spin).
+    /// Every road car has one, a proportioning valve or its electronic successor, so the
+    /// default fits it.
+    pub distribution: Option<BrakeDistribution>,
     /// The anti-lock brake system, if the vehicle has one (`None`: the pedal's torque reaches
     /// the wheels in full, and a hard stop locks them).
     pub anti_lock: Option<AntiLock>,
@@ -528,13 +534,16 @@ pub struct Brakes {
 
 impl Brakes {
     /// Checks the settings: finite, non-negative torques, a front bias in [0, 1], a valid
-    /// [`AntiLock`] and traction control. Field paths start with `brakes.`.
+    /// [`BrakeDistribution`], [`AntiLock`], traction control and stability control. Field paths start with `brakes.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("brakes.max_torque", self.max_torque, "N·m")?;
         in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;
         non_negative("brakes.handbrake_torque", self.handbrake_torque, "N·m")?;
         non_negative("brakes.parking_torque", self.parking_torque, "N·m")?;
         non_negative("brakes.parking_max_speed", self.parking_max_speed, "m/s")?;
+        if let Some(distribution) = &self.distribution {
+            distribution.validate()?;
+        }
         if let Some(abs) = &self.anti_lock {
             abs.validate()?;
         }
@@ -545,6 +554,50 @@ impl Brakes {
             esc.validate()?;
         }
         Ok(())
+    }
+}
+
+/// A brake-force distribution, part of [`Brakes`]: it keeps the wheels behind the front axle
+/// from locking before the front ones, as a road car's proportioning valve or electronic
+/// brake-force distribution (EBD) does.
+///
+/// A fixed front bias suits one deceleration: braking harder moves more of the car's weight
+/// onto its front tires (`m·a·h/L`, `h` the centre of mass's height and `L` the wheelbase), so
+/// beyond it the rear tires are asked for more of their grip than the front ones, lock first,
+/// and the car spins. Once per fixed step, at the tires' loads, the distribution measures the
+/// share of its peak longitudinal force the pedal asks of the front axle, `u = Σ(T/r) / ΣF_peak`
+/// over the front wheels (`T` the pedal's torque, `r` the radius, `F_peak` the tire's peak
+/// force at its load on the road under it), and holds each wheel behind the front axle to
+/// `max(u, onset)` of its own tire's peak, `T ≤ max(u, onset)·F_peak·r`. Below `onset` of its
+/// peak a rear wheel gets the pedal's torque by `front_bias` unchanged, so the bias's closed
+/// form holds at moderate pedal; near the limit the rear tires never work harder than the
+/// front ones, so the front wheels lock first (or both at once) and the car runs straight.
+/// The handbrake, the parking lock and the stability control's braking are not limited. With
+/// an [`AntiLock`] fitted the ABS then limits each wheel as before (the distribution changes
+/// little there: the ABS already keeps each rear tire below its peak).
+///
+/// Measured in `a_car_without_abs_locks_its_front_wheels_first_at_any_pedal`
+/// (`tests/chassis_physics.rs`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrakeDistribution {
+    /// Share of a rear tire's peak longitudinal force up to which its brake gets the pedal's
+    /// torque unchanged (dimensionless, [0, 1]): beyond it the rear brakes are held to the
+    /// share the pedal asks of the front tires.
+    pub onset: f64,
+}
+
+impl BrakeDistribution {
+    /// Checks the settings. Field paths start with `brakes.distribution.`.
+    pub fn validate(&self) -> Result<(), ChassisError> {
+        in_range("brakes.distribution.onset", self.onset, 0.0, 1.0, "")
+    }
+}
+
+impl Default for BrakeDistribution {
+    /// Leaves the rear brakes alone up to 80 % of their tires' peak.
+    fn default() -> Self {
+        BrakeDistribution { onset: 0.8 }
     }
 }
 
@@ -956,9 +1009,10 @@ impl Default for TractionControl {
 }
 
 impl Default for Brakes {
-    /// A passenger car: 1500 N·m per front wheel, 70 % front bias (the rear locks after the
-    /// front under hard braking, as load moves forward), 1200 N·m handbrake and a 10 kN·m
-    /// parking lock on the rear axle, which engages below 1 m/s.
+    /// A passenger car: 1500 N·m per front wheel, 70 % front bias with the default
+    /// [`BrakeDistribution`] (the rear wheels lock after the front ones under hard braking),
+    /// 1200 N·m handbrake and a 10 kN·m parking lock on the rear axle, which engages below
+    /// 1 m/s; no ABS.
     fn default() -> Self {
         Brakes {
             max_torque: 1_500.0,
@@ -967,6 +1021,7 @@ impl Default for Brakes {
             handbrake_axle: 1,
             parking_torque: 10_000.0,
             parking_max_speed: 1.0,
+            distribution: Some(BrakeDistribution::default()),
             anti_lock: None,
             traction_control: None,
             stability_control: None,

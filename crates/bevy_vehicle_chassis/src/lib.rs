@@ -49,9 +49,9 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    Brakes, GroundProbe, MAX_CASTER, MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER,
-    SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering, Suspension,
-    TractionControl, VehicleTelemetry, WheelMount, WheelState,
+    BrakeDistribution, Brakes, GroundProbe, MAX_CASTER, MAX_LIFT_AREA, MAX_PRESSURE_CENTER,
+    MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering,
+    Suspension, TractionControl, VehicleTelemetry, WheelMount, WheelState,
 };
 pub use contact::{
     TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead, spring_lead,
@@ -81,9 +81,9 @@ pub mod prelude {
         SuspensionModule, VehicleModule, VehicleModules, VehicleState,
     };
     pub use crate::{
-        Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, Brakes, CarBuilder, ChassisError,
-        ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe, Hitch,
-        PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter,
+        Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, BrakeDistribution, Brakes, CarBuilder,
+        ChassisError, ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe,
+        Hitch, PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter,
         StabilityControl, Steering, Suspension, TractionControl, Vehicle, VehicleSystems,
         VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };

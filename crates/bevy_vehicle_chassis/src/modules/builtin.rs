@@ -9,7 +9,8 @@ use super::{AntiRollBarModule, BrakeModule, DrivetrainModule, SteeringModule, Su
 use bevy::math::Vec3;
 
 use crate::components::{
-    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, Brakes, Side, StabilityControl, Steering,
+    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AntiLock, BrakeDistribution, Brakes, Side,
+    StabilityControl, Steering,
 };
 use crate::contact::MAX_CONTACT_ACCELERATION;
 
@@ -22,7 +23,8 @@ type PerWheel = SmallVec<[f64; 8]>;
 /// [`Brakes::handbrake_axle`] (`command.parking`: in a module's
 /// [`ModuleContext::command`] it is set only once the lock has engaged, below
 /// [`Brakes::parking_max_speed`]). Written into `out` in `wheels` order. (The built-in brakes
-/// then let [`Brakes::anti_lock`] limit the pedal's share, if set; this function does not.)
+/// then let [`Brakes::distribution`] ([`distribute_brake_force`]) and [`Brakes::anti_lock`]
+/// limit the pedal's share, if set; this function does not.)
 pub fn builtin_brake_torques(
     brakes: &Brakes,
     command: &VehicleControls,
@@ -33,6 +35,36 @@ pub fn builtin_brake_torques(
     for (wheel, out) in wheels.iter().zip(out.iter_mut()) {
         let [pedal, held] = split.torques(brakes, command, wheel);
         *out = pedal + held;
+    }
+}
+
+/// Holds the pedal's brake torque at each wheel behind the front axle (`pedal`, N·m, in
+/// `wheels` order) to `max(u, onset)` of its tire's peak force times its radius, `u` the share
+/// of their peak force the pedal asks of the front tires (`peak_force`, N, in `wheels` order:
+/// [`ModuleContext::peak_force`]), as [`BrakeDistribution`] describes. Front wheels, and
+/// wheels whose tire has no peak force (in the air), keep their torque; without a grounded
+/// front tire nothing is held.
+pub fn distribute_brake_force(
+    distribution: &BrakeDistribution,
+    wheels: &[ModuleWheel],
+    peak_force: &[f64],
+    pedal: &mut [f64],
+) {
+    let (mut asked, mut peak) = (0.0, 0.0);
+    for ((wheel, &torque), &force) in wheels.iter().zip(pedal.iter()).zip(peak_force) {
+        if wheel.mount.axle == 0 && force > 0.0 {
+            asked += torque / wheel.radius;
+            peak += force;
+        }
+    }
+    let share = (asked / peak).max(distribution.onset);
+    if !(peak > 0.0 && share.is_finite()) {
+        return;
+    }
+    for ((wheel, torque), &force) in wheels.iter().zip(pedal.iter_mut()).zip(peak_force) {
+        if wheel.mount.axle != 0 && force > 0.0 {
+            *torque = torque.min(share * force * wheel.radius);
+        }
     }
 }
 
@@ -162,7 +194,8 @@ impl AxleSplit {
 }
 
 /// The built-in brakes: [`builtin_brake_torques`] from the vehicle's [`Brakes`] settings,
-/// set once per step, with the pedal's share limited by [`Brakes::anti_lock`] if set, decided
+/// set once per step, with the pedal's share held by [`Brakes::distribution`]
+/// ([`distribute_brake_force`]) and limited by [`Brakes::anti_lock`] if set, the ABS deciding
 /// at the start of every drivetrain substep against each wheel's spin there.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinBrakes {
@@ -170,8 +203,9 @@ pub struct BuiltinBrakes {
     /// Per wheel, while an ABS is fitted: the share of its limit it grants (1 unless the wheel
     /// neared lock-up).
     grant: PerWheel,
-    /// Per wheel, while an ABS is fitted: the torque the pedal asks this step (N·m), which the
-    /// ABS may limit, and what the handbrake and parking lock hold (N·m), which it may not.
+    /// Per wheel (while an ABS is fitted; within `begin_step` always): the torque the pedal
+    /// asks this step (N·m), which the ABS may limit, and what the handbrake and parking lock
+    /// hold (N·m), which it may not.
     pedal: PerWheel,
     held: PerWheel,
     /// Per wheel, while an ABS is fitted: the speed of its centre along the chassis's forward
@@ -291,19 +325,31 @@ impl BrakeModule for BuiltinBrakes {
             self.stability.resize(count, 0.0);
             self.stability[i] = brake_torque;
         }
-        // The stability control's torque joins the pedal's, within the brake's capacity.
+        // The pedal's and the held torques, the pedal's shared out by the distribution; the
+        // stability control's torque then joins the pedal's, within the brake's capacity.
+        self.pedal.resize(count, 0.0);
+        self.held.resize(count, 0.0);
+        let split = AxleSplit::new(ctx.brakes, ctx.wheels);
+        for (i, wheel) in ctx.wheels.iter().enumerate() {
+            [self.pedal[i], self.held[i]] = split.torques(ctx.brakes, ctx.command, wheel);
+        }
+        if let Some(distribution) = &ctx.brakes.distribution {
+            distribute_brake_force(distribution, ctx.wheels, ctx.peak_force, &mut self.pedal);
+        }
         let max = ctx.brakes.max_torque.max(0.0);
-        let with_stability = |pedal: f64, stability: Option<&f64>| match stability {
-            Some(&extra) if extra > 0.0 => (pedal + extra).min(max.max(pedal)),
-            _ => pedal,
-        };
+        for (pedal, stability) in self.pedal.iter_mut().zip(&self.stability) {
+            if *stability > 0.0 {
+                *pedal = (*pedal + stability).min(max.max(*pedal));
+            }
+        }
         let Some(abs) = &ctx.brakes.anti_lock else {
+            for ((capacity, pedal), held) in
+                self.capacity.iter_mut().zip(&self.pedal).zip(&self.held)
+            {
+                *capacity = pedal + held;
+            }
             for v in [&mut self.grant, &mut self.pedal, &mut self.held] {
                 v.clear();
-            }
-            builtin_brake_torques(ctx.brakes, ctx.command, ctx.wheels, &mut self.capacity);
-            for (i, capacity) in self.capacity.iter_mut().enumerate() {
-                *capacity = with_stability(*capacity, self.stability.get(i));
             }
             return;
         };
@@ -315,12 +361,7 @@ impl BrakeModule for BuiltinBrakes {
             self.speed_rate.clear();
             self.speed_rate.resize(count, 0.0);
         }
-        self.pedal.resize(count, 0.0);
-        self.held.resize(count, 0.0);
-        let split = AxleSplit::new(ctx.brakes, ctx.wheels);
-        for (i, wheel) in ctx.wheels.iter().enumerate() {
-            [self.pedal[i], self.held[i]] = split.torques(ctx.brakes, ctx.command, wheel);
-            self.pedal[i] = with_stability(self.pedal[i], self.stability.get(i));
+        for i in 0..count {
             let speed = Self::wheel_speed(ctx, i);
             let rate = (speed - self.speed[i]) / ctx.dt;
             let limit = f64::from(MAX_CONTACT_ACCELERATION);
