@@ -346,8 +346,9 @@ fn install(world: &mut World, vehicle: Entity, module: VehicleModule) -> Result<
 /// Trigger on a vehicle when the game resets it (puts it back on the track, restarts a run):
 /// the vehicle is brought to rest as if just built. Its body's `Velocity` is zeroed, its
 /// drivetrain goes back to its starting state ([`Drivetrain::reset`]: wheels, shafts and the
-/// tires' slips at rest, a running engine at idle), every module's `reset` is called and the
-/// [`ModuleReport`] cleared. The controls are left as they are, and so is the pose: set the
+/// tires' slips at rest, a running engine at idle), each wheel's [`WheelState`] starts afresh
+/// (the next step takes no slide over the ground from the wheels' last centres), every
+/// module's `reset` is called and the [`ModuleReport`] cleared. The controls are left as they are, and so is the pose: set the
 /// `Transform` to put the vehicle somewhere else (before or after the trigger, in the same
 /// frame).
 ///
@@ -378,12 +379,13 @@ pub(crate) fn on_reset_vehicle(
     let Ok((modules, drivetrain, velocity, blocks)) = vehicles.get_mut(ev.entity) else {
         return;
     };
-    // The contacts' last velocities too, so that the next step does not read the stop as a
-    // deceleration to carry on across it.
+    // The wheels' contacts as a new car's: the next step must not read the stop as a
+    // deceleration to carry on across it, nor the move from the wheels' last centres (the game
+    // sets the body down elsewhere before a reset) as their tires sliding over the ground,
+    // which a held tire's patch would then pull back.
     for block in blocks.iter().flat_map(|b| b.iter()) {
         if let Ok(mut state) = wheels.get_mut(block) {
-            state.velocity = [0.0; 2];
-            state.acceleration = [0.0; 2];
+            *state = WheelState::default();
         }
     }
     if let Some(mut modules) = modules {
