@@ -1019,6 +1019,53 @@ fn a_bad_body_state_from_the_game_is_refused_and_the_car_drives_once_it_is_fixed
     }
 }
 
+/// A vehicle spawned as the child of another entity (a level's root, turned and moved) is
+/// refused, naming the parent: every system takes its `Transform` as its pose in the world,
+/// and under a turned parent the default car drove sideways on two wheels (−0.8 m/s ahead,
+/// 1.1 m/s across, at 60 Hz), under a moved one it stood on its body off the ground. Once the
+/// parent is removed it is accepted and drives off as a root car does (above 10 m/s after 3 s
+/// at full throttle in first, on four wheels).
+#[test]
+fn a_vehicle_under_a_parent_is_refused_until_it_is_a_root() {
+    let mut app = create_app(60.0);
+    spawn_flat_ground(&mut app, 0.9);
+    let root = app
+        .world_mut()
+        .spawn(Transform::from_xyz(100.0, 0.0, 0.0).with_rotation(Quat::from_rotation_y(1.57)))
+        .id();
+    let builder = CarBuilder::default();
+    let car = spawn_car(
+        &mut app,
+        &builder,
+        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
+    );
+    app.world_mut().entity_mut(car).insert(ChildOf(root));
+    tick(&mut app, 2);
+    let text = error_text(&app, car).expect("a child vehicle is refused");
+    assert!(
+        text.starts_with("vehicle 'car': setting `ChildOf` a vehicle must be a root entity")
+            && text.contains(&format!("{root}")),
+        "{text}"
+    );
+    app.world_mut().entity_mut(car).remove::<ChildOf>();
+    tick(&mut app, 2);
+    assert_eq!(status(&app, car), ChassisStatus::Ready);
+    controls(&mut app, car, |c| {
+        c.gear = 1;
+        c.throttle = 1.0;
+    });
+    tick_finite(&mut app, car, 180);
+    let speed = get::<VehicleTelemetry>(&app, car).forward_speed;
+    let grounded = wheels(&mut app, car)
+        .into_iter()
+        .filter(|&w| get::<WheelState>(&app, w).grounded)
+        .count();
+    assert!(
+        speed > 10.0 && grounded == 4,
+        "{speed} m/s on {grounded} wheels"
+    );
+}
+
 /// A body sprung too stiffly for the fixed step is refused, naming the field, the body's
 /// stiffest motion and the rate it needs: the default car on 10 MN/m springs rolls at about
 /// 32 Hz (202 rad/s over 60 Hz steps, ω·dt = 3.4, where its springs would throw it: an outside

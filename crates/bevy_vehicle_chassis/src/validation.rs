@@ -19,7 +19,8 @@ use crate::vehicle::Vehicle;
 ///
 /// [`ChassisPlugin`](crate::ChassisPlugin) checks a vehicle's chassis components when the
 /// vehicle appears and whenever one of them changes (in [`VehicleSystems::Validate`], at the
-/// start of each fixed step): on the vehicle entity [`Brakes`], [`Steering`],
+/// start of each fixed step): that the vehicle entity has no parent (its `Transform` is its
+/// pose in the world); on the vehicle entity [`Brakes`], [`Steering`],
 /// [`AntiRollBars`], [`Aerodynamics`], [`SpeedLimiter`] and the Rapier mass properties
 /// ([`ColliderMassProperties`], [`AdditionalMassProperties`], and the mass and principal
 /// inertias above 0 they and the body's colliders add up to, `body.mass` and
@@ -170,6 +171,7 @@ pub(crate) struct VehicleSettings {
     limiter: Option<&'static SpeedLimiter>,
     collider_mass: Option<&'static ColliderMassProperties>,
     additional_mass: Option<&'static AdditionalMassProperties>,
+    parent: Option<&'static ChildOf>,
     body: BodyState,
 }
 
@@ -213,6 +215,18 @@ impl BodyStateItem<'_, '_> {
 impl VehicleSettingsItem<'_, '_> {
     /// Checks the vehicle entity's own settings, and its body's state.
     fn validate(&self) -> Result<(), ChassisError> {
+        if let Some(parent) = self.parent {
+            // Every system takes the vehicle's `Transform` as its pose in the world: under a
+            // moved or turned parent its wheels probed and pushed somewhere else.
+            return Err(ChassisError::new(
+                "ChildOf",
+                format!(
+                    "a vehicle must be a root entity (its Transform is its pose in the world), \
+                     got a child of {}: spawn it without a parent",
+                    parent.parent()
+                ),
+            ));
+        }
         self.body.validate()?;
         if let Some(m) = self.collider_mass {
             check_collider_mass(m)?;
@@ -468,6 +482,7 @@ pub(crate) fn validate_chassis(
                 Changed<ColliderMassProperties>,
                 Changed<AdditionalMassProperties>,
                 Changed<Blocks>,
+                Changed<ChildOf>,
             )>,
         ),
     >,
