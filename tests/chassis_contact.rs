@@ -6,8 +6,8 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{
-    CoefficientCombineRule, Collider, ColliderMassProperties, ExternalImpulse, Friction,
-    ReadMassProperties, RigidBody, Velocity,
+    CoefficientCombineRule, Collider, ColliderMassProperties, ExternalForce, ExternalImpulse,
+    Friction, GravityScale, LockedAxes, ReadMassProperties, RigidBody, Velocity,
 };
 use bevy_vehicle_physics::prelude::*;
 use common::*;
@@ -569,4 +569,54 @@ fn spawn_slab_on_frictionless_floor(app: &mut App, mass: f32) -> Entity {
             Transform::from_xyz(0.0, -0.1, 0.0),
         ))
         .id()
+}
+
+/// A braked car on a deck that a force pushes along: a free 100 t deck, weightless and held
+/// level, pushed from rest at 2 m/s² along the car for 10 s. The car, on its brakes at full
+/// pedal, rides with it: over the last 5 s it moves less than 1 mm/s over the deck, at 15, 30,
+/// 60 and 120 Hz (measured 2026-12-02: 0.66 / 0.31 / 0.15 / 0.07 mm/s). Rapier moves a body
+/// whose velocity changes within the step by less than its velocity at the step's end times
+/// the step (`Δv·(n−1)/(2n)·dt` less, over its `n` moves); the probe took the deck's move as
+/// its velocity times the step, and the held tires let the car creep ahead over the deck at
+/// `0.375·a·dt` (36.7 / 25.1 / 12.6 / 6.3 mm/s; an outside test's).
+#[test]
+fn a_braked_car_keeps_its_place_on_a_deck_pushed_along() {
+    let (mass, a) = (100_000.0f32, 2.0f32);
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut app = create_app(hz);
+        let deck = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Collider::cuboid(1000.0, 0.5, 1000.0),
+                ColliderMassProperties::Mass(mass),
+                GravityScale(0.0),
+                LockedAxes::ROTATION_LOCKED | LockedAxes::TRANSLATION_LOCKED_Y,
+                Friction::coefficient(0.9),
+                Velocity::zero(),
+                ExternalForce::default(),
+                Transform::from_xyz(0.0, -0.5, 0.0),
+            ))
+            .id();
+        let builder = CarBuilder::default();
+        let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 0.35, 0.0));
+        controls(&mut app, car, |c| c.brake = 1.0);
+        tick(&mut app, hz as usize);
+        let car_mass = builder.mass;
+        set::<ExternalForce>(&mut app, deck, |f| {
+            f.force = Vec3::NEG_Z * a * (mass + car_mass);
+        });
+        let over_deck = |app: &App| position(app, car) - get::<Transform>(app, deck).translation;
+        tick(&mut app, (5.0 * hz) as usize);
+        let before = over_deck(&app);
+        tick(&mut app, (5.0 * hz) as usize);
+        let creep = (over_deck(&app) - before).length() / 5.0;
+        let speed = get::<Velocity>(&app, deck).linear.length();
+        println!(
+            "{hz} Hz: deck at {speed:.2} m/s, the car creeps {:.2} mm/s over it",
+            creep * 1e3
+        );
+        assert!((speed - 20.0).abs() < 0.2, "{hz} Hz: deck at {speed} m/s");
+        assert!(creep < 1e-3, "{hz} Hz: creeps {creep} m/s over the deck");
+    }
 }

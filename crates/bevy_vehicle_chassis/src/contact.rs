@@ -899,11 +899,15 @@ pub(crate) fn probe_ground(
                         continue;
                     };
                     let collider = colliders.get(hit.collider);
-                    let (ground_velocity, friction, ground_body) = match collider {
+                    let (ground_velocity, ground_turning, friction, ground_body) = match collider {
                         Some(c) => {
                             let body = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
                             let velocity =
                                 body.map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
+                            // How fast the point's velocity turns with the body's spin (m/s²).
+                            let turning = body.map_or(Vec3::ZERO, |(_, b)| {
+                                b.angvel().cross(velocity - b.linvel())
+                            });
                             let friction = combine_friction(
                                 TIRE_FRICTION,
                                 c.friction(),
@@ -915,9 +919,9 @@ pub(crate) fn probe_ground(
                                     .and_then(|(handle, _)| {
                                         ctx.rigidbody_set.rigid_body_entity(handle)
                                     });
-                            (velocity, friction, dynamic)
+                            (velocity, turning, friction, dynamic)
                         }
-                        None => (Vec3::ZERO, 0.0, None),
+                        None => (Vec3::ZERO, Vec3::ZERO, 0.0, None),
                     };
                     let center_velocity =
                         velocity.linear_velocity_at_point(hit.center, body.center);
@@ -969,8 +973,22 @@ pub(crate) fn probe_ground(
                     // all: far from the origin a body's `f32` position cannot take a step smaller
                     // than its precision (7.6 µm at 68 m), and a body creeping slower than that per
                     // step stands still with a velocity its tires must still stop.
+                    // The ground's own move under the wheel over the last step, from its
+                    // velocity there now: a turning body carries the point along the chord of
+                    // its arc, half the turn of its velocity over the step short of the
+                    // velocity's end (`ω×(v − v_c)·dt²/2`); and a dynamic body whose velocity
+                    // changed otherwise within the step moved by what Rapier's moves left of
+                    // that change short of it (`Δv·(n−1)/(2n)·dt`, see `spring_lead`). At the
+                    // velocity alone a braked car on a deck pushed along at `a` crept over it at
+                    // `0.375·a·dt`.
+                    let turned = ground_turning * dt;
+                    let mut ground_moved = (ground_velocity - turned * 0.5) * dt;
+                    if ground_body.is_some() && state.ground_body == ground_body {
+                        ground_moved -=
+                            (ground_velocity - state.ground_velocity - turned) * lead as f32;
+                    }
                     let displacement = (state.grounded && hit.center != state.center).then(|| {
-                        let moved = hit.center - state.center - ground_velocity * dt;
+                        let moved = hit.center - state.center - ground_moved;
                         [heading, left].map(|axis| f64::from(moved.dot(axis)))
                     });
                     *state = WheelState {
