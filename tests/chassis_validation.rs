@@ -597,6 +597,19 @@ fn try_spawn_refuses_and_spawns_nothing() {
         err.to_string(),
         "vehicle 'car': setting `transform.scale.y` must be greater than 0, got 0"
     );
+    // And any scale but 1: Rapier scaled the body's colliders while its wheel mounts stayed as
+    // set (an outside test's car at scale 2 drove off on them regardless).
+    let err = try_spawn_car(
+        &mut app,
+        &CarBuilder::default(),
+        Transform::from_xyz(0.0, 0.4, 0.0).with_scale(Vec3::splat(2.0)),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("vehicle 'car': setting `transform.scale` must be 1 on each axis"),
+        "{err}"
+    );
     assert_eq!(entity_count(&mut app), before, "nothing may be spawned");
     tick(&mut app, 10);
     assert_eq!(entity_count(&mut app), before);

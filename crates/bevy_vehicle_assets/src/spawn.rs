@@ -31,7 +31,7 @@ impl VehicleDescription {
     /// chassis, and one entity per block (wheels are also children of the vehicle).
     ///
     /// A description that fails [`VehicleDescription::validate`] (one edited in code after it
-    /// was read, say), or a `transform` that is not finite or has a scale of 0 or less on an
+    /// was read, say), or a `transform` that is not finite or has a scale other than 1 on an
     /// axis ([`checks::transform`](bevy_vehicle_chassis::checks::transform)), is refused: the
     /// error is logged with `error!` and the returned entity is an inert placeholder holding
     /// the vehicle's `Name` and [`ChassisStatus::Invalid`] with the error (no body, no

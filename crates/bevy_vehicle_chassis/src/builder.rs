@@ -369,8 +369,8 @@ impl CarBuilder {
         self.aerodynamics.validate()
     }
 
-    /// Checks the settings ([`CarBuilder::validate`]) and `transform` (finite, scale greater
-    /// than 0: [`checks::transform`](crate::checks::transform)), then spawns the
+    /// Checks the settings ([`CarBuilder::validate`]) and `transform` (finite, a scale of 1:
+    /// [`checks::transform`](crate::checks::transform)), then spawns the
     /// car at `transform` and returns the vehicle entity. When something is refused, spawns
     /// nothing and returns the error.
     pub fn try_spawn(

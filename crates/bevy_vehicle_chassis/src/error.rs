@@ -245,12 +245,29 @@ pub fn body_clearance(
     Ok(())
 }
 
-/// Checks a spawn transform: a finite translation (m), a scale greater than 0 on each axis
-/// (a zero scale makes the body's and the wheels' rotations NaN) and a finite, non-zero
-/// rotation quaternion. Fields are named `transform.translation.x` and so on.
+/// Checks a vehicle's transform: a finite translation (m), a scale of 1 on each axis (within
+/// 1e-3; a zero scale made the body's and the wheels' rotations NaN, and any other scale
+/// grew or shrank the body's colliders while its mounts, springs and masses stayed as set)
+/// and a finite, non-zero rotation quaternion. Fields are named `transform.translation.x`
+/// and so on.
 pub fn transform(transform: &bevy::prelude::Transform) -> Result<(), ChassisError> {
     each_axis("transform.translation", transform.translation, "m", finite)?;
     each_axis("transform.scale", transform.scale, "", positive)?;
+    if (transform.scale - bevy::math::Vec3::ONE)
+        .abs()
+        .max_element()
+        > 1e-3
+    {
+        return Err(ChassisError::new(
+            "transform.scale",
+            format!(
+                "must be 1 on each axis (a vehicle's mounts, springs and masses are set in \
+                 metres and kilograms, which a scale would not change: scale its meshes \
+                 instead), got {}",
+                transform.scale
+            ),
+        ));
+    }
     if !(transform.rotation.is_finite() && transform.rotation.length() > 1e-6) {
         return Err(ChassisError::new(
             "transform.rotation",

@@ -31,7 +31,7 @@ use crate::vehicle::Vehicle;
 /// again whenever the fixed step changes; past 1.4 it warns). And at the
 /// start of every step, the body's state as Rapier is about to be handed it: its
 /// `Transform`, [`Velocity`] and [`ExternalImpulse`] (a game's teleport or push), finite, with
-/// a scale above 0 (an impulse that is not finite is discarded, so the vehicle runs again at
+/// a scale of 1 (an impulse that is not finite is discarded, so the vehicle runs again at
 /// the next step; a pose or velocity must be set right by whoever set it). NaN and infinities
 /// are refused everywhere, and each value must lie in the range its field documents.
 ///
