@@ -572,7 +572,8 @@ impl Brakes {
 /// peak a rear wheel gets the pedal's torque by `front_bias` unchanged, so the bias's closed
 /// form holds at moderate pedal; near the limit the rear tires never work harder than the
 /// front ones, so the front wheels lock first (or both at once) and the car runs straight.
-/// The handbrake, the parking lock and the stability control's braking are not limited. With
+/// The handbrake, the parking lock and the stability control's braking are not limited, and
+/// a vehicle without front brakes (`front_bias` 0, a kart's) keeps its rear brakes whole. With
 /// an [`AntiLock`] fitted the ABS then limits each wheel as before (the distribution changes
 /// little there: the ABS already keeps each rear tire below its peak).
 ///

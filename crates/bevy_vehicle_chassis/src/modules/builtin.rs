@@ -43,7 +43,7 @@ pub fn builtin_brake_torques(
 /// of their peak force the pedal asks of the front tires (`peak_force`, N, in `wheels` order:
 /// [`ModuleContext::peak_force`]), as [`BrakeDistribution`] describes. Front wheels, and
 /// wheels whose tire has no peak force (in the air), keep their torque; without a grounded
-/// front tire nothing is held.
+/// front tire, or without torque at the front (a `front_bias` of 0), nothing is held.
 pub fn distribute_brake_force(
     distribution: &BrakeDistribution,
     wheels: &[ModuleWheel],
@@ -58,7 +58,8 @@ pub fn distribute_brake_force(
         }
     }
     let share = (asked / peak).max(distribution.onset);
-    if !(peak > 0.0 && share.is_finite()) {
+    // Without front brakes (a kart's `front_bias` of 0) there is nothing to share against.
+    if !(peak > 0.0 && asked > 0.0 && share.is_finite()) {
         return;
     }
     for ((wheel, torque), &force) in wheels.iter().zip(pedal.iter_mut()).zip(peak_force) {
@@ -622,5 +623,55 @@ impl DrivetrainModule for DirectDrive {
             let power_limit = self.max_power.max(0.0) / spin.abs().max(1e-9);
             *out = pedal * limit.min(power_limit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::WheelMount;
+    use bevy::prelude::Entity;
+
+    fn wheel(axle: u8) -> ModuleWheel {
+        ModuleWheel {
+            entity: Entity::PLACEHOLDER,
+            mount: WheelMount {
+                axle,
+                ..Default::default()
+            },
+            radius: 0.3,
+            inertia: 1.0,
+            node: 0,
+        }
+    }
+
+    /// The distribution's closed form: the front tires asked for `u` of their peak, each rear
+    /// brake held to `max(u, onset)` of its tire's peak times its radius (1e-12).
+    #[test]
+    fn the_rear_brakes_are_held_to_the_front_tires_share_of_their_grip() {
+        let wheels = [wheel(0), wheel(0), wheel(1), wheel(1)];
+        let peaks = [5_000.0, 5_000.0, 2_000.0, 0.0];
+        let onset = BrakeDistribution { onset: 0.8 };
+        // u = 2·(1350 / 0.3) / 10 000 = 0.9: the rear held to 0.9 · 2000 · 0.3 = 540 N·m; the
+        // wheel in the air (no peak force) keeps its torque.
+        let mut pedal = [1_350.0, 1_350.0, 900.0, 900.0];
+        distribute_brake_force(&onset, &wheels, &peaks, &mut pedal);
+        assert!(
+            (pedal[2] - 540.0).abs() < 1e-12 && pedal[3] == 900.0,
+            "{pedal:?}"
+        );
+        assert_eq!(&pedal[..2], &[1_350.0, 1_350.0]);
+        // u = 0.4, below the onset: held to 0.8 · 2000 · 0.3 = 480 N·m; 300 passes whole.
+        let mut pedal = [600.0, 600.0, 900.0, 300.0];
+        let peaks = [5_000.0, 5_000.0, 2_000.0, 2_000.0];
+        distribute_brake_force(&onset, &wheels, &peaks, &mut pedal);
+        assert!(
+            (pedal[2] - 480.0).abs() < 1e-12 && pedal[3] == 300.0,
+            "{pedal:?}"
+        );
+        // No front brakes: nothing to share against.
+        let mut pedal = [0.0, 0.0, 900.0, 900.0];
+        distribute_brake_force(&onset, &wheels, &peaks, &mut pedal);
+        assert_eq!(pedal, [0.0, 0.0, 900.0, 900.0]);
     }
 }
