@@ -20,7 +20,9 @@ use crate::vehicle::Vehicle;
 /// wheel has halfway through the coming step (turned about the contact normal by the body's
 /// turn rate over half a step), since Rapier holds it fixed in the world for the whole step.
 /// Dynamic bodies under the wheels receive the opposite impulse, scaled down on a body too light
-/// to take it in one step (see `reaction_scale`).
+/// to take it in one step (see `reaction_scale`), added to whatever else the body takes that
+/// step: every other tire's reaction (another vehicle's body carries all four of a car on its
+/// roof) and a game's own push.
 pub(crate) fn apply_forces(
     time: Res<Time>,
     rapier: ReadRapierContext,
@@ -38,8 +40,9 @@ pub(crate) fn apply_forces(
         (With<Vehicle>, With<crate::validation::ChassisReady>),
     >,
     wheels: Query<(&WheelSensors, &mut WheelState)>,
-    grounds: Query<&mut ExternalImpulse, Without<Vehicle>>,
-    commands: Commands,
+    grounds: Query<&mut ExternalImpulse>,
+    mut unheld: Local<Vec<(Entity, ExternalImpulse)>>,
+    mut commands: Commands,
     body_mass: BodyMass,
 ) -> Result {
     let dt = time.delta_secs();
@@ -48,7 +51,7 @@ pub(crate) fn apply_forces(
     // (see `step_vehicles`).
     pipelined(
         vehicles.iter_mut(),
-        &mut (wheels, grounds, commands),
+        &mut (wheels, grounds, &mut *unheld),
         |_, (.., drivetrain, scratch, _, _)| {
             prefetch::value(drivetrain.status());
             prefetch::value(&scratch.inputs.wheels);
@@ -61,7 +64,7 @@ pub(crate) fn apply_forces(
                 }
             }
         },
-        |(wheels, grounds, commands),
+        |(wheels, grounds, unheld),
          (vehicle, transform, velocity, mass, drivetrain, scratch, aero, mut force)| {
             // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
             // to give: the tires carry the load and nothing else.
@@ -148,11 +151,17 @@ pub(crate) fn apply_forces(
                     impulse.impulse += part.impulse * scale;
                     impulse.torque_impulse += part.torque_impulse * scale;
                 }
+                // Every tire's reaction adds to what the body takes this step, a vehicle's
+                // body included. A body without the component yet gets the sum of all its
+                // tires' reactions in one insert, below: an insert per tire kept only the last
+                // (vehicles were left out of the query, so a car on another car's roof pushed
+                // it back with one tire of four, and a pile of cars gained energy).
                 match grounds.get_mut(ground) {
                     Ok(mut i) => *i += impulse,
-                    Err(_) => {
-                        commands.entity(ground).try_insert(impulse);
-                    }
+                    Err(_) => match unheld.iter_mut().find(|(body, _)| *body == ground) {
+                        Some((_, i)) => *i += impulse,
+                        None => unheld.push((ground, impulse)),
+                    },
                 }
             }
             if let Some(aero) = aero {
@@ -176,6 +185,9 @@ pub(crate) fn apply_forces(
             *force = total;
         },
     );
+    for (ground, impulse) in unheld.drain(..) {
+        commands.entity(ground).try_insert(impulse);
+    }
     Ok(())
 }
 
