@@ -7,14 +7,17 @@ use bevy_rapier3d::rapier::dynamics::MassProperties as RapierMassProperties;
 use bevy_rapier3d::rapier::geometry::ColliderMassProps;
 use bevy_rapier3d::rapier::math::Pose;
 
+use crate::validation::Resuming;
+
 /// A vehicle body's mass properties (in its local frame): Rapier's ([`ReadMassProperties`])
-/// once the body has joined Rapier; on the step in which it joins, computed from its colliders
+/// once the body has joined Rapier; on the step in which it joins (or in which a vehicle taken
+/// out of the simulation is put back), computed from its colliders
 /// the way Rapier will (its own collider and those of its children that are not bodies of
 /// their own, each with its [`ColliderMassProperties`], Rapier's density of 1 kg/m³ if it has
 /// none, and the body's [`AdditionalMassProperties`]).
 #[derive(SystemParam)]
 pub(crate) struct BodyMass<'w, 's> {
-    joined: Query<'w, 's, (), With<RapierRigidBodyHandle>>,
+    joined: Query<'w, 's, (), (With<RapierRigidBodyHandle>, Without<Resuming>)>,
     colliders: Query<
         'w,
         's,

@@ -14,7 +14,7 @@ use crate::modules::install::on_reset_vehicle;
 use crate::modules::systems::{begin_modules, note_wheel_changes, step_vehicles};
 use crate::path_follower::follow_paths;
 use crate::telemetry::{place_wheels, update_telemetry};
-use crate::validation::validate_chassis;
+use crate::validation::{take_out_refused_drivetrains, validate_chassis};
 
 /// The chassis's system sets, in `FixedUpdate`. One fixed step runs:
 ///
@@ -30,7 +30,9 @@ use crate::validation::validate_chassis;
 /// 3. [`DrivetrainSystems::SyncIn`], [`DrivetrainSystems::Step`] (substeps with RK4 stages:
 ///    before each stage the brake, steering and drivetrain modules; then the passes, wheel
 ///    spin and tire forces), [`DrivetrainSystems::SyncOut`].
-/// 4. [`VehicleSystems::ApplyForces`]: sum every force into each chassis's `ExternalForce`.
+/// 4. [`VehicleSystems::ApplyForces`]: vehicles whose drivetrain was refused in this step are
+///    taken out of the simulation; then every force is summed into each chassis's
+///    `ExternalForce`.
 /// 5. Rapier's `PhysicsSet::{SyncBackend, StepSimulation, Writeback}`.
 /// 6. [`VehicleSystems::Telemetry`]: telemetry and wheel placement.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,7 +114,11 @@ impl Plugin for ChassisPlugin {
                     .in_set(VehicleSystems::Controls),
                 step_vehicles.in_set(DrivetrainSystems::Step),
                 probe_ground.in_set(VehicleSystems::Contact),
-                (apply_forces, hold_vehicles_over_new_ground)
+                (
+                    take_out_refused_drivetrains,
+                    apply_forces,
+                    hold_vehicles_over_new_ground,
+                )
                     .chain()
                     .in_set(VehicleSystems::ApplyForces),
                 (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),

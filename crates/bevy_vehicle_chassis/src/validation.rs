@@ -40,13 +40,18 @@ use crate::vehicle::Vehicle;
 /// simulation), its wheels stop probing the ground and are reported off the ground with no
 /// load, its brakes and steering stop following the controls, and its `ExternalForce` is zeroed.
 /// The error, naming the vehicle, the wheel and the field, is logged once with `error!`.
-/// When the settings are fixed, the vehicle resumes where it stopped, with the velocity it had.
+/// When the settings are fixed, the vehicle resumes where it stopped, with the velocity it had,
+/// in the step in which the check accepts them: its body is let go in the same step as its
+/// wheels probe the ground and push again. (Until 2026-12-02 the body was let go a step early
+/// and fell freely for that step: a parked car set right resumed at g·dt, 0.654 m/s at 15 Hz.)
 ///
 /// The drivetrain keeps its own status ([`Drivetrain::status`]): a vehicle drives when both are
 /// ready. A vehicle whose drivetrain is refused (its block graph or a block's settings, or a
 /// step that left the finite numbers, [`DrivetrainError::Diverged`]) is taken out of the
 /// simulation the same way while its chassis status stays as it is: its tires, integrated in
-/// the drivetrain, push nothing without it. (Until 2026-12-02 its body went on moving on its
+/// the drivetrain, push nothing without it. It is taken out in the step its drivetrain is
+/// refused, before Rapier steps, and put back at the check of the step after the drivetrain runs
+/// again. (Until 2026-12-02 its body went on moving on its
 /// springs with no tire force at all: parked on a 30 % slope on every brake it had, a car
 /// whose gearbox block was despawned slid 12.7 m in 3 s.)
 ///
@@ -87,6 +92,13 @@ pub(crate) struct ChassisReady;
 /// removed by it when the settings are fixed).
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub(crate) struct DisabledByChassis;
+
+/// On a vehicle entity put back into the simulation in this step: until Rapier has stepped its
+/// body enabled, its [`ReadMassProperties`] may not be the body's (zero for a body that joined
+/// Rapier disabled, the old mass for one whose mass was changed while it was out), so
+/// [`BodyMass`] sums its colliders instead. Removed at the start of the next step.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub(crate) struct Resuming;
 
 /// Checks a Rapier [`MassProperties`] under `prefix`.
 fn check_mass_properties(prefix: &str, mp: &MassProperties) -> Result<(), ChassisError> {
@@ -502,7 +514,12 @@ pub(crate) fn validate_chassis(
     mut checked_step: Local<f64>,
     all_vehicles: Query<Entity, With<Vehicle>>,
     mut dirty: Local<Vec<Entity>>,
+    resuming: Query<Entity, With<Resuming>>,
 ) {
+    // Rapier has stepped the vehicles put back in the last step: their mass reads right now.
+    for entity in &resuming {
+        commands.entity(entity).remove::<Resuming>();
+    }
     dirty.clear();
     // The fixed step bounds how stiff the body's springs may be: a new one checks them all.
     let dt = time.delta_secs_f64();
@@ -598,15 +615,20 @@ pub(crate) fn validate_chassis(
                         vehicle.name
                     );
                 }
-                // Back into the simulation, ready from the next step. A body that joined
-                // Rapier disabled (a vehicle refused from its first step) weighs nothing there
-                // until it steps enabled, and the game reads its mass only when told it
-                // changed: until 2026-11-28 such a car, once fixed, ran on a body read as 0 kg.
+                // Back into the simulation, and ready in this same step: the wheels probe and
+                // push before Rapier moves the body again. (Until 2026-12-02 the body was let
+                // go a step before the vehicle was ready, and fell freely for that step:
+                // 0.654 m/s at 15 Hz.)
                 ec.remove::<(RigidBodyDisabled, DisabledByChassis)>();
                 if vehicle.in_rapier {
+                    // A body that joined Rapier disabled (a vehicle refused from its first
+                    // step) weighs nothing there until it steps enabled, and the game reads its
+                    // mass only when told it changed: until 2026-11-28 such a car, once fixed,
+                    // ran on a body read as 0 kg. Until Rapier has stepped it, its mass is
+                    // summed from its colliders, as on a vehicle's first step.
                     mass_modified.write(entity.into());
+                    ec.insert(Resuming);
                 }
-                continue;
             }
             if !vehicle.ready {
                 ec.insert(ChassisReady);
@@ -628,40 +650,77 @@ pub(crate) fn validate_chassis(
                 vehicle.name
             );
         }
-        // Take the vehicle out of the simulation.
-        ec.remove::<ChassisReady>();
-        // Rapier applies an impulse even to a disabled body, and then clears it: a bad one is
-        // discarded here, before it reaches the body.
-        if let Some(i) = vehicle.settings.body.impulse
-            && !(i.impulse.is_finite() && i.torque_impulse.is_finite())
-        {
-            ec.insert(ExternalImpulse::default());
-        }
-        if !vehicle.disabled {
-            ec.insert((RigidBodyDisabled, DisabledByChassis));
-        }
-        if let Some(mut force) = vehicle.force
-            && *force != ExternalForce::default()
-        {
-            *force = ExternalForce::default();
-        }
-        for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
-            let Ok(mut w) = wheels.get_mut(block) else {
-                continue;
+        take_out(&mut commands, &mut vehicle, &mut wheels);
+    }
+}
+
+/// Takes `vehicle` out of the simulation (see [`ChassisStatus`]): Rapier's [`RigidBodyDisabled`]
+/// on its body, its `ExternalForce` zeroed, its wheels off the ground with no load.
+fn take_out(
+    commands: &mut Commands,
+    vehicle: &mut VehiclePartsItem<'_, '_>,
+    wheels: &mut Query<WheelParts>,
+) {
+    let mut ec = commands.entity(vehicle.name.entity);
+    ec.remove::<ChassisReady>();
+    // Rapier applies an impulse even to a disabled body, and then clears it: a bad one is
+    // discarded here, before it reaches the body.
+    if let Some(i) = vehicle.settings.body.impulse
+        && !(i.impulse.is_finite() && i.torque_impulse.is_finite())
+    {
+        ec.insert(ExternalImpulse::default());
+    }
+    if !vehicle.disabled {
+        ec.insert((RigidBodyDisabled, DisabledByChassis));
+    }
+    if let Some(force) = vehicle.force.as_mut()
+        && **force != ExternalForce::default()
+    {
+        **force = ExternalForce::default();
+    }
+    for block in vehicle.blocks.iter().flat_map(|b| b.iter()) {
+        let Ok(mut w) = wheels.get_mut(block) else {
+            continue;
+        };
+        if let Some(state) = w.state.as_mut() {
+            let steer_angle = state.steer_angle;
+            **state = WheelState {
+                steer_angle,
+                travel: -w.suspension.extension_limit,
+                ..default()
             };
-            if let Some(state) = w.state.as_mut() {
-                let steer_angle = state.steer_angle;
-                **state = WheelState {
-                    steer_angle,
-                    travel: -w.suspension.extension_limit,
-                    ..default()
-                };
-            }
-            if let (Some(slot), Some(drivetrain)) = (w.slot, vehicle.drivetrain.as_mut())
-                && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node)
-            {
-                runtime.contact = WheelContact::default();
-            }
         }
+        if let (Some(slot), Some(drivetrain)) = (w.slot, vehicle.drivetrain.as_mut())
+            && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(block, slot.node)
+        {
+            runtime.contact = WheelContact::default();
+        }
+    }
+}
+
+/// Takes out of the simulation, before Rapier steps, the accepted vehicles whose drivetrain was
+/// refused in this step ([`DrivetrainSystems::Rebuild`]: a block taken away, say; or
+/// [`DrivetrainSystems::Step`]: [`DrivetrainError::Diverged`]), rather than at the next step's
+/// check: their body does not move a step on its springs without its tires. (Until 2026-12-02 a
+/// parked car whose driven wheel was despawned sank for that step, and kept the 0.074 m/s it
+/// had reached at 15 Hz while it was out, to bounce on when the wheel came back.)
+///
+/// [`DrivetrainSystems::Rebuild`]: bevy_vehicle_drivetrain::DrivetrainSystems::Rebuild
+/// [`DrivetrainSystems::Step`]: bevy_vehicle_drivetrain::DrivetrainSystems::Step
+pub(crate) fn take_out_refused_drivetrains(
+    mut commands: Commands,
+    mut vehicles: Query<VehicleParts, (With<Vehicle>, With<ChassisReady>)>,
+    mut wheels: Query<WheelParts>,
+) {
+    for mut vehicle in &mut vehicles {
+        if vehicle.drivetrain.as_deref().and_then(refusal).is_none() {
+            continue;
+        }
+        // The drivetrain logged its error.
+        info!(
+            "vehicle '{}' is not simulated until its drivetrain runs again",
+            vehicle.name
+        );
+        take_out(&mut commands, &mut vehicle, &mut wheels);
     }
 }
