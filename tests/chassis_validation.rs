@@ -1346,3 +1346,52 @@ fn a_vehicle_set_right_resumes_without_a_drop() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A car refused before its first step (its body joins Rapier disabled, and Rapier reads its
+/// mass only once it steps enabled) resumes as a fresh car in its place once fixed, at 15, 30,
+/// 60 and 120 Hz: over its first second its body's vertical speed stays under 0.001 m/s and no
+/// wheel's load passes 1.02 times that of the same car spawned there and parked (a fresh car:
+/// 0.000 m/s, 1.00). On its first step back its mass is summed from its colliders: read from
+/// Rapier, still zero then, it reached 0.004 / 0.002 m/s and 1.12 / 1.05 times at 15 / 30 Hz.
+#[test]
+fn a_car_refused_from_its_first_step_resumes_as_a_fresh_car() {
+    let builder = CarBuilder::default();
+    let at = Transform::from_xyz(0.0, rest_height(&builder), 0.0);
+    let mut failures = Vec::new();
+    for hz in [15.0, 30.0, 60.0, 120.0] {
+        let mut fresh = create_app(hz);
+        spawn_flat_ground(&mut fresh, 0.9);
+        let car = spawn_car(&mut fresh, &builder, at);
+        tick(&mut fresh, (2.0 * hz) as usize);
+        let parked: Vec<f64> = wheels(&mut fresh, car)
+            .into_iter()
+            .map(|w| get::<WheelState>(&fresh, w).load)
+            .collect();
+
+        let mut app = create_app(hz);
+        spawn_flat_ground(&mut app, 0.9);
+        let car = spawn_car(&mut app, &builder, at);
+        let fl = wheel_named(&mut app, car, "wheel_fl");
+        set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
+        tick(&mut app, 3);
+        assert!(status(&app, car).error().is_some(), "refused");
+        set::<Suspension>(&mut app, fl, |s| {
+            s.stiffness = builder.wheel.suspension.stiffness
+        });
+        let (mut peak_vy, mut peak_load) = (0.0_f32, 0.0_f64);
+        for _ in 0..hz as usize {
+            tick(&mut app, 1);
+            peak_vy = peak_vy.max(velocity(&app, car).y.abs());
+            for (w, parked) in wheels(&mut app, car).into_iter().zip(&parked) {
+                peak_load = peak_load.max(get::<WheelState>(&app, w).load / parked);
+            }
+        }
+        println!("{hz} Hz: peak |vy| {peak_vy:.3} m/s, peak wheel load {peak_load:.2} × parked");
+        if peak_vy >= 0.001 || peak_load > 1.02 {
+            failures.push(format!(
+                "{hz} Hz: |vy| {peak_vy:.3} m/s, load {peak_load:.2} ×"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
