@@ -21,9 +21,15 @@ fn message(result: Result<(), ChassisError>) -> String {
     result.expect_err("the setting must be refused").to_string()
 }
 
-/// An app with a flat road and the default car set down on it at ride height, not yet run.
+/// An app at 60 Hz with a flat road and the default car set down on it at ride height, not
+/// yet run.
 fn car_on_flat_ground() -> (App, Entity, CarBuilder) {
-    let mut app = create_app(60.0);
+    car_on_flat_ground_at(60.0)
+}
+
+/// [`car_on_flat_ground`] at a fixed step of `hz`.
+fn car_on_flat_ground_at(hz: f64) -> (App, Entity, CarBuilder) {
+    let mut app = create_app(hz);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
     let car = spawn_car(
@@ -1200,14 +1206,7 @@ fn a_refused_drivetrain_holds_its_vehicle_out_of_the_simulation() {
 /// the largest vertical speed of its body (m/s) and the largest load on a wheel over that
 /// wheel's load when parked (dimensionless), over the first second after the fix.
 fn resume_after(hz: f64, break_it: fn(&mut App, Entity), fix: fn(&mut App, Entity)) -> (f32, f64) {
-    let mut app = create_app(hz);
-    spawn_flat_ground(&mut app, 0.9);
-    let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
-    );
+    let (mut app, car, _) = car_on_flat_ground_at(hz);
     tick(&mut app, (2.0 * hz) as usize);
     let load_of = |app: &mut App| -> Vec<(String, f64)> {
         wheels(app, car)
@@ -1355,22 +1354,16 @@ fn a_vehicle_set_right_resumes_without_a_drop() {
 /// Rapier, still zero then, it reached 0.004 / 0.002 m/s and 1.12 / 1.05 times at 15 / 30 Hz.
 #[test]
 fn a_car_refused_from_its_first_step_resumes_as_a_fresh_car() {
-    let builder = CarBuilder::default();
-    let at = Transform::from_xyz(0.0, rest_height(&builder), 0.0);
     let mut failures = Vec::new();
     for hz in [15.0, 30.0, 60.0, 120.0] {
-        let mut fresh = create_app(hz);
-        spawn_flat_ground(&mut fresh, 0.9);
-        let car = spawn_car(&mut fresh, &builder, at);
+        let (mut fresh, car, builder) = car_on_flat_ground_at(hz);
         tick(&mut fresh, (2.0 * hz) as usize);
         let parked: Vec<f64> = wheels(&mut fresh, car)
             .into_iter()
             .map(|w| get::<WheelState>(&fresh, w).load)
             .collect();
 
-        let mut app = create_app(hz);
-        spawn_flat_ground(&mut app, 0.9);
-        let car = spawn_car(&mut app, &builder, at);
+        let (mut app, car, _) = car_on_flat_ground_at(hz);
         let fl = wheel_named(&mut app, car, "wheel_fl");
         set::<Suspension>(&mut app, fl, |s| s.stiffness = -1.0);
         tick(&mut app, 3);

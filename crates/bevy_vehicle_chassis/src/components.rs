@@ -534,7 +534,8 @@ pub struct Brakes {
 
 impl Brakes {
     /// Checks the settings: finite, non-negative torques, a front bias in [0, 1], a valid
-    /// [`BrakeDistribution`], [`AntiLock`], traction control and stability control. Field paths start with `brakes.`.
+    /// [`BrakeDistribution`], [`AntiLock`], traction control and stability control. Field
+    /// paths start with `brakes.`.
     pub fn validate(&self) -> Result<(), ChassisError> {
         non_negative("brakes.max_torque", self.max_torque, "N·m")?;
         in_range("brakes.front_bias", self.front_bias, 0.0, 1.0, "")?;

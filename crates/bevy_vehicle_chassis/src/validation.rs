@@ -528,14 +528,8 @@ pub(crate) fn validate_chassis(
         dirty.extend(all_vehicles.iter());
     }
     dirty.extend(changed_vehicles.iter());
-    // A drivetrain refused since the last step takes its vehicle out of the simulation (see
-    // `ChassisStatus`); a vehicle out of it is checked every step (`unready`).
-    dirty.extend(
-        vehicles
-            .iter()
-            .filter(|v| v.ready && v.drivetrain.and_then(refusal).is_some())
-            .map(|v| v.name.entity),
-    );
+    // A vehicle out of the simulation is checked every step (`unready`); one whose drivetrain
+    // is refused was taken out in the step it was refused (`take_out_refused_drivetrains`).
     dirty.extend(unready.iter());
     dirty.extend(changed_wheels.iter().map(|b| b.0));
     // Rapier writes every body each step, so the body's state is checked each step, cheaply.

@@ -40,11 +40,12 @@ pub struct VehicleState<'a> {
     /// grounded wheels' ground velocities, zero with none grounded.
     pub ground_velocity: Vec3,
     /// The ground's velocity under each wheel (world, m/s), in wheel order: its
-    /// [`WheelState::ground_velocity`](crate::WheelState::ground_velocity), or
-    /// `ground_velocity` for a wheel in the air. A wheel's speed over its own ground is the
-    /// body's velocity at it plus `ground_velocity` less this ([`VehicleState::wheel_velocity`]):
-    /// with its wheels on two grounds (one side on a moving strip) the mean fits neither.
-    pub wheel_ground_velocity: &'a [Vec3],
+    /// [`WheelState::ground_velocity`](crate::WheelState::ground_velocity), `None` for a wheel
+    /// in the air (which counts as on `ground_velocity`). A wheel's speed over its own ground
+    /// is the body's velocity at it plus `ground_velocity` less this
+    /// ([`VehicleState::wheel_velocity`]): with its wheels on two grounds (one side on a moving
+    /// strip) the mean fits neither.
+    pub wheel_ground_velocity: &'a [Option<Vec3>],
     /// Chassis angular velocity (world, rad/s).
     pub angular_velocity: Vec3,
     /// Each wheel's spin (rad/s, positive rolling forward), in wheel order.
@@ -66,6 +67,7 @@ impl VehicleState<'_> {
             .wheel_ground_velocity
             .get(i)
             .copied()
+            .flatten()
             .unwrap_or(self.ground_velocity);
         self.linear_velocity + self.angular_velocity.cross(arm) + self.ground_velocity - own
     }

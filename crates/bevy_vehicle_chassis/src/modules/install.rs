@@ -348,9 +348,9 @@ fn install(world: &mut World, vehicle: Entity, module: VehicleModule) -> Result<
 /// drivetrain goes back to its starting state ([`Drivetrain::reset`]: wheels, shafts and the
 /// tires' slips at rest, a running engine at idle), each wheel's [`WheelState`] starts afresh
 /// (the next step takes no slide over the ground from the wheels' last centres), every
-/// module's `reset` is called and the [`ModuleReport`] cleared. The controls are left as they are, and so is the pose: set the
-/// `Transform` to put the vehicle somewhere else (before or after the trigger, in the same
-/// frame).
+/// module's `reset` is called and the [`ModuleReport`] cleared. The controls are left as they
+/// are, and so is the pose: set the `Transform` to put the vehicle somewhere else (before or
+/// after the trigger, in the same frame).
 ///
 /// ```
 /// # use bevy::prelude::*;

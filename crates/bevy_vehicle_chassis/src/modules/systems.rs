@@ -76,8 +76,6 @@ pub(crate) struct ModuleInputs {
     /// The mean of `ground_velocity` over the grounded wheels (world, m/s; zero with none):
     /// what `linear_velocity` is measured against.
     pub ground: Vec3,
-    /// Each wheel's ground velocity (world, m/s), `ground` for a wheel in the air.
-    pub wheel_ground: SmallVec<[Vec3; 8]>,
     /// How the body moves each contact sideways per lateral impulse at each (m/(N·s),
     /// row-major in wheel order; see `BodyInertia::lateral_mobility`), measured by the ground
     /// probe for this step.
@@ -107,7 +105,7 @@ impl ModuleInputs {
                 linear_velocity: self.linear_velocity,
                 angular_velocity: self.angular_velocity,
                 ground_velocity: self.ground,
-                wheel_ground_velocity: &self.wheel_ground,
+                wheel_ground_velocity: &self.ground_velocity,
                 wheel_spin: &self.spin,
                 suspension_travel: &self.travel,
             },
@@ -289,9 +287,6 @@ pub(crate) fn begin_modules(
             };
             inputs.linear_velocity = velocity.linear - ground;
             inputs.ground = ground;
-            let (per_wheel, wheel_ground) = (&inputs.ground_velocity, &mut inputs.wheel_ground);
-            wheel_ground.clear();
-            wheel_ground.extend(per_wheel.iter().map(|v| v.unwrap_or(ground)));
             inputs.angular_velocity = velocity.angular;
             inputs.command.clone_from(controls);
             // The modules see the parking lock selected only once it has engaged.
