@@ -899,33 +899,47 @@ pub(crate) fn probe_ground(
                         continue;
                     };
                     let collider = colliders.get(hit.collider);
-                    let (ground_velocity, ground_turning, friction, ground_body) = match collider {
-                        Some(c) => {
-                            let body = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
-                            let velocity =
-                                body.map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
-                            // How fast the point's velocity turns with the body's spin (m/s²).
-                            let turning = body.map_or(Vec3::ZERO, |(_, b)| {
-                                b.angvel().cross(velocity - b.linvel())
-                            });
-                            let friction = combine_friction(
-                                TIRE_FRICTION,
-                                c.friction(),
-                                TIRE_FRICTION_RULE,
-                                c.friction_combine_rule(),
-                            );
-                            let dynamic =
-                                body.filter(|(_, b)| b.is_dynamic())
-                                    .and_then(|(handle, _)| {
-                                        ctx.rigidbody_set.rigid_body_entity(handle)
-                                    });
-                            (velocity, turning, friction, dynamic)
-                        }
-                        None => (Vec3::ZERO, Vec3::ZERO, 0.0, None),
-                    };
+                    let (ground_velocity, ground_turning, carried, friction, ground_body) =
+                        match collider {
+                            Some(c) => {
+                                let ground = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
+                                let velocity = ground
+                                    .map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
+                                // How fast the point's velocity turns with the body's spin (m/s²).
+                                let turning = ground.map_or(Vec3::ZERO, |(_, b)| {
+                                    b.angvel().cross(velocity - b.linvel())
+                                });
+                                // The acceleration the ground's spin gives the vehicle's centre of
+                                // mass where it rides along with it (m/s²): see `follow_lag` below.
+                                let carried = ground.map_or(Vec3::ZERO, |(_, b)| {
+                                    b.angvel()
+                                        .cross(b.velocity_at_point(body.center) - b.linvel())
+                                });
+                                let friction = combine_friction(
+                                    TIRE_FRICTION,
+                                    c.friction(),
+                                    TIRE_FRICTION_RULE,
+                                    c.friction_combine_rule(),
+                                );
+                                let dynamic = ground.filter(|(_, b)| b.is_dynamic()).and_then(
+                                    |(handle, _)| ctx.rigidbody_set.rigid_body_entity(handle),
+                                );
+                                (velocity, turning, carried, friction, dynamic)
+                            }
+                            None => (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, 0.0, None),
+                        };
                     let center_velocity =
                         velocity.linear_velocity_at_point(hit.center, body.center);
-                    let relative = center_velocity - ground_velocity;
+                    // A vehicle riding along with turning ground moves its centre of mass on
+                    // the ground's arc by Rapier's moves, each at its substep's end velocity, so
+                    // its velocity at the step's end runs `a·dt/(2n)` behind the arc's tangent
+                    // there (`a`, the arc's acceleration), where the ground's own point turns
+                    // with its spin exactly: the tires read that lag as a slip outward, and
+                    // a braked car crept inward at `a·dt/(2n)` (12 / 6 / 3 / 1.5 mm/s on a
+                    // turntable at 0.5 rad/s, 6 m out, at 15 / 30 / 60 / 120 Hz). Riding along
+                    // is the reference the slips are measured from.
+                    let follow_lag = carried * heading_lead;
+                    let relative = center_velocity - ground_velocity + follow_lag;
                     let travel = f64::from(hit.travel.min(suspension.compression_limit as f32));
                     // The wheel centre closing on the ground along the contact normal compresses
                     // the suspension, by 1/(up·n) as much along its axis; sliding along the ground
