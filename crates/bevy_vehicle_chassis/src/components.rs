@@ -388,6 +388,13 @@ pub enum GroundProbe {
 }
 
 /// On a wheel block entity: what the chassis found and did at this wheel in the last step.
+///
+/// Its world positions and directions (`center`, `contact_point`, `normal`, `heading`) are
+/// those the ground probe measured at the start of the step, at the vehicle's pose before
+/// Rapier moved it: read after the step, they trail the vehicle's `Transform` by that step's
+/// move (`v·dt`, 0.46 m at 100 km/h and 60 Hz). The forces were applied at that pose. A
+/// debug drawing that places them on the body drawn at its new pose should move them with
+/// the body (or draw the body at the pose before the step).
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct WheelState {
     /// Whether the tire touches the ground.
@@ -442,7 +449,10 @@ pub struct WheelState {
     /// (m/s²; on the first grounded step, gravity's component along the ground: the contact
     /// was falling with the body). In a steady turn it is zero.
     pub acceleration: [f64; 2],
-    /// Longitudinal slip ratio (dimensionless).
+    /// Longitudinal slip ratio (dimensionless): `(ω·r − v)/|v|` along the wheel's heading
+    /// (`v`, the forward contact velocity), relaxed; it has the sign of the tire's force along
+    /// `heading`. Positive driving forward and braking in reverse, negative braking forward and
+    /// driving in reverse: wheelspin shows as `|slip_ratio|` with the sign of the spin.
     pub slip_ratio: f64,
     /// Slip angle (rad, positive when the tire pushes left).
     pub slip_angle: f64,

@@ -70,7 +70,9 @@ pub struct Engine {
     pub torque_curve: TorqueCurve,
     /// Inertia of crank, flywheel and everything turning at crank speed (kg·m², > 0).
     pub inertia: f64,
-    /// Idle speed the idle controller holds (rpm, > 0).
+    /// Idle speed the idle controller aims for (rpm, > 0). It is a proportional controller
+    /// (see `idle_band`), so an engine loaded by its own friction idles a little below it:
+    /// the default engine at about 791 rpm of 800.
     pub idle_rpm: f64,
     /// Fraction of `idle_rpm` over which the idle controller goes from no to full throttle
     /// (dimensionless, (0, 1]).

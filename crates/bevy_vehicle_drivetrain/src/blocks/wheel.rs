@@ -561,7 +561,9 @@ pub struct WheelSensors {
     pub load_torque: f64,
     /// Whether the brake holds the wheel still.
     pub held: bool,
-    /// Tire: transient longitudinal slip ratio κ (dimensionless).
+    /// Tire: transient longitudinal slip ratio κ (dimensionless), `(ω·r − v)/|v|` relaxed:
+    /// the sign of the tire's force along the wheel's forward direction (positive driving
+    /// forward and braking in reverse).
     pub slip_ratio: f64,
     /// Tire: transient slip angle (rad), positive when the tire pushes left.
     pub slip_angle: f64,
