@@ -3585,3 +3585,74 @@ fn a_car_without_abs_locks_its_front_wheels_first_at_any_pedal() {
         );
     }
 }
+
+/// The wheels' reported forces are what moves the body: step by step, the body's momentum
+/// change over the step, `m·Δv/dt`, equals the sum of every wheel's `WheelState::force`
+/// (ground on tire, normal load included), the air's drag at the step's starting velocity
+/// (`−½·ρ·Cd·A·|v|·v`) and the weight, within 0.1 % of the horizontal force and 0.1 % of the
+/// weight vertically. Checked for the default car floored in second gear from 10 m/s, braking
+/// at half pedal from 25 m/s, and turning at a fixed steering input at 15 m/s, at 30 and 60
+/// Hz. A HUD, a force-feedback wheel or an AI reads these forces as the car's.
+///
+/// Measured 2026-12-02: worst horizontal mismatch 4.3e-5 of the force (the `f32` velocities
+/// Rapier keeps), vertical 9e-8 of the weight.
+#[test]
+fn the_wheels_reported_forces_are_what_moves_the_body() {
+    let builder = CarBuilder::default();
+    let air = &builder.aerodynamics;
+    let drag_factor = (0.5 * air.air_density * air.drag_area) as f32;
+    let weight = Vec3::NEG_Y * (f64::from(builder.mass) * G) as f32;
+    for hz in [30.0, 60.0] {
+        for (name, speed, throttle, brake, steering) in [
+            ("floored", 10.0, 1.0, 0.0, 0.0),
+            ("braking", 25.0, 0.0, 0.5, 0.0),
+            ("turning", 15.0, 0.2, 0.0, 0.15),
+        ] {
+            let mut app = create_app(hz);
+            spawn_flat_ground(&mut app, 0.9);
+            let car = spawn_car(
+                &mut app,
+                &builder,
+                Transform::from_xyz(0.0, builder.wheel.radius as f32 - builder.wheel_height, 0.0),
+            );
+            tick(&mut app, 1);
+            flying_start(&mut app, car, speed);
+            controls(&mut app, car, |c| {
+                c.gear = 2;
+                c.throttle = throttle;
+                c.brake = brake;
+                c.steering = steering;
+            });
+            let wheels = wheels(&mut app, car);
+            let mass = get::<bevy_rapier3d::prelude::ReadMassProperties>(&app, car)
+                .get()
+                .mass;
+            tick(&mut app, (0.5 * hz) as usize);
+            let (mut worst_horizontal, mut worst_vertical) = (0.0f32, 0.0f32);
+            for _ in 0..(hz as usize) {
+                let v0 = velocity(&app, car);
+                tick(&mut app, 1);
+                let momentum_change = (velocity(&app, car) - v0) * mass / fixed_dt(&app) as f32;
+                let forces: Vec3 = wheels
+                    .iter()
+                    .map(|&w| get::<WheelState>(&app, w).force)
+                    .sum::<Vec3>()
+                    - drag_factor * v0.length() * v0
+                    + weight;
+                let miss = momentum_change - forces;
+                let horizontal = momentum_change.with_y(0.0).length().max(100.0);
+                worst_horizontal = worst_horizontal.max(miss.with_y(0.0).length() / horizontal);
+                worst_vertical = worst_vertical.max(miss.y.abs() / weight.length());
+            }
+            println!(
+                "{name} at {hz} Hz: worst horizontal mismatch {worst_horizontal:.1e} of the force, \
+                 vertical {worst_vertical:.1e} of the weight"
+            );
+            assert!(
+                worst_horizontal < 1e-3,
+                "{name} at {hz} Hz: {worst_horizontal}"
+            );
+            assert!(worst_vertical < 1e-3, "{name} at {hz} Hz: {worst_vertical}");
+        }
+    }
+}
