@@ -499,6 +499,18 @@ pub fn combine_friction(
 /// taken as at 60°, rather than growing without bound.
 const MIN_AXIS_COSINE: f32 = 0.5;
 
+/// The step between neighbouring `f32` positions (m) past which a wheel centre's coordinate
+/// that did not change is not taken as a move of nothing along it (see `probe_ground`): 10 µm,
+/// reached 128 m from the origin. Nearer, a coordinate that stands still while the wheel creeps
+/// slower than its precision hides less than a held tire's patch is ever anchored to.
+const COARSE_POSITION_STEP: f32 = 1e-5;
+
+/// The step (m) from the `f32` coordinate `x` to the next one away from zero.
+fn position_step(x: f32) -> f32 {
+    let x = x.abs();
+    f32::from_bits(x.to_bits() + 1) - x
+}
+
 /// How far ahead (s) of the step's start the suspension springs are evaluated, so that a
 /// spring force held over one fixed step of `dt` (s) is integrated like symplectic Euler.
 ///
@@ -1001,10 +1013,20 @@ pub(crate) fn probe_ground(
                         ground_moved -=
                             (ground_velocity - state.ground_velocity - turned) * lead as f32;
                     }
-                    let displacement = (state.grounded && hit.center != state.center).then(|| {
-                        let moved = hit.center - state.center - ground_moved;
-                        [heading, left].map(|axis| f64::from(moved.dot(axis)))
-                    });
+                    // Nor where the coordinate the heading runs most along did not change while
+                    // its precision is coarse: the wheel may have moved along it by less than
+                    // that while its other coordinates changed (a body rocking on its held tires
+                    // 5 km out along that axis, whose position there steps by 0.5 mm: the
+                    // measured move of 0 held the patch against a velocity the body could never
+                    // turn into a move, and a braked car kept 2-5 mm/s for good).
+                    let along = heading.abs().max_position();
+                    let unresolved = hit.center[along] == state.center[along]
+                        && position_step(hit.center[along]) > COARSE_POSITION_STEP;
+                    let displacement =
+                        (state.grounded && hit.center != state.center && !unresolved).then(|| {
+                            let moved = hit.center - state.center - ground_moved;
+                            [heading, left].map(|axis| f64::from(moved.dot(axis)))
+                        });
                     *state = WheelState {
                         grounded: true,
                         travel,
