@@ -915,15 +915,17 @@ pub(crate) fn probe_ground(
                         match collider {
                             Some(c) => {
                                 let ground = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
-                                let velocity = ground
+                                // Fixed ground (most roads) does not move.
+                                let moving = ground.filter(|(_, b)| !b.is_fixed());
+                                let velocity = moving
                                     .map_or(Vec3::ZERO, |(_, b)| b.velocity_at_point(hit.point));
                                 // How fast the point's velocity turns with the body's spin (m/s²).
-                                let turning = ground.map_or(Vec3::ZERO, |(_, b)| {
+                                let turning = moving.map_or(Vec3::ZERO, |(_, b)| {
                                     b.angvel().cross(velocity - b.linvel())
                                 });
                                 // The acceleration the ground's spin gives the vehicle's centre of
                                 // mass where it rides along with it (m/s²): see `follow_lag` below.
-                                let carried = ground.map_or(Vec3::ZERO, |(_, b)| {
+                                let carried = moving.map_or(Vec3::ZERO, |(_, b)| {
                                     b.angvel()
                                         .cross(b.velocity_at_point(body.center) - b.linvel())
                                 });
