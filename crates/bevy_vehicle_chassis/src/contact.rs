@@ -186,7 +186,8 @@ fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
 /// sweep. Its contact then comes from the collider alone ([`plane_contact`] for a convex one,
 /// [`triangle_contact`] for a heightfield or triangle mesh) without a cast through the world:
 /// the tire's swept volume lies inside its bounding box, and of the vehicle's `neighbours`
-/// (which hold every collider near its wheels) only this one's box meets it.
+/// (which hold every collider near its wheels) only this one's box meets it. Where several
+/// boxes meet it, each collider is touched on its own ([`seam_contact`]).
 ///
 /// `Some(None)` is an exact miss; `None` means no fast answer, and the caller casts the tire
 /// shape through the world.
