@@ -861,6 +861,70 @@ fn a_car_parks_on_a_heightfield_slope_with_any_probe() {
     }
 }
 
+/// Ground swapped under a car in one frame carries it on: the default car parked on a box, at
+/// 30 and 60 Hz, whose box the game despawns while spawning a triangle mesh of the same top (a
+/// streamed terrain tile replaced) stands on with all four wheels grounded and its body's
+/// vertical speed below 1 mm/s over the step; and one whose box is despawned with nothing in
+/// its place drops its wheels at once.
+///
+/// Rapier queries a new collider only from its next step, and the old one was not probed once
+/// despawned: measured 2026-12-02 (the outside test of driving on terrain), the car fell for a
+/// step at `g·dt` (0.33 / 0.16 m/s at 30 / 60 Hz).
+#[test]
+fn ground_swapped_under_a_car_in_one_frame_carries_it_on() {
+    let spawn_box = |app: &mut App| {
+        app.world_mut()
+            .spawn((
+                RigidBody::Fixed,
+                Collider::cuboid(50.0, 0.5, 50.0),
+                Friction::coefficient(0.9),
+                Transform::from_xyz(0.0, -0.5, 0.0),
+            ))
+            .id()
+    };
+    for hz in [30.0, 60.0] {
+        for replaced in [true, false] {
+            let mut app = create_app(hz);
+            let ground = spawn_box(&mut app);
+            let builder = CarBuilder::default();
+            let height = builder.wheel.radius as f32 - builder.wheel_height;
+            let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, height, 0.0));
+            tick(&mut app, (2.0 * hz) as usize);
+            app.world_mut().despawn(ground);
+            if replaced {
+                let h = 50.0;
+                let vertices = vec![
+                    Vec3::new(-h, 0.0, -h),
+                    Vec3::new(h, 0.0, -h),
+                    Vec3::new(h, 0.0, h),
+                    Vec3::new(-h, 0.0, h),
+                ];
+                app.world_mut().spawn((
+                    RigidBody::Fixed,
+                    Collider::trimesh(vertices, vec![[0, 2, 1], [0, 3, 2]]).expect("valid mesh"),
+                    Friction::coefficient(0.9),
+                    Transform::IDENTITY,
+                ));
+            }
+            tick(&mut app, 1);
+            let grounded = wheels(&mut app, car)
+                .into_iter()
+                .filter(|&w| get::<WheelState>(&app, w).grounded)
+                .count();
+            let sink = -velocity(&app, car).y;
+            println!(
+                "{hz} Hz, replaced {replaced}: {grounded} wheels grounded, sinking at {sink:.4} m/s"
+            );
+            if replaced {
+                assert_eq!(grounded, 4, "{hz} Hz: wheels grounded on the new ground");
+                assert!(sink.abs() < 1e-3, "{hz} Hz: sinking at {sink} m/s");
+            } else {
+                assert_eq!(grounded, 0, "{hz} Hz: wheels grounded on no ground");
+            }
+        }
+    }
+}
+
 /// The energy of `cars` (J): their bodies' kinetic energy (translation and rotation about the
 /// centre of mass, `builder`'s mass and principal inertia), their weight's potential energy
 /// above the ground (`G·m·y` of the centre of mass), and the energy in their suspension

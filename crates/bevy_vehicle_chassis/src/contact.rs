@@ -9,6 +9,7 @@
 //! wheel's [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
 //! [`WheelContact`](bevy_vehicle_drivetrain::prelude::WheelContact) for the coming step.
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_rapier3d::parry::bounding_volume::{Aabb, BoundingVolume};
 use bevy_rapier3d::parry::query::cast_shapes;
@@ -608,6 +609,66 @@ pub fn combine_friction(
 /// taken as at 60°, rather than growing without bound.
 const MIN_AXIS_COSINE: f32 = 0.5;
 
+/// The ground a game swapped in one frame: colliders despawned (or their `Collider` removed)
+/// since the last step while others were spawned over them, which Rapier adds to its queries
+/// only in its next step. Until then the old collider stands in for the new one, so that a car
+/// on a streamed terrain tile replaced in one frame does not fall for a step (by `g·dt`).
+#[derive(SystemParam)]
+pub(crate) struct SwappedGround<'w, 's> {
+    removed: RemovedComponents<'w, 's, Collider>,
+    /// Colliders not yet handed to Rapier.
+    fresh: Query<
+        'w,
+        's,
+        (
+            &'static Collider,
+            &'static Transform,
+            &'static GlobalTransform,
+            Has<ChildOf>,
+        ),
+        Without<RapierColliderHandle>,
+    >,
+}
+
+impl SwappedGround<'_, '_> {
+    /// The despawned colliders (still in Rapier's `colliders`) whose bounds meet those of a
+    /// collider spawned since the last step.
+    fn replaced(&mut self, colliders: &RapierContextColliders) -> SmallVec<[Entity; 4]> {
+        let removed: SmallVec<[Entity; 4]> = self.removed.read().collect();
+        if removed.is_empty() || self.fresh.is_empty() {
+            return SmallVec::new();
+        }
+        // A root entity's pose is its `Transform`; a child's, its `GlobalTransform` (as of the
+        // last frame's propagation).
+        let fresh: SmallVec<[Aabb; 4]> = self
+            .fresh
+            .iter()
+            .map(|(collider, transform, global, child)| {
+                let (rotation, translation) = if child {
+                    let (_, rotation, translation) = global.to_scale_rotation_translation();
+                    (rotation, translation)
+                } else {
+                    (transform.rotation, transform.translation)
+                };
+                collider
+                    .raw
+                    .compute_aabb(&Pose::from_parts(translation, rotation))
+            })
+            .collect();
+        removed
+            .into_iter()
+            .filter(|entity| {
+                let bounds = colliders
+                    .entity2collider()
+                    .get(entity)
+                    .and_then(|handle| colliders.colliders.get(*handle))
+                    .map(|c| c.compute_aabb());
+                bounds.is_some_and(|b| fresh.iter().any(|f| f.intersects(&b)))
+            })
+            .collect()
+    }
+}
+
 /// The step between neighbouring `f32` positions (m) past which a wheel centre's coordinate
 /// that did not change is not taken as a move of nothing along it (see `probe_ground`): 10 µm,
 /// reached 128 m from the origin. Nearer, a coordinate that stands still while the wheel creeps
@@ -872,13 +933,16 @@ pub(crate) fn probe_ground(
     wheels: Query<(&Suspension, &GroundProbe, &mut WheelState)>,
     configuration: Query<&RapierConfiguration>,
     live_colliders: Query<(), With<Collider>>,
+    mut swapped: SwappedGround,
     body_mass: BodyMass,
 ) -> Result {
     let ctx = rapier.single()?;
     // Rapier drops a despawned collider (or one whose `Collider` was removed) only in its next
     // step, after the probes: until then its query pipeline still holds it, and a wheel on it
-    // was carried for one more step by ground that was gone.
-    let live = |entity: Entity| live_colliders.contains(entity);
+    // was carried for one more step by ground that was gone. Unless other ground was spawned
+    // over it in the same frame, which Rapier queries only from its next step too.
+    let replaced = swapped.replaced(ctx.colliders);
+    let live = |entity: Entity| live_colliders.contains(entity) || replaced.contains(&entity);
     let gravity = configuration
         .iter()
         .next()
