@@ -284,3 +284,75 @@ fn a_user_block_that_changes_shape_keeps_what_it_says() {
         0.5 * torque * t * t / j
     );
 }
+
+/// A load that sends a NaN reaction up: a user block with a bug.
+#[derive(Component, Clone)]
+struct NotANumberLoad;
+
+impl Block for NotANumberLoad {
+    const TYPE_NAME: &'static str = "NotANumberLoad";
+    type Runtime = ();
+    type Sensors = NoSensors;
+
+    fn ports(&self) -> Ports {
+        Ports::LEAF
+    }
+    fn upstream(&self, _: &(), _: &[f64], _: &StageContext, _: &[Shaft], _: &mut [f64]) -> ShaftUp {
+        ShaftUp {
+            reaction: f64::NAN,
+            ..ShaftUp::FREE
+        }
+    }
+    fn downstream(
+        &self,
+        _: &(),
+        _: &[f64],
+        _: &StageContext,
+        _: Option<&Shaft>,
+        _: &mut [Shaft],
+        _: &mut [f64],
+    ) {
+    }
+    fn sensors(&self, _: &(), _: &[f64], _: &Shafts) -> NoSensors {
+        NoSensors
+    }
+}
+
+/// A user block whose output is not a number stops its drivetrain with a status that names
+/// it, not the block whose state the NaN reached first: a motor driving a load that sends a
+/// NaN reaction up is `Diverged` naming the load, its states stay finite, and the motor's
+/// speed stays where the step started.
+///
+/// The root folds its load's reaction into its own state, so that state went astray first,
+/// and the status named the motor (found 2026-12-02 by an outside test of extending the
+/// library from a user's crate).
+#[test]
+fn a_block_that_sends_a_nan_is_the_one_its_status_names() {
+    let mut app = create_app(60.0);
+    app.register_block::<NotANumberLoad>();
+    let rig = spawn_vehicle(&mut app, "rig", 4);
+    let motor = spawn_block(
+        &mut app,
+        rig,
+        "motor",
+        constant_torque_motor(40.0, 0.3),
+        None,
+    );
+    spawn_block(
+        &mut app,
+        rig,
+        "buggy load",
+        NotANumberLoad,
+        Some((motor, Port::OUT)),
+    );
+    tick(&mut app, 3);
+    let status = format!("{}", drivetrain(&app, rig).error().expect("refused"));
+    println!("{status}");
+    assert!(
+        drivetrain(&app, rig).error().is_some_and(
+            |e| matches!(&e.error, DrivetrainError::Diverged { block } if block == "buggy load")
+        ),
+        "{status}"
+    );
+    assert!(state(&app, rig, motor).iter().all(|v| v.is_finite()));
+}

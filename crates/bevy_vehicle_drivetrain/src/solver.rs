@@ -774,7 +774,12 @@ impl Program {
         let within = |v: &f64| v.abs() <= STATE_LIMIT;
         if let Some(bad) = x.iter().position(|v| !within(v)) {
             x.copy_from_slice(start);
-            *diverged = passes.nodes.iter().position(|n| n.state().contains(&bad));
+            // The block to name: the first whose own outputs are not numbers at the step's
+            // start, if any are; else the first whose state went astray (a NaN a leaf sends up
+            // lands first in the root's state, which only carries it).
+            *diverged = passes
+                .not_a_number_source(x, k1, &torque)
+                .or_else(|| passes.nodes.iter().position(|n| n.state().contains(&bad)));
             return;
         }
         // Shaft values and modes at the end of the step, for the sensors.
@@ -860,6 +865,37 @@ impl Passes<'_> {
                 }
             }
         }
+    }
+
+    /// The block whose outputs at state `state` are not numbers while what it was handed is:
+    /// evaluates a stage there (into `derivative`), then looks for the first block, leaves
+    /// first, whose input shaft it sent a NaN up; then, roots first, for one that sent a NaN
+    /// down to its outputs; then for one whose state's derivative holds a NaN. `None` if the
+    /// stage is all numbers.
+    fn not_a_number_source(
+        &mut self,
+        state: &[f64],
+        derivative: &mut [f64],
+        stage: &StageContext,
+    ) -> Option<usize> {
+        self.evaluate(state, derivative, stage);
+        let nodes = self.nodes;
+        let shafts = &*self.shafts;
+        let sent_up = |i: usize| {
+            let up = &shafts[i].up;
+            nodes[i].input && (up.momentum.is_nan() || up.reaction.is_nan())
+        };
+        let own = |i: usize| derivative[nodes[i].state()].iter().any(|d| d.is_nan());
+        let sent_down = |i: usize| {
+            shafts[nodes[i].children()]
+                .iter()
+                .any(|s| s.down.torque.is_nan() || s.down.speed.is_nan())
+        };
+        (0..nodes.len())
+            .rev()
+            .find(|&i| sent_up(i))
+            .or_else(|| (0..nodes.len()).find(|&i| sent_down(i)))
+            .or_else(|| (0..nodes.len()).find(|&i| own(i)))
     }
 
     /// Lets every block switch modes after a stage; returns the strongest change.
