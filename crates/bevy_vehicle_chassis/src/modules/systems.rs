@@ -153,6 +153,8 @@ pub(crate) struct ModuleScratch {
     /// Whether `inputs.wheels` lists the vehicle's wheels as they are: cleared by
     /// [`note_wheel_changes`].
     wheels_known: bool,
+    /// Whether a warning has said that a module returned a number that is not finite.
+    invalid_warned: bool,
 }
 
 /// A module's number, or `fallback` (counted) when it is not finite.
@@ -453,6 +455,7 @@ pub(crate) fn step_vehicles(
             &mut VehicleTelemetry,
             Option<&SpeedLimiter>,
             Has<ChassisReady>,
+            Entity,
         ),
         With<Vehicle>,
     >,
@@ -486,7 +489,7 @@ pub(crate) fn step_vehicles(
             }
         },
         |(states, slots, sensors, buffer),
-         (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready)| {
+         (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready, vehicle)| {
             if !ready {
                 drivetrain.step_with(dt, buffer);
                 sensors.write(&mut drivetrain);
@@ -500,6 +503,7 @@ pub(crate) fn step_vehicles(
                 module_brakes,
                 traction_brakes,
                 rack,
+                invalid_warned,
                 ..
             } = &mut *scratch;
             let VehicleModules {
@@ -710,6 +714,16 @@ pub(crate) fn step_vehicles(
                     "brake module '{}' returned torques that would drive a wheel; they are applied \
                  against the spin instead (counted in ModuleReport::brake_corrections)",
                     brake.name()
+                );
+            }
+            // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
+            if report.invalid_outputs > 0 && !*invalid_warned {
+                *invalid_warned = true;
+                warn!(
+                    "vehicle {vehicle}: a module returned a number that is not finite (a brake \
+                 torque, a steering angle, a drive torque or a suspension force); it was replaced \
+                 by a neutral value (no torque or force, the angle measured) and the vehicle drives \
+                 on without it (counted in ModuleReport::invalid_outputs)"
                 );
             }
             // While the vehicle's program is still in cache.
