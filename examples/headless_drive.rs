@@ -27,13 +27,13 @@ use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::assets::source::SourceFile;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, VehicleFileError};
 use bevy_vehicle_physics::chassis::telemetry_csv::{csv_header, write_csv_row};
 use bevy_vehicle_physics::drivetrain::MAX_SUBSTEPS;
 use bevy_vehicle_physics::drivetrain::blocks::AutomaticClutch;
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
 use bevy_vehicle_physics::test_track::{spawn_test_track, tour_follower};
 use core::f32::consts::{PI, TAU};
 use serde::Deserialize;

@@ -9,9 +9,9 @@
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::chassis::modules::builtin_brake_torques;
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
 
 /// Front-biased brakes whose torque at each wheel fades out while that wheel slips more than
 /// `slip_limit`: what an ABS does, without its valves and timing.

@@ -3,7 +3,7 @@
 //! keys turn the orbit camera.
 
 use bevy::prelude::*;
-use bevy_rapier3d::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
 
 use bevy_vehicle_physics::assets::SpawnedFrom;
 use bevy_vehicle_physics::chassis::Hitch;

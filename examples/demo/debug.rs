@@ -13,8 +13,8 @@
 use core::fmt::Write as _;
 
 use bevy::prelude::*;
-use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
 
 use crate::vehicles::PlayerVehicle;
 

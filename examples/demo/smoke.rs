@@ -22,8 +22,8 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
-use bevy_rapier3d::prelude::Velocity;
 use bevy_vehicle_physics::chassis::PathFollower;
+use bevy_vehicle_physics::rapier::prelude::Velocity;
 use leafwing_input_manager::prelude::*;
 
 use crate::debug::DebugView;

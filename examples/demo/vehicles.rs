@@ -4,10 +4,10 @@
 //! visuals (a body box, a cabin box and wheel cylinders, meshes made once per vehicle).
 
 use bevy::prelude::*;
-use bevy_rapier3d::prelude::*;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes, SpawnedFrom};
 use bevy_vehicle_physics::input::{DriveAction, Driver};
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
 use bevy_vehicle_physics::test_track::tour_follower;
 use leafwing_input_manager::prelude::*;
 

@@ -76,9 +76,10 @@ pub mod checks {
 /// Everything needed to build and drive vehicles.
 pub mod prelude {
     pub use crate::modules::{
-        AntiRollBarModule, AxleInput, BrakeModule, CornerInput, DrivetrainModule, InstallModule,
-        ModuleContext, ModuleWheel, ResetVehicle, StabilityDemand, SteeringModule,
-        SuspensionModule, VehicleModule, VehicleModules, VehicleState,
+        AckermannSteering, AntiRollBarModule, AxleInput, BrakeModule, BuiltinBrakes,
+        BuiltinSuspension, CornerInput, DrivetrainModule, InstallModule, ModuleContext,
+        ModuleWheel, ResetVehicle, StabilityDemand, SteeringModule, SuspensionModule,
+        VehicleModule, VehicleModules, VehicleState,
     };
     pub use crate::{
         Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, BrakeDistribution, Brakes, CarBuilder,
