@@ -82,7 +82,8 @@ pub enum DrivetrainError {
     /// far too light for the torques on it, a torque, ratio or brake of 1e9, a torque of
     /// 1e300); changing any of its blocks rebuilds it.
     Diverged {
-        /// The first block whose state went astray.
+        /// The block whose output at the step's start was not a number (a block with a bug),
+        /// or else the first block whose state went astray.
         block: String,
     },
     /// More blocks or continuous states than one drivetrain can index.
@@ -174,7 +175,8 @@ impl fmt::Display for DrivetrainError {
                  1e100 in magnitude, so the step was undone and the drivetrain stopped; its \
                  settings, or those of a block connected to it, ask more than the substep can \
                  follow (a wheel or engine far too light for the torques on it, a torque, ratio, \
-                 coupling or brake far too large)"
+                 coupling or brake far too large), or the block returned a number that is not \
+                 finite"
             ),
             DrivetrainError::TooLarge { blocks } => write!(
                 f,
