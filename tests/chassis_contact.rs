@@ -701,7 +701,7 @@ fn a_braked_car_turns_with_a_turntable() {
 #[test]
 fn a_car_stopped_far_from_the_origin_stands_still() {
     let builder = CarBuilder::default();
-    let height = builder.wheel.radius as f32 - builder.wheel_height;
+    let height = car_rest_height(&builder);
     for x in [0.0f32, 5e3, 5e4] {
         let mut app = create_app(60.0);
         app.world_mut().spawn((
@@ -756,7 +756,7 @@ fn loads_coasting_over(
     ground(&mut app);
     let mut builder = CarBuilder::default();
     builder.wheel.probe = probe;
-    let height = builder.wheel.radius as f32 - builder.wheel_height;
+    let height = car_rest_height(&builder);
     let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, height, 0.0));
     tick(&mut app, 1);
     flying_start(&mut app, car, 30.0);
@@ -842,7 +842,7 @@ fn a_car_parks_on_a_heightfield_slope_with_any_probe() {
             let mut builder = CarBuilder::default();
             builder.wheel.probe = probe;
             let up = rotation * Vec3::Y;
-            let height = builder.wheel.radius as f32 - builder.wheel_height;
+            let height = car_rest_height(&builder);
             let car = spawn_car(
                 &mut app,
                 &builder,
@@ -887,7 +887,7 @@ fn ground_swapped_under_a_car_in_one_frame_carries_it_on() {
             let mut app = create_app(hz);
             let ground = spawn_box(&mut app);
             let builder = CarBuilder::default();
-            let height = builder.wheel.radius as f32 - builder.wheel_height;
+            let height = car_rest_height(&builder);
             let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, height, 0.0));
             tick(&mut app, (2.0 * hz) as usize);
             app.world_mut().despawn(ground);

@@ -43,14 +43,13 @@ fn peak_fx(car: &CarBuilder, fz: f64, mu: f64) -> f64 {
     t.forces(t.peak_slip()[0], 0.0)[0]
 }
 
-/// Height of the ground at the chassis origin when the car rests at design ride height.
-fn ride_height(car: &CarBuilder) -> f32 {
-    car.wheel.radius as f32 - car.wheel_height
-}
-
 /// Spawns `car` at the world origin at its design ride height over flat ground at height 0.
 fn spawn_at_ride_height(app: &mut App, car: &CarBuilder) -> Entity {
-    spawn_car(app, car, Transform::from_xyz(0.0, ride_height(car), 0.0))
+    spawn_car(
+        app,
+        car,
+        Transform::from_xyz(0.0, car_rest_height(car), 0.0),
+    )
 }
 
 /// Static ride height: with no preload, each corner's suspension compresses by its static
@@ -68,7 +67,7 @@ fn static_ride_height_matches_spring_rate_and_axle_loads() {
     let car = spawn_car(
         &mut app,
         &builder,
-        Transform::from_xyz(0.0, ride_height(&builder) + 0.05, 0.0),
+        Transform::from_xyz(0.0, car_rest_height(&builder) + 0.05, 0.0),
     );
     tick(&mut app, 6 * 60);
     let k = builder.wheel.suspension.stiffness;
@@ -135,7 +134,7 @@ fn heave(hz: f64, c: f64) -> [f64; 2] {
     let omega_n = (k / m_q).sqrt();
     let zeta = c / (2.0 * (k * m_q).sqrt());
 
-    let rest = ride_height(&builder);
+    let rest = car_rest_height(&builder);
     let car = spawn_car(
         &mut app,
         &builder,
@@ -203,7 +202,7 @@ fn car_on_slope_with(
     let car = spawn_car(
         app,
         builder,
-        Transform::from_translation(up * ride_height(builder))
+        Transform::from_translation(up * car_rest_height(builder))
             .with_rotation(rotation * Quat::from_rotation_y(yaw)),
     );
     (car, rotation * Vec3::Z)
@@ -459,7 +458,7 @@ fn a_free_car_stays_on_a_grade_gentler_than_its_rolling_resistance() {
             let car = spawn_car(
                 &mut app,
                 &builder,
-                Transform::from_translation(rotation * Vec3::Y * ride_height(&builder))
+                Transform::from_translation(rotation * Vec3::Y * car_rest_height(&builder))
                     .with_rotation(rotation * Quat::from_rotation_y(yaw)),
             );
             let downhill = rotation * Vec3::Z;
@@ -1006,7 +1005,7 @@ fn rolling_car(hz: f64, mu: f32, builder: &CarBuilder, v0: f32) -> (App, Entity)
     let car = spawn_car(
         &mut app,
         builder,
-        Transform::from_xyz(0.0, ride_height(builder), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(builder), 0.0),
     );
     tick(&mut app, 30);
     flying_start(&mut app, car, v0);
@@ -2059,7 +2058,7 @@ fn cornering(hz: f64, builder: &CarBuilder) -> Cornering {
     let car = spawn_car(
         &mut app,
         builder,
-        Transform::from_xyz(0.0, ride_height(builder), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(builder), 0.0),
     );
     app.insert_resource(CircleDriver {
         centre: Vec3::new(radius, 0.0, 0.0),
@@ -2243,7 +2242,7 @@ fn compliance_and_roll_steer_add_their_understeer() {
     let t = f64::from(base_car.track);
     let springs = 2.0 * (base_car.wheel.suspension.stiffness / 2.0) * t * t
         + (base_car.anti_roll_bars[0] + base_car.anti_roll_bars[1]) * t * t;
-    let h = f64::from(ride_height(&base_car) + base_car.center_of_mass.y);
+    let h = f64::from(car_rest_height(&base_car) + base_car.center_of_mass.y);
     let roll = m * h / (springs - m * GRAVITY * h);
     let travel = t * roll / 2.0;
     let added = run.k - base.k;
@@ -3059,7 +3058,7 @@ fn extreme_conditions_stay_finite() {
         let car = spawn_car(
             &mut app,
             &builder,
-            Transform::from_xyz(0.0, 2.0 + ride_height(&builder), 10.0),
+            Transform::from_xyz(0.0, 2.0 + car_rest_height(&builder), 10.0),
         );
         tick(&mut app, (0.5 * hz) as usize);
         flying_start(&mut app, car, 15.0);
@@ -3083,7 +3082,7 @@ fn extreme_conditions_stay_finite() {
             "{hz} Hz: sped up from {landed} to {speed} m/s in neutral"
         );
         assert!(
-            (height - ride_height(&builder)).abs() < 0.05 && up.y > 0.99,
+            (height - car_rest_height(&builder)).abs() < 0.05 && up.y > 0.99,
             "{hz} Hz: rides at {height} m, up {up}"
         );
     }
@@ -3613,7 +3612,7 @@ fn the_wheels_reported_forces_are_what_moves_the_body() {
             let car = spawn_car(
                 &mut app,
                 &builder,
-                Transform::from_xyz(0.0, builder.wheel.radius as f32 - builder.wheel_height, 0.0),
+                Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
             );
             tick(&mut app, 1);
             flying_start(&mut app, car, speed);

@@ -11,11 +11,6 @@ use bevy_rapier3d::prelude::{
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
-/// Height of the chassis origin when the default car rests at design ride height (m).
-fn rest_height(car: &CarBuilder) -> f32 {
-    car.wheel.radius as f32 - car.wheel_height
-}
-
 /// The message of a refused setting.
 fn message(result: Result<(), ChassisError>) -> String {
     result.expect_err("the setting must be refused").to_string()
@@ -35,7 +30,7 @@ fn car_on_flat_ground_at(hz: f64) -> (App, Entity, CarBuilder) {
     let car = spawn_car(
         &mut app,
         &builder,
-        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
     );
     (app, car, builder)
 }
@@ -54,10 +49,10 @@ fn assert_rests_on_four_wheels(
         .count();
     assert_eq!(grounded, 4);
     assert!(
-        (settled.translation.y - rest_height(builder)).abs() < 0.01,
+        (settled.translation.y - car_rest_height(builder)).abs() < 0.01,
         "rests at {} m, ride height {} m",
         settled.translation.y,
-        rest_height(builder)
+        car_rest_height(builder)
     );
 }
 
@@ -915,7 +910,7 @@ fn bad_settings_before_the_first_step_never_simulate() {
     let mut app = create_app(60.0);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
-    let at = Transform::from_xyz(0.0, rest_height(&builder) + 0.3, 0.0);
+    let at = Transform::from_xyz(0.0, car_rest_height(&builder) + 0.3, 0.0);
     let car = spawn_car(&mut app, &builder, at);
     let fl = wheel_named(&mut app, car, "wheel_fl");
     set::<Suspension>(&mut app, fl, |s| s.bump_damping = f64::NAN);
@@ -935,7 +930,7 @@ fn bad_settings_before_the_first_step_never_simulate() {
     assert!(status(&app, car).is_ready());
     // It was 0.3 m up: it drops onto its wheels and settles.
     let settled = tick_finite(&mut app, car, 300);
-    assert!((settled.translation.y - rest_height(&builder)).abs() < 0.01);
+    assert!((settled.translation.y - car_rest_height(&builder)).abs() < 0.01);
 }
 
 #[test]
@@ -1056,7 +1051,7 @@ fn a_vehicle_under_a_parent_is_refused_until_it_is_a_root() {
     let car = spawn_car(
         &mut app,
         &builder,
-        Transform::from_xyz(0.0, rest_height(&builder), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
     );
     app.world_mut().entity_mut(car).insert(ChildOf(root));
     tick(&mut app, 2);
@@ -1099,7 +1094,7 @@ fn a_body_too_stiff_for_the_fixed_step_is_refused() {
     let car = spawn_car(
         &mut app,
         &stiff,
-        Transform::from_xyz(0.0, rest_height(&stiff), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(&stiff), 0.0),
     );
     tick(&mut app, 2);
     let error = error_text(&app, car).expect("refused at 60 Hz");
@@ -1124,7 +1119,7 @@ fn a_body_too_stiff_for_the_fixed_step_is_refused() {
     let car = spawn_car(
         &mut app,
         &CarBuilder::default(),
-        Transform::from_xyz(0.0, rest_height(&CarBuilder::default()), 0.0),
+        Transform::from_xyz(0.0, car_rest_height(&CarBuilder::default()), 0.0),
     );
     tick(&mut app, 2);
     assert_eq!(status(&app, car), ChassisStatus::Ready);
@@ -1149,7 +1144,7 @@ fn a_refused_drivetrain_holds_its_vehicle_out_of_the_simulation() {
     let car = spawn_car(
         &mut app,
         &builder,
-        Transform::from_translation(rotation * Vec3::Y * rest_height(&builder))
+        Transform::from_translation(rotation * Vec3::Y * car_rest_height(&builder))
             .with_rotation(rotation),
     );
     controls(&mut app, car, |c| {

@@ -259,6 +259,12 @@ pub fn rest_height(d: &VehicleDescription) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// Height (m) of `car`'s chassis origin above flat ground when it rests at its design ride
+/// height: where to spawn it so it stands without a drop.
+pub fn car_rest_height(car: &CarBuilder) -> f32 {
+    car.wheel.radius as f32 - car.wheel_height
+}
+
 /// The repository's asset folder.
 pub const ASSET_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
 

@@ -270,34 +270,14 @@ fn seam_contact(
                 touch
             }
             None => {
-                let hit = cast_shapes(
-                    collider.position(),
-                    Vec3::ZERO,
-                    collider.shape(),
-                    &Pose::from_parts(top, rotation),
-                    -up,
-                    tire_shape.shape(),
-                    cast_options(range),
-                )
-                .ok()?;
-                match hit {
-                    Some(hit) => {
-                        let finite = hit.time_of_impact.is_finite()
-                            && hit.witness1.is_finite()
-                            && hit.normal1.is_finite();
-                        if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist || !finite {
-                            return None;
-                        }
-                        // The witness and normal are in the collider's frame.
-                        let pose = collider.position();
-                        Some(Touch {
-                            travel: hit.time_of_impact,
-                            point: pose.transform_point(hit.witness1),
-                            normal: (pose.rotation * hit.normal1).normalize_or(up),
-                        })
-                    }
-                    None => None,
-                }
+                let pose = collider.position();
+                let cast = Pose::from_parts(top, rotation);
+                // The witness and normal are in the collider's frame.
+                cast_touch(pose, collider.shape(), &cast, -up, &tire_shape, range)?.map(|t| Touch {
+                    travel: t.travel,
+                    point: pose.transform_point(t.point),
+                    normal: (pose.rotation * t.normal).normalize_or(up),
+                })
             }
         };
         if let Some(touch) = touch.filter(|t| sooner(t, &first)) {
@@ -460,32 +440,18 @@ fn triangle_contact(
         if bound >= limit - ON_EDGE_TOLERANCE {
             continue;
         }
-        let hit = cast_shapes(
-            &Pose::IDENTITY,
-            Vec3::ZERO,
-            &triangle,
-            &Pose::from_parts(top, rotation),
-            -up,
-            tire_shape.shape(),
-            cast_options(limit),
-        )
-        .ok()?;
-        if let Some(hit) = hit {
-            let finite = hit.time_of_impact.is_finite()
-                && hit.witness1.is_finite()
-                && hit.normal1.is_finite();
-            if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist || !finite {
-                return None;
-            }
-            let normal = if hit.normal1.dot(up) < 0.0 {
-                -hit.normal1
+        let cast = Pose::from_parts(top, rotation);
+        if let Some(touch) = cast_touch(&Pose::IDENTITY, &triangle, &cast, -up, &tire_shape, limit)?
+        {
+            // Mesh triangles are two-sided: the normal faces the tire.
+            let normal = if touch.normal.dot(up) < 0.0 {
+                -touch.normal
             } else {
-                hit.normal1
+                touch.normal
             };
             best = Some(Touch {
-                travel: hit.time_of_impact,
-                point: hit.witness1,
                 normal: normal.normalize_or(up),
+                ..touch
             });
         }
     }
@@ -493,6 +459,44 @@ fn triangle_contact(
         travel: b.travel,
         point: pose.transform_point(b.point),
         normal: pose.rotation * b.normal,
+    }))
+}
+
+/// Casts the tire shape `tire` from `from` along `direction` (unit) for up to `limit` (m)
+/// against `shape` at `pose`: the touch in `shape`'s own frame (travel along the cast, witness
+/// point, normal as the cast gives it), `Some(None)` for a miss, or `None` where the cast has
+/// no answer (the tire starts inside the shape, a number that is not finite, a shape parry
+/// cannot cast against).
+fn cast_touch(
+    pose: &Pose,
+    shape: &dyn Shape,
+    from: &Pose,
+    direction: Vec3,
+    tire: &CastShape,
+    limit: f32,
+) -> Option<Option<Touch>> {
+    let hit = cast_shapes(
+        pose,
+        Vec3::ZERO,
+        shape,
+        from,
+        direction,
+        tire.shape(),
+        cast_options(limit),
+    )
+    .ok()?;
+    let Some(hit) = hit else {
+        return Some(None);
+    };
+    let finite =
+        hit.time_of_impact.is_finite() && hit.witness1.is_finite() && hit.normal1.is_finite();
+    if hit.status == ShapeCastStatus::PenetratingOrWithinTargetDist || !finite {
+        return None;
+    }
+    Some(Some(Touch {
+        travel: hit.time_of_impact,
+        point: hit.witness1,
+        normal: hit.normal1,
     }))
 }
 
