@@ -2819,7 +2819,10 @@ fn power_slide_braked_by(
 /// 8.3–8.4 m/s yawing at −0.216 to −0.218 rad/s (before: 0.147–0.148 rad; braking alone
 /// 0.29–0.46). Since 2026-12-02 the tires' patch dampers keep each tire within its friction
 /// ellipse (`trail_braking_keeps_each_tire_within_its_friction_ellipse`): 0.1476–0.1502 rad,
-/// 15 Hz the highest (the rates were within 1.5 % before, 1.7 % since).
+/// 15 Hz the highest (the rates were within 1.5 % before, 1.7 % since). The slide starts from
+/// the engine idling with the clutch open, and 15 Hz is the rate most moved by where: since
+/// the idle controller holds idle itself (800 rpm, not 791; 2026-12-02) 0.1477–0.1510 rad,
+/// 30 to 120 Hz within 0.6 % of each other and 15 Hz 2.3 % above them.
 #[test]
 fn stability_control_takes_the_drive_in_a_power_slide() {
     let mut held = Vec::new();
@@ -2865,11 +2868,12 @@ fn stability_control_takes_the_drive_in_a_power_slide() {
         );
         held.push(esc.sideslip);
     }
-    let (low, high) = held
+    // 30 to 120 Hz within 1.5 %, 15 Hz within 3 % of them.
+    let (low, high) = held[1..]
         .iter()
         .fold((f64::MAX, f64::MIN), |(l, h), s| (l.min(*s), h.max(*s)));
     assert!(
-        high < 1.02 * low,
+        high < 1.015 * low && held[0] < 1.03 * low && held[0] > low / 1.03,
         "body slip {held:?} at 15, 30, 60 and 120 Hz"
     );
 }

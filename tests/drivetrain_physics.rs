@@ -846,16 +846,138 @@ fn engine_on_open_clutch() -> (App, Entity, [Entity; 3]) {
     (app, car, [engine, clutch, load])
 }
 
+/// The idle controller holds a loaded engine at its idle speed, alike at every rate: the
+/// default engine through a locked clutch into a 1 kg·m² load taking `c·ω` (c = 0.2 N·m·s/rad,
+/// 16.8 N·m at idle besides the engine's own friction), at 30, 60 and 120 Hz. Its integral
+/// part brings it to 800 rpm (within 0.05 rpm after 10 s); with `idle_integral_time` 0, a
+/// proportional controller alone, it droops to where its torque law ([`Engine::net_torque`])
+/// meets the load, found by bisection (within 0.05 rpm; 781.1 rpm), as a mechanical
+/// governor droops. The load then doubles: 1 s later the engine is coming back to
+/// idle as the linearised controller does (within 10 % of that closed form's gap, and the
+/// rates within 0.1 rpm of each other). Measured
+/// 2026-12-02: see the test's output. (Until 2026-12-02 it was proportional alone: the default
+/// engine idled at 791 rpm on its own friction, an automatic's in drive at 733 of 750.)
+#[test]
+fn the_idle_controller_holds_a_loaded_engine_at_idle() {
+    let c = 0.2;
+    let run = |hz: f64, integral_time: f64| -> (f64, f64, f64) {
+        let mut app = create_app(hz);
+        let car = spawn_vehicle(&mut app, "car", 4);
+        let engine = Engine {
+            idle_integral_time: integral_time,
+            ..default()
+        };
+        let engine = spawn_block(&mut app, car, "engine", engine, None);
+        let clutch = spawn_block(
+            &mut app,
+            car,
+            "clutch",
+            Clutch {
+                max_torque: 40.0,
+                engagement: 1.0,
+                automatic: None,
+            },
+            Some((engine, Port::OUT)),
+        );
+        let load = spawn_block(
+            &mut app,
+            car,
+            "load",
+            wheel(1.0, WheelLoad::Viscous(c)),
+            Some((clutch, Port::OUT)),
+        );
+        tick(&mut app, (10.0 * hz) as usize);
+        let settled = get::<EngineSensors>(&app, engine);
+        assert!(settled.running, "{hz} Hz: stalled");
+        let wheel_speed = get::<WheelSensors>(&app, load).speed;
+        assert!(
+            (wheel_speed - settled.speed).abs() < 1e-6,
+            "{hz} Hz: the clutch slips ({wheel_speed} against {} rad/s)",
+            settled.speed
+        );
+        set::<Wheel>(&mut app, load, |w| w.load = WheelLoad::Viscous(2.0 * c));
+        tick(&mut app, hz as usize);
+        let after = get::<EngineSensors>(&app, engine).rpm;
+        let lowest_settled = settled.rpm;
+        (lowest_settled, after, settled.speed)
+    };
+    // The proportional controller's droop: the engine's torque law against the load.
+    let engine = Engine::default();
+    let mut rt = EngineRuntime::default();
+    engine.settings_changed(&mut rt);
+    rt.firing = true;
+    let droop_under = |c: f64| {
+        rad_s_to_rpm(bisect(
+            |w| engine.net_torque(&rt, w) - c * w,
+            rpm_to_rad_s(600.0),
+            rpm_to_rad_s(800.0),
+        ))
+    };
+    let droop = droop_under(c);
+    // The load doubling at idle, linearised: with `x` the crank's speed off idle (rad/s) and
+    // `I` the integral part, `J·ẋ = −k·x + G·I − 2c·x − c·ω₀` and `İ = −x/(ω_span·T)`, so
+    // `J·ẍ + (k + 2c)·ẋ + G·x/(ω_span·T) = 0` from `x = 0`, `ẋ = −c·ω₀/J`: `k` the torque
+    // law's fall with speed at the settled throttle, `G` its rise with the integral part,
+    // `ω_span = idle_band·ω₀`, `J` the engine's and the load's inertia.
+    let w0 = rpm_to_rad_s(engine.idle_rpm);
+    let net_at = |integral: f64, w: f64| {
+        let mut rt = rt.clone();
+        rt.idle_integral = integral as f32;
+        engine.net_torque(&rt, w)
+    };
+    let settled = bisect(|i| c * w0 - net_at(i, w0), 0.0, 1.0);
+    let h = 1e-3;
+    let k = -(net_at(settled, w0 + h) - net_at(settled, w0 - h)) / (2.0 * h);
+    let g = (net_at(settled + h, w0) - net_at(settled - h, w0)) / (2.0 * h);
+    let j = engine.inertia + 1.0;
+    let (b, q) = (
+        (k + 2.0 * c) / j,
+        g / (engine.idle_band * w0 * engine.idle_integral_time) / j,
+    );
+    let root = (b * b / 4.0 - q).sqrt();
+    let (s1, s2) = (-b / 2.0 + root, -b / 2.0 - root);
+    let x = |t: f64| -c * w0 / j * ((s1 * t).exp() - (s2 * t).exp()) / (s1 - s2);
+    let gap = -rad_s_to_rpm(x(1.0));
+    let mut recovered = Vec::new();
+    for hz in [30.0, 60.0, 120.0] {
+        let (pi, after, _) = run(hz, engine.idle_integral_time);
+        let (p, _, _) = run(hz, 0.0);
+        println!(
+            "{hz} Hz: PI {pi:.4} rpm, 1 s after the load doubles {after:.3} rpm (closed \
+             form {:.3}); P alone {p:.4} rpm (closed form {droop:.4})",
+            800.0 - gap
+        );
+        assert!((pi - 800.0).abs() < 0.05, "{hz} Hz: idles at {pi} rpm");
+        assert!(
+            (p - droop).abs() < 0.05,
+            "{hz} Hz: P alone {p} rpm, closed form {droop}"
+        );
+        assert!(
+            rel(800.0 - after, gap) < 0.1,
+            "{hz} Hz: {after} rpm after the load doubled, closed form {}",
+            800.0 - gap
+        );
+        recovered.push(after);
+    }
+    let spread = recovered.iter().fold(f64::MIN, |m, r| m.max(*r))
+        - recovered.iter().fold(f64::MAX, |m, r| m.min(*r));
+    assert!(
+        spread < 0.1,
+        "1 s after the load doubled: {recovered:?} rpm"
+    );
+}
+
 /// The idle controller holds idle; closing the throttle at high rpm brakes the engine; a
 /// loaded engine pulled below its stall speed stalls, and turning the key restarts it.
 #[test]
 fn engine_idles_brakes_stalls_and_restarts() {
     let (mut app, car, [engine, clutch, w]) = engine_on_open_clutch();
-    // Idle: within 2 % of 800 rpm (a proportional controller droops a little).
+    // Idle: 800 rpm, within 1 rpm after 2 s (the idle controller's integral part closing the
+    // proportional part's 9 rpm droop with its 0.5 s integral time).
     tick(&mut app, 120);
     let s = get::<EngineSensors>(&app, engine);
     assert!(
-        s.running && (s.rpm - 800.0).abs() < 16.0,
+        s.running && (s.rpm - 800.0).abs() < 1.0,
         "idle at {} rpm",
         s.rpm
     );

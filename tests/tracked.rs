@@ -386,11 +386,14 @@ fn engine(app: &mut App, car: Entity) -> EngineSensors {
 /// A pivot turn at idle (neutral, steering 1: the levers at +1 and −1) at 15, 30, 60 and
 /// 120 Hz. The two pumps' torque limiters (320 N·m each) ask more than the diesel gives at
 /// idle, and their anti-stall (`Hydrostatic::anti_stall`, from 500 to 1250 rpm) strokes them
-/// with its speed: the pumps, relieving at their limit, take `2·320 N·m·(n − 500)/750`, and the
-/// diesel settles where its own torque law (idle controller, table, friction and braking;
-/// [`Engine::net_torque`]) gives that, found by bisection (within 0.5 %), never near its
-/// 500 rpm stall, and the base pivots at the same rate at every step rate (within 2 % of
-/// 120 Hz's; measured 2026-12-02: 837.0 rpm at each, 0.238 rad/s). With the ignition then off
+/// with its speed: the pumps, relieving at their limit, take `2·320 N·m·(n − 500)/750`. The
+/// diesel, pulled down at first (to 863–872 rpm), settles back at its 900 rpm idle, where its
+/// idle controller's integral part finds the throttle that gives the pumps their torque (it
+/// can: else it would settle at full throttle where its torque law, [`Engine::net_torque`],
+/// meets theirs, found by bisection), within 0.5 %, never near its 500 rpm stall, and the base
+/// pivots at the same rate at every step rate (within 2 % of 120 Hz's; measured 2026-12-02:
+/// 900.00 rpm at each, 0.3040–0.3043 rad/s; 837.0 rpm and 0.238 rad/s with the proportional
+/// idle controller it had until then). With the ignition then off
 /// and the levers still over, the crank stands exactly still, held by the diesel's friction,
 /// and 12 s later the body too (below 1 mm/s and 1 mrad/s from 24 Hz up; measured at most
 /// 2.6e-6): the stopped pumps hold the tracks. (Until 2026-12-02 it stalled within a second,
@@ -424,11 +427,20 @@ fn a_pivot_turn_at_idle_lugs_the_diesel_down_without_stalling_it() {
         diesel.settings_changed(&mut rt);
         rt.firing = true;
         let pumps = |n: f64| 2.0 * 320.0 * ((n - 500.0) / 750.0).clamp(0.0, 1.0);
-        let expected = rad_s_to_rpm(bisect(
-            |w| diesel.net_torque(&rt, w) - pumps(rad_s_to_rpm(w)),
-            rpm_to_rad_s(600.0),
-            rpm_to_rad_s(900.0),
-        ));
+        // The idle controller's integral part holds idle if the diesel can give the pumps
+        // their torque there at all (its integral below full throttle); else the diesel
+        // settles at full throttle where its torque meets theirs.
+        let idle = rpm_to_rad_s(diesel.idle_rpm);
+        rt.idle_integral = 1.0;
+        let expected = if diesel.net_torque(&rt, idle) >= pumps(diesel.idle_rpm) {
+            diesel.idle_rpm
+        } else {
+            rad_s_to_rpm(bisect(
+                |w| diesel.net_torque(&rt, w) - pumps(rad_s_to_rpm(w)),
+                rpm_to_rad_s(600.0),
+                idle,
+            ))
+        };
         println!(
             "{hz} Hz: {rpm:.2} rpm (lowest {lowest:.1}; closed form {expected:.2}), \
              pivoting at {rate:.4} rad/s"

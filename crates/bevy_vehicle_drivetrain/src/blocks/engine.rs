@@ -33,9 +33,12 @@ const LIMITER_BAND: f64 = 150.0;
 /// crank as an engine data sheet gives it (measured with the engine's own friction and
 /// pumping already paid); with the throttle closed it drags with its braking and friction.
 /// `θ` is the effective throttle: the driver's throttle after the throttle lag, raised by the
-/// idle controller (full throttle at `(1 − idle_band)·idle_rpm`, none at `idle_rpm`: a
-/// proportional controller, so a loaded engine idles a little below `idle_rpm`) and cut by
-/// the rev limiter near `max_rpm`. `T_brake` is engine braking,
+/// idle controller and cut by the rev limiter near `max_rpm`. The idle controller is a
+/// proportional-integral one, as an engine management's idle control is: its proportional part
+/// goes from no throttle at `idle_rpm` to full throttle at `(1 − idle_band)·idle_rpm`, and its
+/// integral part, advanced once per fixed step with the integral time `idle_integral_time`,
+/// adds what holds a loaded engine (its own friction, an automatic's converter in drive, a
+/// pump) at `idle_rpm` itself, where a proportional controller alone would let it droop below. `T_brake` is engine braking,
 /// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
 /// the direction of rotation. In the solver `s` is the direction the crank turned at the
 /// substep's start, latched for the substep as a brake's is, so the friction never chatters
@@ -70,13 +73,16 @@ pub struct Engine {
     pub torque_curve: TorqueCurve,
     /// Inertia of crank, flywheel and everything turning at crank speed (kg·m², > 0).
     pub inertia: f64,
-    /// Idle speed the idle controller aims for (rpm, > 0). It is a proportional controller
-    /// (see `idle_band`), so an engine loaded by its own friction idles a little below it:
-    /// the default engine at about 791 rpm of 800.
+    /// Idle speed the idle controller holds (rpm, > 0).
     pub idle_rpm: f64,
-    /// Fraction of `idle_rpm` over which the idle controller goes from no to full throttle
-    /// (dimensionless, (0, 1]).
+    /// Fraction of `idle_rpm` over which the idle controller's proportional part goes from no
+    /// to full throttle (dimensionless, (0, 1]).
     pub idle_band: f64,
+    /// Integral time of the idle controller (s, ≥ 0): the time its integral part takes to add
+    /// as much throttle as its proportional part gives for the same speed error. 0 leaves a
+    /// proportional controller, which idles a loaded engine below `idle_rpm` (the default
+    /// engine at 791 rpm of 800 on its own friction) as a mechanical governor's droop does.
+    pub idle_integral_time: f64,
     /// A running engine slower than this stalls (rpm, ≥ 0 and below `idle_rpm`).
     pub stall_rpm: f64,
     /// Rev limiter: fuel is cut at this speed (rpm, above `idle_rpm`).
@@ -163,6 +169,7 @@ impl Default for Engine {
             inertia: 0.2,
             idle_rpm: 800.0,
             idle_band: 0.1,
+            idle_integral_time: 0.5,
             stall_rpm: 400.0,
             max_rpm: 6800.0,
             braking_torque: 60.0,
@@ -198,6 +205,10 @@ pub struct EngineRuntime {
     /// 0 without lag): `1 − (1 − s + s·b̄)/(1 − s + s·θ̄)` with the step's mean boost `b̄` and
     /// throttle `θ̄`.
     pub boost_cut: f64,
+    /// The idle controller's integral part over the step (throttle, 0..1; see
+    /// [`Engine::idle_integral_time`]). Single precision, which holds idle to about 1e-4 rpm,
+    /// so that it packs beside the flags below: the drivetrain stays within 8 KiB per vehicle.
+    pub idle_integral: f32,
     /// Whether the engine fires.
     pub firing: bool,
     /// Whether the starter is cranking.
@@ -208,11 +219,10 @@ pub struct EngineRuntime {
     pub peaks: (Peak, Peak),
     /// The torque curve the stages interpolate (and the peaks were computed from).
     pub(crate) curve: CurveTable,
-    /// The rev limit the power peak was computed for (rpm).
-    peaks_limit: f64,
     /// `1 / (idle_band · idle speed)` (s/rad), derived from the settings.
     inv_idle_span: f64,
-    /// `1 / max_rpm` (1/rpm), derived from the settings.
+    /// `1 / max_rpm` (1/rpm), derived from the settings (and the rev limit the power peak was
+    /// computed for).
     inv_max_rpm: f64,
     /// The engine's inertia plus its load's (kg·m²), for the stages' lumped acceleration.
     total_inertia: Reciprocal,
@@ -292,6 +302,25 @@ impl Engine {
         rt.boost_cut = (1.0 - delivered).max(0.0);
     }
 
+    /// Advances the idle controller's integral part over a step of `dt` (s) from the crank
+    /// speed `speed` (rad/s) at the step's start, kept within 0..1 so that it never winds up
+    /// (an engine held above idle, driving, lets it go at once), and 0 while the engine does
+    /// not fire.
+    ///
+    /// The proportional part settles the crank within a few milliseconds, so over a step the
+    /// speed error, in throttle, is what the load needs less the integral part: the integral
+    /// then closes that gap as `1 − e^(−t/T)` with `T = idle_integral_time`, and is advanced
+    /// by exactly that over the step, so that an idle settles alike at every step rate.
+    fn advance_idle_integral(&self, rt: &mut EngineRuntime, speed: f64, dt: f64) {
+        rt.idle_integral = if rt.firing && self.idle_integral_time > 0.0 {
+            let error = (self.idle_speed() - speed) * rt.inv_idle_span;
+            let share = -(-dt / self.idle_integral_time).exp_m1();
+            (f64::from(rt.idle_integral) + error * share).clamp(0.0, 1.0) as f32
+        } else {
+            0.0
+        };
+    }
+
     /// Effective throttle at crank speed `speed` (rad/s): lagged pedal, raised by the idle
     /// controller, cut by the rev limiter.
     #[inline]
@@ -307,7 +336,9 @@ impl Engine {
         if !runtime.firing {
             return 0.0;
         }
-        let idle_throttle = ((self.idle_speed() - speed) * runtime.inv_idle_span).clamp(0.0, 1.0);
+        let idle_throttle = ((self.idle_speed() - speed) * runtime.inv_idle_span
+            + f64::from(runtime.idle_integral))
+        .clamp(0.0, 1.0);
         let limiter = ((self.max_rpm - rad_s_to_rpm(speed)) * (1.0 / LIMITER_BAND)).clamp(0.0, 1.0);
         (runtime.throttle * drive_limit).max(idle_throttle) * limiter
     }
@@ -367,6 +398,7 @@ impl Block for Engine {
         check_positive("inertia", self.inertia)?;
         check_positive("idle_rpm", self.idle_rpm)?;
         check_positive("idle_band", self.idle_band)?;
+        check_non_negative("idle_integral_time", self.idle_integral_time)?;
         if self.idle_band > 1.0 {
             return Err(SettingError::new(
                 "idle_band",
@@ -425,16 +457,17 @@ impl Block for Engine {
 
     fn settings_changed(&self, runtime: &mut EngineRuntime) {
         runtime.inv_idle_span = 1.0 / (self.idle_band * self.idle_speed());
-        runtime.inv_max_rpm = 1.0 / self.max_rpm;
+        let inv_max_rpm = 1.0 / self.max_rpm;
+        let limit_changed = runtime.inv_max_rpm != inv_max_rpm;
+        runtime.inv_max_rpm = inv_max_rpm;
         // Called on any change of settings (inputs alone skip it): the curve's table and peaks
         // are rebuilt only when the curve or the rev limit changed.
-        if !runtime.curve.follows(&self.torque_curve) || runtime.peaks_limit != self.max_rpm {
+        if !runtime.curve.follows(&self.torque_curve) || limit_changed {
             runtime.peaks = (
                 self.torque_curve.peak_torque(),
                 self.torque_curve.peak_power(self.max_rpm),
             );
             runtime.curve.rebuild(&self.torque_curve);
-            runtime.peaks_limit = self.max_rpm;
         }
     }
 
@@ -502,6 +535,7 @@ impl Block for Engine {
             }
         }
         rt.ignition = self.running;
+        self.advance_idle_integral(rt, state[0], step.dt);
         if rt.held && (rt.firing || rt.cranking) {
             // The starter (or a crank set turning) takes it from rest forwards.
             rt.held = false;
