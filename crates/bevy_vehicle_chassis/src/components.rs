@@ -456,7 +456,9 @@ pub struct WheelState {
     pub slip_ratio: f64,
     /// Slip angle (rad, positive when the tire pushes left).
     pub slip_angle: f64,
-    /// Force of the ground on the tire, normal load included (world, N).
+    /// Force of the ground on the tire, normal load included (world, N). Its fore-and-aft
+    /// part is `force.dot(heading)`, its side part the part along `normal.cross(heading)`
+    /// (to the wheel's left).
     pub force: Vec3,
     /// Wheel centre (world, m).
     pub center: Vec3,

@@ -22,7 +22,9 @@ pub struct VehicleControls {
     pub brake: f64,
     /// Clutch pedal, 0 (released: clutch engaged) to 1 (pressed: clutch open).
     pub clutch: f64,
-    /// Steering, −1 (full left) to 1 (full right).
+    /// Steering, −1 (full left) to 1 (full right). Angles and yaw rates read back from the
+    /// vehicle are positive to the left (about +Y, right-handed), so a positive `steering`
+    /// gives a negative wheel `steer_angle` and yaw rate.
     pub steering: f64,
     /// Selected gear: negative for reverse, 0 for neutral, positive for forward gears.
     pub gear: i32,
