@@ -122,7 +122,11 @@ impl Default for Tire {
     /// A passenger-car tire: the published 205/60R15 Magic Formula set without its shift terms
     /// (so four of them do not push a symmetric car) and with its lateral peak friction equal
     /// to its longitudinal one (so that on a road of friction μ it brakes and corners at μ at
-    /// its nominal load, [`MagicFormula::with_equal_peaks`]), relaxation lengths of 0.15 m
+    /// its nominal load, [`MagicFormula::with_equal_peaks`]) and without its pneumatic trail
+    /// (no aligning moment, so a car on default tires handles as the bicycle model of its
+    /// axles' forces does; the set's `aligning` terms,
+    /// [`MfAligning::passenger_205_60_r15`](bevy_vehicle_tire::MfAligning::passenger_205_60_r15),
+    /// add it, as the shipped `passenger_205_60r15.tire.ron` does), relaxation lengths of 0.15 m
     /// longitudinally and 0.5 m laterally (patch stiffnesses `C/σ` of about 570 kN/m fore-aft
     /// and 90 kN/m sideways at the nominal 4 kN load, in the range measured on passenger
     /// tires, which are stiffer fore-aft than sideways), light patch damping (more on a wheel
