@@ -454,7 +454,10 @@ pub struct WheelState {
     /// `heading`. Positive driving forward and braking in reverse, negative braking forward and
     /// driving in reverse: wheelspin shows as `|slip_ratio|` with the sign of the spin.
     pub slip_ratio: f64,
-    /// Slip angle (rad, positive when the tire pushes left).
+    /// Slip angle (rad, positive when the tire pushes left), relaxed like `slip_ratio`: the
+    /// tire's transient slip at the step's end, which lags the contact's kinematic slip over
+    /// the tire's relaxation length. `force` is the step's mean, so in a fast transient (a
+    /// spinning car) it need not equal the tire curve at these two slips.
     pub slip_angle: f64,
     /// Force of the ground on the tire, normal load included (world, N). Its fore-and-aft
     /// part is `force.dot(heading)`, its side part the part along `normal.cross(heading)`
