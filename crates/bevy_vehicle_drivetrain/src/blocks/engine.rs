@@ -38,7 +38,8 @@ const LIMITER_BAND: f64 = 150.0;
 /// goes from no throttle at `idle_rpm` to full throttle at `(1 − idle_band)·idle_rpm`, and its
 /// integral part, advanced once per fixed step with the integral time `idle_integral_time`,
 /// adds what holds a loaded engine (its own friction, an automatic's converter in drive, a
-/// pump) at `idle_rpm` itself, where a proportional controller alone would let it droop below. `T_brake` is engine braking,
+/// pump) at `idle_rpm` itself, where a proportional controller alone would let it droop below.
+/// `T_brake` is engine braking,
 /// `−(braking_torque·rpm/max_rpm·braking_torque_scale + braking_torque_added·s)`, with `s`
 /// the direction of rotation. In the solver `s` is the direction the crank turned at the
 /// substep's start, latched for the substep as a brake's is, so the friction never chatters
