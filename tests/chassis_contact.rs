@@ -621,6 +621,99 @@ fn a_braked_car_keeps_its_place_on_a_deck_pushed_along() {
     }
 }
 
+/// A braked car set down on a free slab (on a frictionless floor) stands still on it, and its
+/// tires count the slab's give. Closed form: each tire's fore-and-aft share of the body
+/// (`WheelState::body_mass_fraction`) on the slab is the one on fixed ground with the slab's
+/// give added, `1/(1/f + M/m)` (`M` the car's mass, `m` the slab's; the slab's turning adds
+/// under 0.1 %), to 0.5 %; and the car, on its brakes and parking lock and never driven, moves
+/// over the slab at under 5 mm/s (along the ground) in seconds 5–10, on slabs of 3000, 800 and
+/// 400 kg from 20 Hz up, and on 3000 kg at 15 Hz. Before the give was counted (the tires took
+/// the slab for fixed ground within the step) the pair rang: 0.31 / 0.87 m/s on 800 / 400 kg
+/// at 30 Hz, 1.57 / 2.11 m/s at 15 Hz, 0.12 m/s on 3000 kg at 15 Hz.
+///
+/// A slab its floor holds by friction (μ 0.9) gives nothing before the friction lets go: its
+/// shares are those on fixed ground, and the car stands as still on a 5 kg mat and on a
+/// 400 kg slab at 15, 30 and 120 Hz. Taken for a free body, the mat let the car slide over
+/// it at 1.2–2.2 m/s from 15 to 60 Hz.
+#[test]
+fn a_braked_car_stands_still_on_a_free_slab() {
+    let builder = CarBuilder::default();
+    let set_down = Transform::from_xyz(0.0, car_rest_height(&builder), 0.0);
+    // The shares on fixed ground, the floor's top at y = 0 as the slab's is.
+    let fixed: Vec<f64> = {
+        let mut app = create_app(60.0);
+        app.world_mut().spawn((
+            RigidBody::Fixed,
+            Collider::cuboid(200.0, 1.0, 200.0),
+            Transform::from_xyz(0.0, -1.0, 0.0),
+        ));
+        let car = spawn_car(&mut app, &builder, set_down);
+        controls(&mut app, car, |c| c.brake = 1.0);
+        tick(&mut app, 60);
+        wheels(&mut app, car)
+            .into_iter()
+            .map(|w| get::<WheelState>(&app, w).body_mass_fraction[0])
+            .collect()
+    };
+    for (slab_mass, floor_friction, rates) in [
+        (3000.0f32, 0.0, &[15.0, 20.0, 30.0, 60.0, 120.0][..]),
+        (800.0, 0.0, &[20.0, 30.0, 60.0, 120.0][..]),
+        (400.0, 0.0, &[20.0, 30.0, 60.0, 120.0][..]),
+        (400.0, 0.9, &[15.0, 30.0, 120.0][..]),
+        (5.0, 0.9, &[15.0, 30.0, 120.0][..]),
+    ] {
+        for &hz in rates {
+            let mut app = create_app(hz);
+            let slab = spawn_slab_on_frictionless_floor(&mut app, slab_mass);
+            if floor_friction > 0.0 {
+                // The floor is the other body the helper spawned.
+                let floor = app
+                    .world_mut()
+                    .query_filtered::<Entity, With<RigidBody>>()
+                    .iter(app.world())
+                    .find(|&e| e != slab)
+                    .expect("the floor");
+                set::<Friction>(&mut app, floor, |f| {
+                    *f = Friction::coefficient(floor_friction)
+                });
+            }
+            let car = spawn_car(&mut app, &builder, set_down);
+            controls(&mut app, car, |c| {
+                c.brake = 1.0;
+                c.parking = true;
+            });
+            tick(&mut app, (5.0 * hz) as usize);
+            let car_mass = f64::from(get::<ReadMassProperties>(&app, car).mass);
+            for (w, f) in wheels(&mut app, car).into_iter().zip(&fixed) {
+                let got = get::<WheelState>(&app, w).body_mass_fraction[0];
+                let expected = if floor_friction > 0.0 {
+                    *f
+                } else {
+                    1.0 / (1.0 / f + car_mass / f64::from(slab_mass))
+                };
+                assert!(
+                    (got - expected).abs() < 5e-3 * expected,
+                    "{slab_mass} kg, {hz} Hz: share {got} against {expected}"
+                );
+            }
+            let mut peak = 0.0f32;
+            for _ in 0..(5.0 * hz) as usize {
+                tick(&mut app, 1);
+                let over = velocity(&app, car) - get::<Velocity>(&app, slab).linear;
+                peak = peak.max(over.with_y(0.0).length());
+            }
+            println!(
+                "{slab_mass} kg slab, floor μ {floor_friction}, {hz} Hz: the car moves up to {:.2} mm/s over it",
+                peak * 1e3
+            );
+            assert!(
+                peak < 5e-3,
+                "{slab_mass} kg, {hz} Hz: {peak} m/s over the slab"
+            );
+        }
+    }
+}
+
 /// A braked car on a turntable turns with it: the default car, brakes on, set down 6 m out on
 /// a table turning at 0.5 rad/s (1.5 m/s² toward its axis), facing along the table's motion and
 /// moving with it, at 15, 30, 60 and 120 Hz: over 30 s (from 5 s on) it moves less than 5 mm

@@ -466,7 +466,10 @@ pub struct WheelState {
     /// Wheel centre (world, m).
     pub center: Vec3,
     /// How much of the tire's share of the body's mass a force along `[heading, left]` at the
-    /// contact moves, the body's pitch and roll counted (dimensionless, (0, 1]; see
+    /// contact moves, the body's pitch and roll counted and, on a free dynamic ground body
+    /// (one no joint holds), that body's give at the contact: `1/(1/f + M·g)` with `f` the
+    /// body's own fraction, `M` its mass (kg) and `g` the ground body's mobility there
+    /// (m/s per N·s, that is 1/kg: `1/m` and what its turning adds) (dimensionless, (0, 1]; see
     /// [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).
     /// Zero while the wheel is in the air.
     pub body_mass_fraction: [f64; 2],

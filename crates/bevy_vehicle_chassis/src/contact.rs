@@ -20,6 +20,7 @@ use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::math::Pose;
 use bevy_rapier3d::rapier::prelude::{
     CoefficientCombineRule, Collider as RawCollider, ColliderHandle, QueryPipeline, Ray,
+    RigidBodyHandle,
 };
 
 use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
@@ -749,6 +750,115 @@ fn mid_step_rate(last: &WheelState, rate: f64, force: f64, dt: f64) -> Option<f6
     rate.is_finite().then_some(rate)
 }
 
+/// How a dynamic ground body gives way under a tire: its inverse mass and inertia about its
+/// centre of mass, as Rapier holds them (locked axes at zero).
+///
+/// A tire pushes the vehicle and the ground body apart, so its slip changes by the sum of
+/// how fast the force moves the body's contact and how fast it moves the ground's point:
+/// on a free slab lighter than the car, far faster than on the car alone. A tire coupled to
+/// more mass than it really moves rings the pair unstably at low fixed-step rates
+/// (`docs/contact_coupling.md`): a braked car set down on a free 800 kg slab rocked over it
+/// at 1.57 m/s at 15 Hz before the ground's give was counted.
+///
+/// Only a free body gives so. One its support holds ([`GroundGive::held`]) is taken not to
+/// give at all (its inverses zero), as another vehicle is (its tires hold it): taken for
+/// free, a 5 kg mat on a floor of μ 0.9 let a braked car slide over it at 1.2–2.2 m/s at
+/// 15–60 Hz, and a hinged plank under a parked car swung up 46 % over twelve swings at 15 Hz
+/// (6 % held).
+#[derive(Clone, Copy, Debug)]
+struct GroundGive {
+    /// The ground body's entity.
+    body: Entity,
+    /// Inverse mass per world axis (1/kg; 0 on a locked axis).
+    inverse_mass: Vec3,
+    /// Centre of mass (world, m).
+    center: Vec3,
+    /// Inverse inertia tensor (world frame, 1/(kg·m²); 0 about locked axes).
+    inverse_inertia: Mat3,
+}
+
+impl GroundGive {
+    /// The give of the dynamic body `rb` (entity `body`); none if `held`.
+    fn of(body: Entity, rb: &bevy_rapier3d::rapier::dynamics::RigidBody, held: bool) -> Self {
+        let props = rb.mass_properties();
+        let i = props.effective_world_inv_inertia;
+        let (inverse_mass, inverse_inertia) = if held {
+            (Vec3::ZERO, Mat3::ZERO)
+        } else {
+            (
+                props.effective_inv_mass,
+                Mat3::from_cols(
+                    Vec3::new(i.m11, i.m12, i.m13),
+                    Vec3::new(i.m12, i.m22, i.m23),
+                    Vec3::new(i.m13, i.m23, i.m33),
+                ),
+            )
+        };
+        GroundGive {
+            body,
+            inverse_mass,
+            center: rb.center_of_mass(),
+            inverse_inertia,
+        }
+    }
+
+    /// Whether the dynamic body `rb` (`handle`) is held by more than its inertia: by a joint,
+    /// or by friction where it touches anything but the vehicle (`vehicle`) on it. Friction
+    /// holds a body under a tire until the tire's push overcomes it, so the small pushes of a
+    /// car at rest on it do not move it as they would a free body; only a body whose every
+    /// contact is frictionless (a slab on ice, or on nothing) gives as a free body does.
+    fn held(
+        ctx: &RapierContext,
+        handle: RigidBodyHandle,
+        rb: &bevy_rapier3d::rapier::dynamics::RigidBody,
+        vehicle: Option<RigidBodyHandle>,
+    ) -> bool {
+        let joints = &ctx.joints;
+        if joints
+            .impulse_joints
+            .attached_enabled_joints(handle)
+            .next()
+            .is_some()
+            || joints
+                .multibody_joints
+                .attached_joints(handle)
+                .next()
+                .is_some()
+        {
+            return true;
+        }
+        let colliders = &ctx.colliders.colliders;
+        let other_body = |pair: &bevy_rapier3d::rapier::geometry::ContactPair, own| {
+            let other = if pair.collider1 == own {
+                pair.collider2
+            } else {
+                pair.collider1
+            };
+            colliders.get(other).and_then(|c| c.parent())
+        };
+        rb.colliders().iter().any(|&own| {
+            ctx.simulation
+                .narrow_phase
+                .contact_pairs_with(own)
+                .filter(|pair| vehicle.is_none() || other_body(pair, own) != vehicle)
+                .any(|pair| {
+                    pair.solver_manifolds()
+                        .iter()
+                        .any(|m| !m.data.solver_contacts.is_empty() && m.data.friction > 0.0)
+                })
+        })
+    }
+
+    /// The velocity of the ground's point `at` along `axis` (world, unit) per newton-second
+    /// along `along` (world, unit) at `from` (m/s per N·s, 1/kg):
+    /// `a·M⁻¹·b + (r_a × a)·I⁻¹·(r_b × b)`, with `M⁻¹` the inverse mass per axis.
+    fn mobility(&self, at: Vec3, axis: Vec3, from: Vec3, along: Vec3) -> f32 {
+        let turn_at = (at - self.center).cross(axis);
+        let turn_from = (from - self.center).cross(along);
+        axis.dot(self.inverse_mass * along) + turn_at.dot(self.inverse_inertia * turn_from)
+    }
+}
+
 /// A vehicle body's mass, centre of mass and inverse inertia tensor in the world frame this
 /// step, for [`BodyInertia::mass_fraction`].
 struct BodyInertia {
@@ -787,11 +897,22 @@ impl BodyInertia {
     /// that matter (a car rocking on its held tires, the body swaying on its tires' lateral
     /// springs), and their moments from their fore-and-aft and side positions cancel between
     /// them, while those from the height add up. 1 for a body whose rotations are locked.
-    fn mass_fraction(&self, hit: &Hit, axis: Vec3) -> f64 {
+    ///
+    /// On a dynamic ground body (`ground`) the fraction also takes the ground's give: a tire's
+    /// force moves its slip by `1/(f·m) + g` per newton-second (`g` the ground's mobility at the
+    /// contact along `axis`, [`GroundGive::mobility`]), so it moves the share `f/(1 + m·f·g)`
+    /// of its mass. As the load shares do for the body, this takes the vehicle's tires as
+    /// pushing together in proportion to their loads; a vehicle with only some tires on the
+    /// body takes it for lighter than it is (the stable side), but other vehicles' tires on
+    /// the same body are not counted.
+    fn mass_fraction(&self, hit: &Hit, axis: Vec3, ground: Option<&GroundGive>) -> f64 {
         let height = (self.center - hit.point).dot(hit.normal);
         let turn = hit.normal.cross(axis);
         let mobility = self.mass * height * height * turn.dot(self.inverse_inertia * turn);
-        let fraction = 1.0 / (1.0 + f64::from(mobility));
+        let give = ground.map_or(0.0, |g| {
+            f64::from(self.mass) * f64::from(g.mobility(hit.point, axis, hit.point, axis))
+        });
+        let fraction = 1.0 / (1.0 + f64::from(mobility) + give);
         if fraction.is_finite() && fraction > 0.0 {
             fraction.min(1.0)
         } else {
@@ -849,20 +970,25 @@ impl BodyInertia {
     /// is the velocity to the left of contact `i` per newton-second to the left at contact `j`,
     /// `lᵢ·lⱼ/m + uᵢ·I⁻¹·uⱼ` with `l` the tire's left axis, `u = (p − c) × l` its moment arm
     /// about the centre of mass `c`, `m` the body's mass and `I` its inertia tensor. Zero rows
-    /// and columns for wheels that carry no share of the body (in the air).
+    /// and columns for wheels that carry no share of the body (in the air). Two contacts on
+    /// the same dynamic ground body (`gives`, by wheel) add how the ground moves under one in
+    /// answer to the other ([`GroundGive::mobility`]): the tires push the body and the ground
+    /// apart, and their slips change by both.
     fn lateral_mobility(
         &self,
         inputs: &mut ModuleInputs,
         wheels: &Query<(&Suspension, &GroundProbe, &mut WheelState)>,
+        gives: &[Option<GroundGive>],
     ) {
         let count = inputs.wheels.len();
         // Room for a tracked vehicle's road wheels on the stack: this runs every step.
-        let mut axes: SmallVec<[Option<(Vec3, Vec3)>; 16]> = SmallVec::new();
+        let mut axes: SmallVec<[Option<(Vec3, Vec3, Vec3)>; 16]> = SmallVec::new();
         for wheel in &inputs.wheels {
             let axis = wheels.get(wheel.entity).ok().and_then(|(.., state)| {
                 (state.body_mass > 0.0 && self.mass > 0.0).then(|| {
                     let left = state.normal.cross(state.heading);
-                    (left, (state.contact_point - self.center).cross(left))
+                    let point = state.contact_point;
+                    (left, (point - self.center).cross(left), point)
                 })
             });
             axes.push(axis);
@@ -870,13 +996,25 @@ impl BodyInertia {
         let mobility = &mut inputs.lateral_mobility;
         mobility.clear();
         mobility.resize(count * count, 0.0);
+        let give = |i: usize| gives.get(i).copied().flatten();
         for (i, a) in axes.iter().enumerate() {
-            let Some((left_i, arm_i)) = a else { continue };
+            let Some((left_i, arm_i, point_i)) = a else {
+                continue;
+            };
             let turned = self.inverse_inertia * *arm_i;
             for (j, b) in axes.iter().enumerate() {
-                let Some((left_j, arm_j)) = b else { continue };
+                let Some((left_j, arm_j, point_j)) = b else {
+                    continue;
+                };
+                let ground = match (give(i), give(j)) {
+                    (Some(g), Some(h)) if g.body == h.body => {
+                        g.mobility(*point_i, *left_i, *point_j, *left_j)
+                    }
+                    _ => 0.0,
+                };
                 mobility[i * count + j] = f64::from(left_i.dot(*left_j)) / f64::from(self.mass)
-                    + f64::from(turned.dot(*arm_j));
+                    + f64::from(turned.dot(*arm_j))
+                    + f64::from(ground);
             }
         }
     }
@@ -939,6 +1077,7 @@ pub(crate) fn probe_ground(
     live_colliders: Query<(), With<Collider>>,
     mut swapped: SwappedGround,
     body_mass: BodyMass,
+    vehicle_bodies: Query<(), With<Vehicle>>,
 ) -> Result {
     let ctx = rapier.single()?;
     // Rapier drops a despawned collider (or one whose `Collider` was removed) only in its next
@@ -999,11 +1138,15 @@ pub(crate) fn probe_ground(
                     .iter()
                     .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
+            let own_body = ctx.rigidbody_set.entity2body().get(&vehicle).copied();
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
                 .exclude_sensors()
                 .predicate(&live);
             let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
+            // Each wheel's dynamic ground body, if it stands on one.
+            let mut gives: SmallVec<[Option<GroundGive>; 16]> =
+                SmallVec::from_elem(None, inputs.wheels.len());
             ctx.with_query_pipeline(filter, |qp| {
                 // One broad-phase query for all the wheels that cast their tire shape.
                 // Mounts and radii come from the module inputs gathered this step, which sit on
@@ -1088,7 +1231,7 @@ pub(crate) fn probe_ground(
                         continue;
                     };
                     let collider = colliders.get(hit.collider);
-                    let (ground_velocity, ground_turning, carried, friction, ground_body) =
+                    let (ground_velocity, ground_turning, carried, friction, ground_give) =
                         match collider {
                             Some(c) => {
                                 let ground = c.parent().and_then(|b| Some((b, bodies.get(b)?)));
@@ -1113,12 +1256,19 @@ pub(crate) fn probe_ground(
                                     c.friction_combine_rule(),
                                 );
                                 let dynamic = ground.filter(|(_, b)| b.is_dynamic()).and_then(
-                                    |(handle, _)| ctx.rigidbody_set.rigid_body_entity(handle),
+                                    |(handle, b)| {
+                                        let entity = ctx.rigidbody_set.rigid_body_entity(handle)?;
+                                        let held = vehicle_bodies.contains(entity)
+                                            || GroundGive::held(&ctx, handle, b, own_body);
+                                        Some(GroundGive::of(entity, b, held))
+                                    },
                                 );
                                 (velocity, turning, carried, friction, dynamic)
                             }
                             None => (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, 0.0, None),
                         };
+                    let ground_body = ground_give.map(|g| g.body);
+                    gives[index] = ground_give;
                     let center_velocity =
                         velocity.linear_velocity_at_point(hit.center, body.center);
                     // A vehicle riding along with turning ground moves its centre of mass on
@@ -1247,7 +1397,7 @@ pub(crate) fn probe_ground(
                         acceleration,
                         center: hit.center,
                         body_mass_fraction: [heading, left]
-                            .map(|axis| body.mass_fraction(&hit, axis)),
+                            .map(|axis| body.mass_fraction(&hit, axis, ground_give.as_ref())),
                         displacement,
                         ..default()
                     };
@@ -1347,7 +1497,7 @@ pub(crate) fn probe_ground(
                 }
             }
             body.carry_load_change(inputs, &last_loads, wheels);
-            body.lateral_mobility(inputs, wheels);
+            body.lateral_mobility(inputs, wheels, &gives);
         },
     );
     Ok(())

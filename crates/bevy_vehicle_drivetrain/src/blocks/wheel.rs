@@ -171,9 +171,11 @@ pub struct WheelContact {
     /// or rolls the body, so the ground-level point gives more readily than the mass alone
     /// would (`1/(1 + m·h²·a·I⁻¹·a)`, with `m` the body's mass (kg), `h` the height of its
     /// centre of mass above the contact (m), `I` its inertia tensor (kg·m²) and `a` the unit
-    /// axis the force turns the body about). The wheel's floor on its relaxation lengths for
-    /// the body is divided by it ([`WheelRuntime::body_relaxation`]). Out of range or not
-    /// finite: taken as 1.
+    /// axis the force turns the body about). On ground that gives way itself (a free body
+    /// under the tire) the chassis adds the ground's give to the body's, so the fraction is
+    /// of the mass the push really moves between the two. The wheel's floor on its
+    /// relaxation lengths for the body is divided by it ([`WheelRuntime::body_relaxation`]).
+    /// Out of range or not finite: taken as 1.
     pub body_mass_fraction: [f64; 2],
     /// The tire's share of the mass of the body it carries (kg, ≥ 0): under a chassis, the
     /// body's mass in proportion to this tire's load among its tires. Through it the tire's own
