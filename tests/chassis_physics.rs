@@ -3613,11 +3613,7 @@ fn the_wheels_reported_forces_are_what_moves_the_body() {
         ] {
             let mut app = create_app(hz);
             spawn_flat_ground(&mut app, 0.9);
-            let car = spawn_car(
-                &mut app,
-                &builder,
-                Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
-            );
+            let car = spawn_car_at_rest(&mut app, &builder);
             tick(&mut app, 1);
             flying_start(&mut app, car, speed);
             controls(&mut app, car, |c| {

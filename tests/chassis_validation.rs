@@ -27,11 +27,7 @@ fn car_on_flat_ground_at(hz: f64) -> (App, Entity, CarBuilder) {
     let mut app = create_app(hz);
     spawn_flat_ground(&mut app, 0.9);
     let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
-    );
+    let car = spawn_car_at_rest(&mut app, &builder);
     (app, car, builder)
 }
 
@@ -1048,11 +1044,7 @@ fn a_vehicle_under_a_parent_is_refused_until_it_is_a_root() {
         .spawn(Transform::from_xyz(100.0, 0.0, 0.0).with_rotation(Quat::from_rotation_y(1.57)))
         .id();
     let builder = CarBuilder::default();
-    let car = spawn_car(
-        &mut app,
-        &builder,
-        Transform::from_xyz(0.0, car_rest_height(&builder), 0.0),
-    );
+    let car = spawn_car_at_rest(&mut app, &builder);
     app.world_mut().entity_mut(car).insert(ChildOf(root));
     tick(&mut app, 2);
     let text = error_text(&app, car).expect("a child vehicle is refused");

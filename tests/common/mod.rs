@@ -265,6 +265,15 @@ pub fn car_rest_height(car: &CarBuilder) -> f32 {
     car.wheel.radius as f32 - car.wheel_height
 }
 
+/// Spawns `car` at the origin standing on flat ground at y = 0 (see [`car_rest_height`]).
+pub fn spawn_car_at_rest(app: &mut App, car: &CarBuilder) -> Entity {
+    spawn_car(
+        app,
+        car,
+        Transform::from_xyz(0.0, car_rest_height(car), 0.0),
+    )
+}
+
 /// The repository's asset folder.
 pub const ASSET_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
 

@@ -445,9 +445,16 @@ pub struct WheelState {
     pub friction: f64,
     /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).
     pub velocity: [f64; 2],
+    /// How much a kinematic ground's velocity at the contact changed over the last step,
+    /// tire frame `[forward, left]` (m/s; zero on fixed and dynamic ground). Rapier moves a
+    /// kinematic body at one velocity over a step, so the wheel takes the change as kept
+    /// over the coming step: the contact starts it at `velocity − ground_step`, and the
+    /// `acceleration` is the vehicle's own.
+    pub ground_step: [f64; 2],
     /// Rate of change of `velocity` over the last step, in the tire frame `[forward, left]`
     /// (m/s²; on the first grounded step, gravity's component along the ground: the contact
-    /// was falling with the body). In a steady turn it is zero.
+    /// was falling with the body; on kinematic ground without the ground's own change, see
+    /// `ground_step`). In a steady turn it is zero.
     pub acceleration: [f64; 2],
     /// Longitudinal slip ratio (dimensionless): `(ω·r − v)/|v|` along the wheel's heading
     /// (`v`, the forward contact velocity), relaxed; it has the sign of the tire's force along

@@ -530,7 +530,7 @@ pub(crate) fn step_vehicles(
                 {
                     runtime.contact = WheelContact {
                         load: state.load,
-                        velocity: state.velocity,
+                        velocity: [0, 1].map(|i| state.velocity[i] - state.ground_step[i]),
                         acceleration: state.acceleration,
                         friction: state.friction,
                         body_mass_fraction: state.body_mass_fraction,
