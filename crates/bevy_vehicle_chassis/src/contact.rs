@@ -1138,7 +1138,6 @@ pub(crate) fn probe_ground(
                     .iter()
                     .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
-            let own_body = ctx.rigidbody_set.entity2body().get(&vehicle).copied();
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
                 .exclude_sensors()
@@ -1266,8 +1265,9 @@ pub(crate) fn probe_ground(
                                     .filter(|(_, b)| b.is_dynamic())
                                     .and_then(|(handle, b)| {
                                         let entity = ctx.rigidbody_set.rigid_body_entity(handle)?;
+                                        let own = ctx.rigidbody_set.entity2body().get(&vehicle);
                                         let held = vehicle_bodies.contains(entity)
-                                            || GroundGive::held(&ctx, handle, b, own_body);
+                                            || GroundGive::held(&ctx, handle, b, own.copied());
                                         Some(GroundGive::of(entity, b, held))
                                     });
                             let kinematic = moving.is_some_and(|(_, b)| b.is_kinematic());
