@@ -971,14 +971,14 @@ impl BodyInertia {
     /// `lᵢ·lⱼ/m + uᵢ·I⁻¹·uⱼ` with `l` the tire's left axis, `u = (p − c) × l` its moment arm
     /// about the centre of mass `c`, `m` the body's mass and `I` its inertia tensor. Zero rows
     /// and columns for wheels that carry no share of the body (in the air). Two contacts on
-    /// the same dynamic ground body (`gives`, by wheel) add how the ground moves under one in
-    /// answer to the other ([`GroundGive::mobility`]): the tires push the body and the ground
-    /// apart, and their slips change by both.
+    /// the same dynamic ground body (`gives`, by wheel index) add how the ground moves under
+    /// one in answer to the other ([`GroundGive::mobility`]): the tires push the body and the
+    /// ground apart, and their slips change by both.
     fn lateral_mobility(
         &self,
         inputs: &mut ModuleInputs,
         wheels: &Query<(&Suspension, &GroundProbe, &mut WheelState)>,
-        gives: &[Option<GroundGive>],
+        gives: &[(usize, GroundGive)],
     ) {
         let count = inputs.wheels.len();
         // Room for a tracked vehicle's road wheels on the stack: this runs every step.
@@ -996,7 +996,7 @@ impl BodyInertia {
         let mobility = &mut inputs.lateral_mobility;
         mobility.clear();
         mobility.resize(count * count, 0.0);
-        let give = |i: usize| gives.get(i).copied().flatten();
+        let give = |i: usize| gives.iter().find(|(w, _)| *w == i).map(|(_, g)| g);
         for (i, a) in axes.iter().enumerate() {
             let Some((left_i, arm_i, point_i)) = a else {
                 continue;
@@ -1006,11 +1006,15 @@ impl BodyInertia {
                 let Some((left_j, arm_j, point_j)) = b else {
                     continue;
                 };
-                let ground = match (give(i), give(j)) {
-                    (Some(g), Some(h)) if g.body == h.body => {
-                        g.mobility(*point_i, *left_i, *point_j, *left_j)
+                let ground = if gives.is_empty() {
+                    0.0
+                } else {
+                    match (give(i), give(j)) {
+                        (Some(g), Some(h)) if g.body == h.body => {
+                            g.mobility(*point_i, *left_i, *point_j, *left_j)
+                        }
+                        _ => 0.0,
                     }
-                    _ => 0.0,
                 };
                 mobility[i * count + j] = f64::from(left_i.dot(*left_j)) / f64::from(self.mass)
                     + f64::from(turned.dot(*arm_j))
@@ -1143,9 +1147,9 @@ pub(crate) fn probe_ground(
                 .exclude_sensors()
                 .predicate(&live);
             let mut last_loads: SmallVec<[f64; 16]> = SmallVec::new();
-            // Each wheel's dynamic ground body, if it stands on one.
-            let mut gives: SmallVec<[Option<GroundGive>; 16]> =
-                SmallVec::from_elem(None, inputs.wheels.len());
+            // The wheels on dynamic ground bodies (by index), with the bodies' give: none on
+            // fixed or kinematic ground, the common case, which then costs nothing here.
+            let mut gives: SmallVec<[(usize, GroundGive); 2]> = SmallVec::new();
             ctx.with_query_pipeline(filter, |qp| {
                 // One broad-phase query for all the wheels that cast their tire shape.
                 // Mounts and radii come from the module inputs gathered this step, which sit on
@@ -1277,7 +1281,9 @@ pub(crate) fn probe_ground(
                     };
                     let ground_collider = ctx.colliders.collider_entity(hit.collider);
                     let ground_body = ground_give.map(|g| g.body);
-                    gives[index] = ground_give;
+                    if let Some(give) = ground_give {
+                        gives.push((index, give));
+                    }
                     let center_velocity =
                         velocity.linear_velocity_at_point(hit.center, body.center);
                     // A vehicle riding along with turning ground moves its centre of mass on
