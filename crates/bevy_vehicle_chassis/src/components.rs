@@ -474,7 +474,8 @@ pub struct WheelState {
     pub center: Vec3,
     /// How much of the tire's share of the body's mass a force along `[heading, left]` at the
     /// contact moves, the body's pitch and roll counted and, on a free dynamic ground body
-    /// (one no joint holds), that body's give at the contact: `1/(1/f + M·g)` with `f` the
+    /// (one that no joint, no friction with what it touches and no tires of its own hold),
+    /// that body's give at the contact: `1/(1/f + M·g)` with `f` the
     /// body's own fraction, `M` its mass (kg) and `g` the ground body's mobility there
     /// (m/s per N·s, that is 1/kg: `1/m` and what its turning adds) (dimensionless, (0, 1]; see
     /// [`WheelContact::body_mass_fraction`](bevy_vehicle_drivetrain::blocks::WheelContact::body_mass_fraction)).

@@ -898,7 +898,8 @@ impl BodyInertia {
     /// springs), and their moments from their fore-and-aft and side positions cancel between
     /// them, while those from the height add up. 1 for a body whose rotations are locked.
     ///
-    /// On a dynamic ground body (`ground`) the fraction also takes the ground's give: a tire's
+    /// On a free dynamic ground body (`ground`; a held one gives nothing, see
+    /// [`GroundGive::held`]) the fraction also takes the ground's give: a tire's
     /// force moves its slip by `1/(f·m) + g` per newton-second (`g` the ground's mobility at the
     /// contact along `axis`, [`GroundGive::mobility`]), so it moves the share `f/(1 + m·f·g)`
     /// of its mass. As the load shares do for the body, this takes the vehicle's tires as
@@ -1325,11 +1326,6 @@ pub(crate) fn probe_ground(
                         f64::from(relative.dot(heading)),
                         f64::from(relative.dot(left)),
                     ];
-                    // How the contact velocity changed over the last step, in the tire frame (the
-                    // frame the slips live in): the wheel extrapolates it across the coming step.
-                    // A wheel that just touched down was falling with the body: its contact
-                    // accelerated with gravity along the ground (a car set down on a slope starts
-                    // to roll down it before its tires push back).
                     // A kinematic body moves at one velocity over a step and changes it between
                     // steps (Rapier moves it by the velocity it is given, or by the move to the
                     // pose it is given, over the whole step), where the vehicle's body changes
@@ -1349,6 +1345,12 @@ pub(crate) fn probe_ground(
                     } else {
                         [0.0; 2]
                     };
+                    // How the contact velocity changed over the last step, in the tire frame (the
+                    // frame the slips live in; on kinematic ground the vehicle's part of it, the
+                    // ground's step taken out): the wheel extrapolates it across the coming step.
+                    // A wheel that just touched down was falling with the body: its contact
+                    // accelerated with gravity along the ground (a car set down on a slope starts
+                    // to roll down it before its tires push back).
                     let acceleration = if state.grounded && dt > 0.0 {
                         let limit = f64::from(MAX_CONTACT_ACCELERATION);
                         [0, 1].map(|i| {
