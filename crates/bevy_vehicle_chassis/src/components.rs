@@ -161,13 +161,14 @@ pub const MAX_STATIC_CAMBER: f64 = 0.5;
 /// rake 24–30°, cars' kingpins a few degrees).
 pub const MAX_CASTER: f64 = 0.5;
 
-/// Largest `ω·dt` the suspension may reach on its share of the body over a fixed step (see
-/// [`Suspension::force_at_step`]): the spring and bump stop together ring at no more than it,
-/// and the damper takes no more than the spring leaves of its square, `(ω·dt)² + 2·(c/m)·dt
-/// ≤ L²`. Semi-implicit Euler, Rapier's integrator, is stable for a spring and damper whose
-/// force is held over the step while `(ω·dt)² + 2·(c/m)·dt < 4`; `L² = 1.96` keeps half of
-/// that.
+/// Largest `ω·dt` the spring and bump stop together may reach on the corner's share of the
+/// body over a fixed step (see [`Suspension::force_at_step`]).
 pub const SUSPENSION_STEP_LIMIT: f64 = 1.4;
+
+/// The most of a corner's travel rate its damper may take out within one fixed step,
+/// `c·dt/m` (`c` the damping in N·s/m, `m` the corner's share of the body in kg, `dt` the
+/// step in s; see [`Suspension::force_at_step`]).
+pub const MAX_DAMPING_PER_STEP: f64 = 0.75;
 
 impl Suspension {
     /// Checks the settings: every field finite and in its documented range. Field paths start
@@ -300,23 +301,29 @@ impl Suspension {
 
     /// [`Suspension::force`] held over a fixed step of `dt` (s) on `mass` (kg) of the body
     /// (the chassis passes the mass per wheel of the body's stiffest mode on its springs,
-    /// heave, roll or pitch: [`CornerInput::mass`](crate::modules::CornerInput::mass)), within
-    /// [`SUSPENSION_STEP_LIMIT`]. Rapier moves the body once per fixed step, so the
-    /// suspension is integrated explicitly at the fixed step, and at low step rates a stiff
-    /// one rings the body unstably:
+    /// heave, roll or pitch: [`CornerInput::mass`](crate::modules::CornerInput::mass)). The
+    /// chassis solves the suspension's force with the body's motion over the step (see
+    /// [`SPRING_STEP_WEIGHT`](crate::SPRING_STEP_WEIGHT)), but the tires take their loads as
+    /// given over the step, and two parts of the force change faster than that follows:
     /// - the bump stop's stiffness is held down so that spring and bump stop together ring at
-    ///   no more than the limit per step (`ω·dt`, `ω² = k/mass`): a car's bump stop (300 kN/m
-    ///   on a corner's 330 kg) rings at `ω·dt` = 2.1 at 15 Hz, and a hard landing threw the
-    ///   car back up;
-    /// - the damping is held down to what the spring leaves (`(ω·dt)² + 2·(c/mass)·dt ≤ L²`):
-    ///   the tracked excavator's running gear (600 kN/m and 30 kN·s/m on each road wheel, its
-    ///   body rolling on them as on 1.46 t per wheel) rocked the body from side to side at
-    ///   the step rate at 20 Hz, and as it turned, until the roll's mass was counted.
+    ///   no more than [`SUSPENSION_STEP_LIMIT`] per step (`ω·dt`, `ω² = k/mass`). It is met
+    ///   in a jolt, at the travel's end, where the step's motion is least foreseen: a car's
+    ///   bump stop (300 kN/m on a corner's 330 kg) rings at `ω·dt` = 2.1 at 15 Hz, and a hard
+    ///   landing threw the car back up;
+    /// - the damping is held to `c·dt/mass ≤` [`MAX_DAMPING_PER_STEP`]: the damper turns the
+    ///   body's rocking into load on the tires, and their grip, held over the step, turns it
+    ///   back into rocking. The tracked excavator pivoting at 15 Hz (30 kN·s/m on each road
+    ///   wheel, its body rolling on them as on 1.46 t per wheel) rocked at up to 0.1 rad/s
+    ///   with all of it, at 0.02 rad/s held to `c·dt/mass ≤ 0.98`, and at 3e-5 rad/s held to
+    ///   0.75.
     ///
-    /// A car's bump stop reaches its bound below about 26 Hz; the dampers reach theirs at
-    /// 15 Hz on the hatchback, the BMW, the GTE, the Jetta and the tipper, below 30 Hz on the
-    /// tractor unit and the excavator, and no shipped vehicle's suspension reaches either from
-    /// 30 Hz up; the spring itself is never changed (it sets the ride height).
+    /// A car's bump stop reaches its bound below about 26 Hz, a car's dampers (1.5–3.5 kN·s/m
+    /// on a few hundred kg) theirs only at the lowest rates, the excavator's below 28 Hz (as
+    /// the bound before did). The spring itself is never changed (it sets the ride height).
+    /// Until 2026-12-03 the spring acted at the step's start, and the damping was held to what
+    /// the spring left of a stable explicit step, `(ω·dt)² + 2·(c/mass)·dt ≤ 1.96`: the
+    /// default car on 100 kN/m springs lost 81 % of its heave's damping at 15 Hz, and a 700 kg
+    /// car on them was still rolling 8 s into a stop from 100 km/h.
     pub fn force_at_step(&self, x: f64, rate: f64, dt: f64, mass: f64) -> f64 {
         let mut bump_stop = self.bump_stop_stiffness;
         let mut damping = self.damping(rate);
@@ -324,8 +331,7 @@ impl Suspension {
             let budget = SUSPENSION_STEP_LIMIT * SUSPENSION_STEP_LIMIT;
             let stiffest = mass * budget / (dt * dt);
             bump_stop = bump_stop.min((stiffest - self.stiffness).max(0.0));
-            let spring = (self.stiffness / stiffest).min(1.0) * budget;
-            damping = damping.min((budget - spring) * mass / (2.0 * dt));
+            damping = damping.min(MAX_DAMPING_PER_STEP * mass / dt);
         }
         self.force_with(x, rate, bump_stop, damping)
     }

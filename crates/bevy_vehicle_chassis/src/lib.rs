@@ -49,12 +49,14 @@ mod vehicle;
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
     ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    BrakeDistribution, Brakes, GroundProbe, MAX_CASTER, MAX_LIFT_AREA, MAX_PRESSURE_CENTER,
-    MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter, StabilityControl, Steering,
-    Suspension, TractionControl, VehicleTelemetry, WheelMount, WheelState,
+    BrakeDistribution, Brakes, GroundProbe, MAX_CASTER, MAX_DAMPING_PER_STEP, MAX_LIFT_AREA,
+    MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter,
+    StabilityControl, Steering, Suspension, TractionControl, VehicleTelemetry, WheelMount,
+    WheelState,
 };
 pub use contact::{
-    TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead, spring_lead,
+    SPRING_STEP_WEIGHT, TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead,
+    spring_lead,
 };
 pub use error::ChassisError;
 pub use hitch::{Coupling, Hitch, StaticPreload};

@@ -296,13 +296,14 @@ pub(crate) struct WheelParts {
 
 /// The most a fixed step of `dt` lets the body's stiffest motion on its springs turn,
 /// `ω·dt` (rad): [`ChassisPlugin`](crate::ChassisPlugin) refuses a vehicle past it. Rapier
-/// moves the body once per step under the spring forces of the step's start, so a mode past
-/// `ω·dt = 2` is not held but driven by its springs, and grows without bound (an undamped
-/// spring held over each step diverges there; damping brings the limit lower still). The
-/// shipped vehicles reach 0.80–1.05 at 15 Hz (the tracked excavator 1.35); cars whose
-/// stiffest mode passed about 1.2 already stopped and accelerated differently from the same
-/// car at a finer step (see `docs/known_gaps.md`): past 1.4 the plugin accepts the vehicle
-/// with a warning.
+/// moves the body once per step under forces held over the step. The suspension's springs
+/// are solved with the step's motion (alone they would stay stable to `ω·dt = √6`, see
+/// [`SPRING_STEP_WEIGHT`](crate::SPRING_STEP_WEIGHT)), but the anti-roll bars act at the
+/// step's start, and a mode held so past `ω·dt = 2` is not held but driven by its springs,
+/// and grows without bound. The shipped vehicles reach 0.80–1.05 at 15 Hz (the tracked
+/// excavator 1.35). Past 1.4 the plugin accepts the vehicle with a warning: strong dampers are
+/// held down there (see [`Suspension::force_at_step`](crate::Suspension::force_at_step)),
+/// and its ride differs from a finer step's (see `docs/known_gaps.md`).
 pub const MAX_BODY_MODE_PER_STEP: f64 = 2.0;
 
 /// `ω·dt` (rad) past which an accepted vehicle's stiffest body mode is warned about: its
@@ -565,7 +566,8 @@ pub(crate) fn validate_chassis(
             if omega * dt > WARN_BODY_MODE_PER_STEP {
                 warn!(
                     "vehicle '{}': {} is near what a fixed step of {dt:.4} s can follow (ω·dt = \
-                     {:.2}): it stops and accelerates otherwise than at a finer step; {}",
+                     {:.2}): its dampers may be held down and it rides otherwise than at a finer \
+                     step; {}",
                     vehicle.name,
                     mode.stated(),
                     omega * dt,

@@ -183,16 +183,16 @@ pub struct ModuleContext<'a> {
 pub struct CornerInput<'a> {
     /// The corner's wheel, as an index into [`ModuleContext::wheels`].
     pub wheel: usize,
-    /// Deflection: suspension travel from design height (m, compression positive), at the
-    /// point in the step where the chassis's springs are evaluated (see
-    /// [`spring_lead`](crate::spring_lead)).
+    /// Deflection: suspension travel from design height (m, compression positive), where
+    /// the step moves it: the travel now, [`spring_lead`](crate::spring_lead) ahead by its
+    /// rate, and `dt²/12` ahead by its acceleration over the step (see
+    /// [`SPRING_STEP_WEIGHT`](crate::SPRING_STEP_WEIGHT)).
     pub deflection: f64,
-    /// Deflection rate (m/s, compression positive): at the step's start, or predicted for the
-    /// step's middle (see [`SuspensionModule::force`](super::SuspensionModule::force)): the
-    /// force is held over the step, and a damper evaluated at the step's starting rate lags
-    /// the motion by half a step, which stiffened the body's heave by `c·ω²·dt/2` (8 % fast
-    /// and 7 % overdamped at 30 Hz for a damping ratio of 0.4; within 0.3 % and 1 % at the
-    /// predicted rate).
+    /// Deflection rate (m/s, compression positive) at the step's middle: the rate now and
+    /// half a step of the travel's acceleration. The force is held over the step, and a
+    /// damper evaluated at the step's starting rate lags the motion by half a step, which
+    /// stiffened the body's heave by `c·ω²·dt/2` (8 % fast and 7 % overdamped at 30 Hz for a
+    /// damping ratio of 0.4).
     pub rate: f64,
     /// The body's mass per wheel that the suspension rings in the body's stiffest mode on its
     /// springs (kg): the body's mass over its number of wheels in heave, less where the body

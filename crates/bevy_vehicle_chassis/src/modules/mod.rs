@@ -197,11 +197,12 @@ pub trait SuspensionModule: Send + Sync + 'static {
     /// chassis's up axis). The tire's load is this plus any anti-roll-bar force, and never
     /// below zero.
     ///
-    /// Twice per corner per fixed step, the two calls differing only in
-    /// [`CornerInput::rate`]: at the travel rate of the step's start, and then at the rate
-    /// predicted for the step's middle, which is the force applied over the step (a damper
-    /// acts on the rate across the step; see [`CornerInput::rate`]). Once, at the starting
-    /// rate, on the step a wheel touches down.
+    /// Twice per corner per fixed step, at the deflection and rate of two guesses at the
+    /// step's motion: the force held over the step is the one that gives itself back,
+    /// interpolated between the two calls (see [`CornerInput::deflection`] and
+    /// [`CornerInput::rate`]). Once, at the step's start, on the step a wheel touches down.
+    /// The force should grow with deflection and rate; one that falls with both is taken
+    /// from the second call alone.
     fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64;
 
     /// Called when the vehicle is reset ([`ResetVehicle`]): clear any state.
