@@ -46,6 +46,14 @@ pub const TIRE_FRICTION_RULE: CoefficientCombineRule = CoefficientCombineRule::M
 /// to extrapolate.
 pub(crate) const MAX_CONTACT_ACCELERATION: f32 = 50.0;
 
+/// The cosine of the largest turn of the ground's normal under a wheel from one step to the
+/// next (0.15 rad, 8.6°) that is taken as the road's curvature; a larger one is an edge (a
+/// kerb met, or its top reached), whose change of the travel rate [`force_over_step`] does
+/// not carry on over the step. A 15 mm sinusoidal road at 8 Hz under a car at 15 m/s turns
+/// the normal by at most 0.075 rad a step at 30 Hz, where a tire of 0.3 m radius meets a 2 cm
+/// kerb's edge with its normal turned by 0.37 rad and a 10 cm kerb's by 0.84 rad.
+const EDGE_TURN_COSINE: f32 = 0.988_771;
+
 /// What a probe found.
 struct Hit {
     /// Suspension travel (m, compression positive).
@@ -761,7 +769,11 @@ pub const SPRING_STEP_WEIGHT: f64 = 1.0 / 12.0;
 /// whose force does not grow with them (a slope of the wrong sign) takes the second call's
 /// force. On the step a wheel touches down (no last step's rate) it is one call at the
 /// step's start. A jolt (a landing, a kerb) is not a trend: the acceleration is taken at
-/// most [`MAX_CONTACT_ACCELERATION`].
+/// most [`MAX_CONTACT_ACCELERATION`], and `edge_change` (m/s), the part of the rate's change
+/// since the last step that an edge's turn of the ground's normal made (see
+/// [`EDGE_TURN_COSINE`]; 0 elsewhere), is left out of it. Carried on, the jump of the rate
+/// where a tire met a 10 cm kerb at 5 m/s threw the body up at 1.13 / 0.47 m/s at 15 / 30 Hz
+/// against 0.38 at 240 Hz (0.76 / 0.40 now).
 ///
 /// The mass is the wheel's share of the body's in proportion to its load, which is exact for
 /// the body's heave. Solving all the corners together through the body's mobility (heave,
@@ -771,6 +783,7 @@ pub const SPRING_STEP_WEIGHT: f64 = 1.0 / 12.0;
 fn force_over_step(
     last: &WheelState,
     [travel, rate]: [f64; 2],
+    edge_change: f64,
     lead: f64,
     dt: f64,
     mass: f64,
@@ -782,7 +795,7 @@ fn force_over_step(
     }
     let limit = f64::from(MAX_CONTACT_ACCELERATION);
     let last_force = last.suspension_force - last.anti_roll_force;
-    let others = (rate - last.travel_rate) / dt + last_force / mass;
+    let others = (rate - last.travel_rate - edge_change) / dt + last_force / mass;
     if !others.is_finite() {
         return force(deflection, rate);
     }
@@ -1362,6 +1375,15 @@ pub(crate) fn probe_ground(
                     // each wheel of a hatchback and sank the body onto its bump stops.)
                     let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
                     let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
+                    // Where the ground's normal turned by more than `EDGE_TURN_COSINE` allows since the last
+                    // step (a kerb's edge met, or left for its top), the part of the rate's change
+                    // that turn made is not a trend to carry on over the coming step.
+                    let edge_change =
+                        if state.grounded && hit.normal.dot(state.normal) < EDGE_TURN_COSINE {
+                            f64::from(-relative.dot(hit.normal - state.normal) / axis_cosine)
+                        } else {
+                            0.0
+                        };
                     let forward = wheel_rotation * Vec3::NEG_Z;
                     // The heading the body would have without Rapier's lead.
                     let heading = turned_on_ground(
@@ -1457,6 +1479,7 @@ pub(crate) fn probe_ground(
                             force_over_step(
                                 &state,
                                 [travel, travel_rate],
+                                edge_change,
                                 lead,
                                 f64::from(dt),
                                 state.body_mass,
