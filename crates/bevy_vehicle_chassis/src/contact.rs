@@ -51,7 +51,8 @@ pub(crate) const MAX_CONTACT_ACCELERATION: f32 = 50.0;
 /// kerb met, or its top reached), whose change of the travel rate [`force_over_step`] does
 /// not carry on over the step. A 15 mm sinusoidal road at 8 Hz under a car at 15 m/s turns
 /// the normal by at most 0.075 rad a step at 30 Hz, where a tire of 0.3 m radius meets a 2 cm
-/// kerb's edge with its normal turned by 0.37 rad and a 10 cm kerb's by 0.84 rad.
+/// kerb's edge with its normal turned by 0.37 rad and a 10 cm kerb's by 0.84 rad. (A
+/// heightfield's triangle edges can turn a cylinder probe's normal past it now and then.)
 const EDGE_TURN_COSINE: f32 = 0.988_771;
 
 /// What a probe found.
