@@ -1146,6 +1146,35 @@ pub struct AntiRollBar {
     pub stiffness: f64,
 }
 
+/// On a vehicle entity: a game's own steady force and torque on the chassis body (wind, a
+/// booster, a tow rope), added to the wheel and drag forces every fixed step.
+///
+/// The chassis writes the body's Rapier [`ExternalForce`](bevy_rapier3d::prelude::ExternalForce)
+/// afresh every step, so a force written there by a game lasts one step at most; this
+/// component holds like `ExternalForce` does, until changed or removed. For a one-off push,
+/// use the body's `ExternalImpulse`. A vehicle whose settings are refused
+/// ([`ChassisStatus`](crate::ChassisStatus)) takes no force, this one included. A non-finite
+/// force or torque is left out.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct AddedForce {
+    /// Force through the centre of mass (N, world frame).
+    pub force: Vec3,
+    /// Torque about the centre of mass (N·m, world frame).
+    pub torque: Vec3,
+}
+
+impl AddedForce {
+    /// `force` (N, world frame) acting at `point` (m, world frame) on a body whose centre of
+    /// mass is at `center_of_mass` (m, world frame): the force and its moment about the
+    /// centre of mass.
+    pub fn at_point(force: Vec3, point: Vec3, center_of_mass: Vec3) -> Self {
+        Self {
+            force,
+            torque: (point - center_of_mass).cross(force),
+        }
+    }
+}
+
 /// On a vehicle entity: aerodynamic drag and lift.
 ///
 /// - Drag, `F = −½·ρ·CdA·|v|·v`, acts at the centre of mass.

@@ -7,7 +7,7 @@ use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::body_mass::BodyMass;
-use crate::components::{Aerodynamics, WheelState};
+use crate::components::{AddedForce, Aerodynamics, WheelState};
 use crate::contact::turned_on_ground;
 use crate::modules::systems::ModuleScratch;
 use crate::vehicle::Vehicle;
@@ -16,7 +16,7 @@ use crate::vehicle::Vehicle;
 /// (its force over the drivetrain's last step, [`WheelSensors::force`]; none while the
 /// drivetrain is not running)
 /// at its contact point with its aligning moment, aerodynamic drag at the centre of mass and
-/// lift at the centre of pressure ([`Aerodynamics`]). A tire's force goes in the heading its
+/// lift at the centre of pressure ([`Aerodynamics`]), and a game's own [`AddedForce`]. A tire's force goes in the heading its
 /// wheel has halfway through the coming step (turned about the contact normal by the body's
 /// turn rate over half a step), since Rapier holds it fixed in the world for the whole step.
 /// Dynamic bodies under the wheels receive the opposite impulse, scaled down on a body too light
@@ -35,6 +35,7 @@ pub(crate) fn apply_forces(
             &Drivetrain,
             &ModuleScratch,
             Option<&Aerodynamics>,
+            Option<&AddedForce>,
             &mut ExternalForce,
         ),
         (With<Vehicle>, With<crate::validation::ChassisReady>),
@@ -52,11 +53,11 @@ pub(crate) fn apply_forces(
     pipelined(
         vehicles.iter_mut(),
         &mut (wheels, grounds, &mut *unheld),
-        |_, (.., drivetrain, scratch, _, _)| {
+        |_, (.., drivetrain, scratch, _, _, _)| {
             prefetch::value(drivetrain.status());
             prefetch::value(&scratch.inputs.wheels);
         },
-        |(wheels, ..), (.., scratch, _, _)| {
+        |(wheels, ..), (.., scratch, _, _, _)| {
             for wheel in &scratch.inputs.wheels {
                 if let Ok((sensors, state)) = wheels.get(wheel.entity) {
                     prefetch::value(sensors);
@@ -65,7 +66,7 @@ pub(crate) fn apply_forces(
             }
         },
         |(wheels, grounds, unheld),
-         (vehicle, transform, velocity, mass, drivetrain, scratch, aero, mut force)| {
+         (vehicle, transform, velocity, mass, drivetrain, scratch, aero, added, mut force)| {
             // A drivetrain that is not running (refused, or not compiled yet) has no tire forces
             // to give: the tires carry the load and nothing else.
             let tires = *drivetrain.status() == DrivetrainStatus::Ready;
@@ -181,6 +182,13 @@ pub(crate) fn apply_forces(
                         total += part;
                     }
                 }
+            }
+            if let Some(added) = added
+                && added.force.is_finite()
+                && added.torque.is_finite()
+            {
+                total.force += added.force;
+                total.torque += added.torque;
             }
             *force = total;
         },

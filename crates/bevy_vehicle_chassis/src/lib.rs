@@ -15,7 +15,8 @@
 //!   [`AntiRollBars`] give each tire's load; the wheel blocks integrate spin and tire slip over
 //!   the step and report their average tire force;
 //! * every force is summed at its contact point into the chassis body's one `ExternalForce`,
-//!   about the world-space centre of mass, and dynamic ground bodies get the reaction;
+//!   about the world-space centre of mass, with a game's own [`AddedForce`], and dynamic
+//!   ground bodies get the reaction;
 //! * after Rapier steps, [`VehicleTelemetry`] and each wheel's [`WheelState`] report speed,
 //!   rpm, gear, load, slip, force, travel and contact.
 //!
@@ -48,11 +49,11 @@ mod vehicle;
 
 pub use builder::{CarBuilder, DriveLayout, GRAVITY, Powertrain, WheelSpec};
 pub use components::{
-    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars,
-    BrakeDistribution, Brakes, GroundProbe, MAX_CASTER, MAX_DAMPING_PER_STEP, MAX_LIFT_AREA,
-    MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side, SpeedLimiter,
-    StabilityControl, Steering, Suspension, TractionControl, VehicleTelemetry, WheelMount,
-    WheelState,
+    ANTI_LOCK_REAPPLY, ANTI_LOCK_RELEASE, AddedForce, Aerodynamics, AntiLock, AntiRollBar,
+    AntiRollBars, BrakeDistribution, Brakes, GroundProbe, MAX_CASTER, MAX_DAMPING_PER_STEP,
+    MAX_LIFT_AREA, MAX_PRESSURE_CENTER, MAX_STATIC_CAMBER, SUSPENSION_STEP_LIMIT, Side,
+    SpeedLimiter, StabilityControl, Steering, Suspension, TractionControl, VehicleTelemetry,
+    WheelMount, WheelState,
 };
 pub use contact::{
     SPRING_STEP_WEIGHT, TIRE_FRICTION, TIRE_FRICTION_RULE, combine_friction, rapier_heading_lead,
@@ -84,10 +85,10 @@ pub mod prelude {
         VehicleModule, VehicleModules, VehicleState,
     };
     pub use crate::{
-        Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, BrakeDistribution, Brakes, CarBuilder,
-        ChassisError, ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY, GroundProbe,
-        Hitch, PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side, SpeedLimiter,
-        StabilityControl, Steering, Suspension, TractionControl, Vehicle, VehicleSystems,
-        VehicleTelemetry, WheelMount, WheelSpec, WheelState,
+        AddedForce, Aerodynamics, AntiLock, AntiRollBar, AntiRollBars, BrakeDistribution, Brakes,
+        CarBuilder, ChassisError, ChassisPlugin, ChassisStatus, Coupling, DriveLayout, GRAVITY,
+        GroundProbe, Hitch, PathFollower, Powertrain, RapierSetupPlugin, RoutePoint, Side,
+        SpeedLimiter, StabilityControl, Steering, Suspension, TractionControl, Vehicle,
+        VehicleSystems, VehicleTelemetry, WheelMount, WheelSpec, WheelState,
     };
 }

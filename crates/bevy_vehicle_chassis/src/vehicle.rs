@@ -16,7 +16,8 @@ use crate::validation::ChassisStatus;
 ///
 /// Add a collider with the chassis's mass properties, a [`Transform`], and the blocks. The
 /// chassis owns the body's [`ExternalForce`]: it is overwritten every fixed step with the sum
-/// of the wheel and drag forces (use [`ExternalImpulse`] for other pushes).
+/// of the wheel and drag forces and the vehicle's [`AddedForce`](crate::AddedForce), a game's
+/// own steady force (use [`ExternalImpulse`] for one-off pushes).
 ///
 /// Its chassis settings are checked when they are added or changed; the result is in its
 /// [`ChassisStatus`], and a vehicle whose settings are refused is not simulated until they are
