@@ -66,6 +66,18 @@ impl Default for WheelMount {
 /// `bump_stop_stiffness` adds its force. The damper uses `bump_damping` while compressing and
 /// `rebound_damping` while extending. The suspension can push the ground but never pull it.
 ///
+/// At full compression the travel stays at `compression_limit`: the spring, bump stop and
+/// damper push with what they give there, and nothing rigid stops the wheel going further
+/// into the ground (the body's own collider does, once it reaches it). The bump stop stores
+/// at most `½·bump_stop_stiffness·bump_stop_length²` besides the spring: give it enough for
+/// the hardest landing expected. At low fixed-step rates it is held softer
+/// ([`Suspension::force_at_step`]), so a hard landing rebounds less there.
+///
+/// The corner has no unsprung mass and the tire no vertical stiffness: the wheels' mass is
+/// the body's (a [`CarBuilder`](crate::CarBuilder)'s `mass` includes them) and the spring
+/// carries the body straight on the ground, so there is no wheel-hop mode, and a road's
+/// input reaches the body through the spring and damper alone.
+///
 /// Its kinematics and compliance steer the wheel (its toe, [`WheelState::toe`]), on top of
 /// what the steering gives it: `bump_toe_out` per metre of travel (roll steer, when the body
 /// rolls and one side compresses while the other extends) and `compliance_steer` per newton

@@ -1376,9 +1376,10 @@ pub(crate) fn probe_ground(
                     // each wheel of a hatchback and sank the body onto its bump stops.)
                     let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
                     let travel_rate = f64::from(-relative.dot(hit.normal) / axis_cosine);
-                    // Where the ground's normal turned by more than `EDGE_TURN_COSINE` allows since the last
-                    // step (a kerb's edge met, or left for its top), the part of the rate's change
-                    // that turn made is not a trend to carry on over the coming step.
+                    // Where the ground's normal turned by more than `EDGE_TURN_COSINE` allows
+                    // since the last step (a kerb's edge met, or left for its top), the part of
+                    // the rate's change that turn made is not a trend to carry on over the
+                    // coming step.
                     let edge_change =
                         if state.grounded && hit.normal.dot(state.normal) < EDGE_TURN_COSINE {
                             f64::from(-relative.dot(hit.normal - state.normal) / axis_cosine)
