@@ -715,6 +715,25 @@ fn a_braked_car_stands_still_on_a_free_slab() {
     }
 }
 
+/// Spawns a kinematic slab 100 m wide and `half_length` (m) long each way along Z, its top at
+/// y = 0, friction 0.9, moved by its pose (`by_pose`) or by its velocity, starting at
+/// `velocity` (m/s).
+fn spawn_kinematic_slab(app: &mut App, by_pose: bool, half_length: f32, velocity: Vec3) -> Entity {
+    app.world_mut()
+        .spawn((
+            if by_pose {
+                RigidBody::KinematicPositionBased
+            } else {
+                RigidBody::KinematicVelocityBased
+            },
+            Collider::cuboid(50.0, 0.5, half_length),
+            Friction::coefficient(0.9),
+            Velocity::linear(velocity),
+            Transform::from_xyz(0.0, -0.5, 0.0),
+        ))
+        .id()
+}
+
 /// The body's heave amplitude, over the ground's, with a kinematic box under the car heaving
 /// 5 mm at `r` times the car's heave frequency, driven by its pose or its velocity (set
 /// before each step so that it passes the sinusoid's points at the steps' ends): the
@@ -731,20 +750,7 @@ fn heaving_ground_gain(hz: f64, r: f64, by_pose: bool) -> f64 {
     car.wheel.suspension.bump_damping = c;
     car.wheel.suspension.rebound_damping = c;
     let mut app = create_app(hz);
-    let ground = app
-        .world_mut()
-        .spawn((
-            if by_pose {
-                RigidBody::KinematicPositionBased
-            } else {
-                RigidBody::KinematicVelocityBased
-            },
-            Collider::cuboid(50.0, 0.5, 50.0),
-            Friction::coefficient(0.9),
-            Transform::from_xyz(0.0, -0.5, 0.0),
-            Velocity::default(),
-        ))
-        .id();
+    let ground = spawn_kinematic_slab(&mut app, by_pose, 50.0, Vec3::ZERO);
     tick(&mut app, 1);
     let e = spawn_car_at_rest(&mut app, &car);
     tick(&mut app, (hz * 2.0) as usize);
@@ -833,20 +839,12 @@ fn a_braked_car_keeps_its_place_on_an_accelerating_kinematic_deck() {
             let mut app = create_app(hz);
             let dt = fixed_dt(&app) as f32;
             let mut deck_velocity = Vec3::NEG_Z * 10.0;
-            let deck = app
-                .world_mut()
-                .spawn((
-                    if by_pose {
-                        RigidBody::KinematicPositionBased
-                    } else {
-                        RigidBody::KinematicVelocityBased
-                    },
-                    Collider::cuboid(50.0, 0.5, 3000.0),
-                    Friction::coefficient(0.9),
-                    Velocity::linear(if by_pose { Vec3::ZERO } else { deck_velocity }),
-                    Transform::from_xyz(0.0, -0.5, 0.0),
-                ))
-                .id();
+            let deck = spawn_kinematic_slab(
+                &mut app,
+                by_pose,
+                3000.0,
+                if by_pose { Vec3::ZERO } else { deck_velocity },
+            );
             let builder = CarBuilder::default();
             let car = spawn_car_at_rest(&mut app, &builder);
             controls(&mut app, car, |c| {
