@@ -463,11 +463,12 @@ pub struct WheelState {
     pub friction: f64,
     /// Velocity of the wheel centre relative to the ground, tire frame `[forward, left]` (m/s).
     pub velocity: [f64; 2],
-    /// How much a kinematic ground's velocity at the contact changed over the last step,
-    /// tire frame `[forward, left]` (m/s; zero on fixed and dynamic ground). Rapier moves a
-    /// kinematic body at one velocity over a step, so the wheel takes the change as kept
-    /// over the coming step: the contact starts it at `velocity − ground_step`, and the
-    /// `acceleration` is the vehicle's own.
+    /// How much a kinematic ground's velocity at the contact changes from the last step to the
+    /// coming one, tire frame `[forward, left]` (m/s; zero on fixed and dynamic ground): from
+    /// the velocity Rapier moved it at to the one the game gave it (a velocity-based body's
+    /// `Velocity`, a position-based root's move to its `Transform`). Rapier moves a kinematic
+    /// body at one velocity over a step, so the contact starts the coming step at `velocity −
+    /// ground_step`, and the `acceleration` is the vehicle's own.
     pub ground_step: [f64; 2],
     /// Rate of change of `velocity` over the last step, in the tire frame `[forward, left]`
     /// (m/s²; on the first grounded step, gravity's component along the ground: the contact

@@ -1453,7 +1453,7 @@ pub(crate) fn probe_ground(
                     } else {
                         0.0
                     };
-                    let ground_change = if kinematic && state.grounded {
+                    let ground_rate_change = if kinematic && state.grounded {
                         f64::from(
                             (coming_ground_velocity - ground_velocity).dot(hit.normal)
                                 / axis_cosine,
@@ -1484,13 +1484,21 @@ pub(crate) fn probe_ground(
                     // A kinematic body moves at one velocity over a step and changes it between
                     // steps (Rapier moves it by the velocity it is given, or by the move to the
                     // pose it is given, over the whole step), where the vehicle's body changes
-                    // its velocity within the step. The change of the ground's velocity over the
-                    // last step is taken as kept over the coming one: the contact starts the
-                    // step that much slower, and within it only the vehicle accelerates. (Taken
-                    // as accelerating within the step, a deck accelerating at `a` put the braked
-                    // patch `a·dt/2` behind the ground's own move: at 15 Hz a car on a deck
-                    // accelerating at 0.4 g slid 45 mm/s over it.)
-                    let ground_step = if kinematic
+                    // its velocity within the step. The change from the velocity it moved at
+                    // over the last step to the one it is given for the coming step is a step
+                    // at the step's start: the contact starts the step that much slower, and
+                    // within it only the vehicle accelerates. (Taken as accelerating within the
+                    // step, a deck accelerating at `a` put the braked patch `a·dt/2` behind the
+                    // ground's own move: at 15 Hz a car on a deck accelerating at 0.4 g slid
+                    // 45 mm/s over it.)
+                    let ground_step = if kinematic {
+                        let change = coming_ground_velocity - ground_velocity;
+                        [heading, left].map(|axis| f64::from(change.dot(axis)))
+                    } else {
+                        [0.0; 2]
+                    };
+                    // The ground's change over the last step, likewise not the vehicle's.
+                    let ground_change = if kinematic
                         && state.grounded
                         && state.ground == ground_collider
                         && dt > 0.0
@@ -1502,14 +1510,14 @@ pub(crate) fn probe_ground(
                     };
                     // How the contact velocity changed over the last step, in the tire frame (the
                     // frame the slips live in; on kinematic ground the vehicle's part of it, the
-                    // ground's step taken out): the wheel extrapolates it across the coming step.
+                    // ground's change taken out): the wheel extrapolates it across the coming step.
                     // A wheel that just touched down was falling with the body: its contact
                     // accelerated with gravity along the ground (a car set down on a slope starts
                     // to roll down it before its tires push back).
                     let acceleration = if state.grounded && dt > 0.0 {
                         let limit = f64::from(MAX_CONTACT_ACCELERATION);
                         [0, 1].map(|i| {
-                            ((velocity[i] - state.velocity[i] + ground_step[i]) / f64::from(dt))
+                            ((velocity[i] - state.velocity[i] + ground_change[i]) / f64::from(dt))
                                 .clamp(-limit, limit)
                         })
                     } else {
@@ -1556,7 +1564,7 @@ pub(crate) fn probe_ground(
                             force_over_step(
                                 &state,
                                 [travel, travel_rate],
-                                edge_change + ground_change,
+                                edge_change + ground_rate_change,
                                 ground_rate,
                                 lead,
                                 f64::from(dt),
