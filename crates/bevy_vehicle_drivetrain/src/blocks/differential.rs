@@ -38,6 +38,15 @@ use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, sign};
 /// (a driver-selectable diff lock or a spool). With `lock_ratio ≠ 1` a locked differential
 /// drives its outputs at a fixed speed ratio, which is how a skid-steer drive turns.
 ///
+/// A **viscous coupling** adds `λ_v = c·(ω1 − k·ω2)` to the slipping lock's torque pair
+/// (`c` = `viscous_coupling`): a torque that grows with the slip, as a viscous coupling's
+/// does, where a limited-slip lock's is the same at any slip. So a viscous centre
+/// differential barely resists the front axle outrunning the rear at full lock in a car
+/// park, and holds hard when one axle spins away. Within a substep `h` the coupling is held
+/// to what brings the slip to zero, `c·h·(1/I1 + k²/I2) ≤ 1` (the outputs' inertias as they
+/// report them), so that a strong one on light outputs settles the slip instead of reversing
+/// it.
+///
 /// No state; no inertia. Ports: `left`, `right`.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -50,6 +59,9 @@ pub struct Differential {
     pub lock_torque: f64,
     /// Locked speed ratio `ω_left / ω_right` (dimensionless, > 0; 1 = equal speeds).
     pub lock_ratio: f64,
+    /// Viscous coupling: the torque carried between the outputs per rad/s of their slip
+    /// `ω_left − lock_ratio·ω_right` (N·m·s/rad, ≥ 0; 0 = none), on top of `lock_torque`.
+    pub viscous_coupling: f64,
     /// Efficiency (dimensionless, (0, 1]).
     pub efficiency: f64,
     /// Lock the outputs together regardless of `lock_torque` (a setting in vehicle files; a
@@ -65,6 +77,7 @@ impl Default for Differential {
             torque_bias: 0.5,
             lock_torque: 0.0,
             lock_ratio: 1.0,
+            viscous_coupling: 0.0,
             efficiency: 1.0,
             locked: false,
         }
@@ -133,7 +146,7 @@ pub struct DifferentialSensors {
     pub right_speed: f64,
     /// Torque into the `right` output (N·m).
     pub right_torque: f64,
-    /// Torque the lock carries between the outputs, `λ` (N·m).
+    /// Torque the lock and the viscous coupling carry between the outputs, `λ` (N·m).
     pub lock_torque: f64,
     /// Whether the outputs are locked together.
     pub locked: bool,
@@ -154,6 +167,40 @@ impl Differential {
             (None, Some(c)) if b > 0.0 => ((mean - (1.0 - b) * c) / b, c),
             (a, c) => (a.unwrap_or(mean), c.unwrap_or(mean)),
         }
+    }
+
+    /// The torque `λ` the slipping outputs `o1`, `o2` carry between them in a stage of a
+    /// substep `substep` (s) of pass `pass`: the limited-slip lock's `lock_torque` in the
+    /// latched `direction`, and the viscous coupling's on the stage's slip (see
+    /// [`Differential`]). None in a momentum pass.
+    #[inline]
+    fn slipping_torque(
+        &self,
+        pass: Pass,
+        direction: f64,
+        o1: &ShaftUp,
+        o2: &ShaftUp,
+        substep: f64,
+    ) -> f64 {
+        if pass == Pass::Momentum {
+            return 0.0;
+        }
+        let lock = direction * self.lock_torque;
+        if self.viscous_coupling == 0.0 {
+            return lock;
+        }
+        let (Some(w1), Some(w2)) = (o1.speed(), o2.speed()) else {
+            return lock;
+        };
+        let k = self.lock_ratio;
+        let mobility = |o: &ShaftUp| if o.is_held() { 0.0 } else { o.mobility() };
+        let relative = mobility(o1) + k * k * mobility(o2);
+        let c = if relative * substep > 0.0 {
+            self.viscous_coupling.min(1.0 / (relative * substep))
+        } else {
+            self.viscous_coupling
+        };
+        lock + c * (w1 - k * w2)
     }
 
     fn always_locked(&self) -> bool {
@@ -247,6 +294,7 @@ impl Block for Differential {
         check_range("torque_bias", self.torque_bias, 0.0, 1.0)?;
         check_non_negative("lock_torque", self.lock_torque)?;
         check_positive("lock_ratio", self.lock_ratio)?;
+        check_non_negative("viscous_coupling", self.viscous_coupling)?;
         check_positive("efficiency", self.efficiency)?;
         if self.efficiency > 1.0 {
             return Err(SettingError::new(
@@ -290,10 +338,7 @@ impl Block for Differential {
                 }
             }
             DifferentialMode::Slipping { direction } => {
-                let lambda = match stage.pass {
-                    Pass::Torque => direction * self.lock_torque,
-                    Pass::Momentum => 0.0,
-                };
+                let lambda = self.slipping_torque(stage.pass, direction, o1, o2, stage.substep);
                 let (m1, m2) = (o1.mobility(), o2.mobility());
                 let a1 = if o1.is_free() || o1.is_held() {
                     0.0
@@ -336,10 +381,7 @@ impl Block for Differential {
                 (t1, t2)
             }
             DifferentialMode::Slipping { direction } => {
-                let lambda = match stage.pass {
-                    Pass::Torque => direction * self.lock_torque,
-                    Pass::Momentum => 0.0,
-                };
+                let lambda = self.slipping_torque(stage.pass, direction, o1, o2, stage.substep);
                 let b = self.torque_bias;
                 (
                     b * g * t - lambda,

@@ -174,6 +174,7 @@ impl TransferCase {
             torque_bias: self.torque_bias,
             lock_torque: self.lock_torque,
             lock_ratio: 1.0,
+            viscous_coupling: 0.0,
             efficiency: self.efficiency,
             locked: self.locked,
         }
