@@ -496,3 +496,25 @@ impl Block for Differential {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_viscous_coupling_that_is_not_a_finite_non_negative_number_is_refused() {
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let diff = Differential {
+                viscous_coupling: bad,
+                ..default()
+            };
+            let error = diff.validate().expect_err("refused");
+            assert_eq!(error.field, "viscous_coupling", "{bad}: {error:?}");
+        }
+        let diff = Differential {
+            viscous_coupling: 30.0,
+            ..default()
+        };
+        assert!(diff.validate().is_ok());
+    }
+}

@@ -37,7 +37,7 @@ pub enum TransferRange {
 /// open:    λ = 0                    (lock_torque = 0, not locked)
 /// locked:  λ = what keeps ω_front = ω_rear, while |λ| ≤ lock_torque, or whatever it takes
 ///          when `locked` is set
-/// slipping: λ = lock_torque·sign(ω_front − ω_rear)
+/// slipping: λ = lock_torque·sign(ω_front − ω_rear) + viscous_coupling·(ω_front − ω_rear)
 /// ```
 ///
 /// This is exactly a [`Differential`] of ratio `r`, `left = front`, `right = rear` and lock
@@ -78,6 +78,10 @@ pub struct TransferCase {
     /// Largest torque the centre differential's limited-slip lock carries between front and
     /// rear (N·m, ≥ 0; 0 = an open centre differential).
     pub lock_torque: f64,
+    /// The centre differential's viscous coupling: torque carried between front and rear per
+    /// rad/s of their slip (N·m·s/rad, ≥ 0; 0 = none), on top of `lock_torque` (see
+    /// [`Differential::viscous_coupling`]).
+    pub viscous_coupling: f64,
     /// Lock the centre: front and rear turn together with any torque. A setting in vehicle
     /// files; game code may also switch it at run time (a centre diff-lock switch).
     pub locked: bool,
@@ -101,6 +105,7 @@ impl Default for TransferCase {
             low_ratio: 2.5,
             torque_bias: 0.5,
             lock_torque: 0.0,
+            viscous_coupling: 0.0,
             locked: false,
             efficiency: 1.0,
             max_shift_speed: 1.0,
@@ -142,7 +147,7 @@ pub struct TransferCaseSensors {
     pub rear_speed: f64,
     /// Torque into the `rear` output (N·m).
     pub rear_torque: f64,
-    /// Torque the centre lock carries from front to rear, `λ` (N·m).
+    /// Torque the centre lock and viscous coupling carry from front to rear, `λ` (N·m).
     pub lock_torque: f64,
     /// Whether front and rear turn together (`false`: the centre differential slips, or is
     /// open).
@@ -174,7 +179,7 @@ impl TransferCase {
             torque_bias: self.torque_bias,
             lock_torque: self.lock_torque,
             lock_ratio: 1.0,
-            viscous_coupling: 0.0,
+            viscous_coupling: self.viscous_coupling,
             efficiency: self.efficiency,
             locked: self.locked,
         }
@@ -215,6 +220,7 @@ impl Block for TransferCase {
             ));
         }
         check_non_negative("lock_torque", self.lock_torque)?;
+        check_non_negative("viscous_coupling", self.viscous_coupling)?;
         check_positive("efficiency", self.efficiency)?;
         if self.efficiency > 1.0 {
             return Err(SettingError::new(
@@ -330,6 +336,7 @@ mod tests {
         let t = TransferCase {
             torque_bias: 0.4,
             lock_torque: 300.0,
+            viscous_coupling: 30.0,
             efficiency: 0.95,
             ..default()
         };
@@ -337,6 +344,7 @@ mod tests {
         assert_eq!(low.ratio, 2.5);
         assert_eq!(low.torque_bias, 0.4);
         assert_eq!(low.lock_ratio, 1.0);
+        assert_eq!(low.viscous_coupling, 30.0);
         assert_eq!(t.centre(TransferRange::High).ratio, 1.0);
         assert!(low.validate().is_ok());
     }
@@ -379,6 +387,13 @@ mod tests {
                     ..default()
                 },
                 "lock_torque",
+            ),
+            (
+                TransferCase {
+                    viscous_coupling: -1.0,
+                    ..default()
+                },
+                "viscous_coupling",
             ),
             (
                 TransferCase {
