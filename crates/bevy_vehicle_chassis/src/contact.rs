@@ -772,11 +772,13 @@ pub const SPRING_STEP_WEIGHT: f64 = 1.0 / 12.0;
 /// step's start. A jolt (a landing, a kerb) is not a trend: the acceleration is taken at
 /// most [`MAX_CONTACT_ACCELERATION`], and `jump` (m/s), the part of the rate's change since
 /// the last step that an edge's turn of the ground's normal made (see [`EDGE_TURN_COSINE`])
-/// or a kinematic ground's change of velocity between steps, is left out of it.
-/// `ground_rate` (m/s) is a kinematic ground's part of the rate, which Rapier moves the ground
-/// at over the whole step: its travel is taken at the step's middle (the body's at `lead`). Carried on, the jump of the rate
-/// where a tire met a 10 cm kerb at 5 m/s threw the body up at 1.13 / 0.47 m/s at 15 / 30 Hz
-/// against 0.38 at 240 Hz (0.76 / 0.40 now).
+/// or a kinematic ground's change of velocity between steps, is left out of it. Carried on,
+/// the jump of the rate where a tire met a 10 cm kerb at 5 m/s threw the body up at 1.13 /
+/// 0.47 m/s at 15 / 30 Hz against 0.38 at 240 Hz (0.76 / 0.40 now).
+///
+/// `ground_rate` (m/s) is a kinematic ground's part of the rate: Rapier moves that ground at
+/// one velocity over the whole step, so its travel is taken at the step's middle, where the
+/// body's own is taken at `lead`.
 ///
 /// The mass is the wheel's share of the body's in proportion to its load, which is exact for
 /// the body's heave. Solving all the corners together through the body's mobility (heave,
@@ -1444,15 +1446,17 @@ pub(crate) fn probe_ground(
                         } else {
                             0.0
                         };
-                    // Nor is a kinematic ground's change of velocity from the last step to the
-                    // coming one: Rapier moves it at one velocity over each step. Carried on, a
-                    // box heaving under a car at three times its ride frequency moved the body
-                    // 79 / 37 / 13 % more than the closed form at 15 / 30 / 60 Hz.
+                    // A kinematic ground's part of the rate, which it keeps over the step.
                     let ground_rate = if kinematic {
                         f64::from(coming_ground_velocity.dot(hit.normal) / axis_cosine)
                     } else {
                         0.0
                     };
+                    // Nor is a kinematic ground's change of velocity from the last step to the
+                    // coming one a trend: Rapier moves it at one velocity over each step.
+                    // Carried on, a box heaving under a car at three times its ride frequency
+                    // moved the body 79 / 37 / 13 % more than the closed form at 15 / 30 /
+                    // 60 Hz.
                     let ground_rate_change = if kinematic && state.grounded {
                         f64::from(
                             (coming_ground_velocity - ground_velocity).dot(hit.normal)
@@ -1497,7 +1501,8 @@ pub(crate) fn probe_ground(
                     } else {
                         [0.0; 2]
                     };
-                    // The ground's change over the last step, likewise not the vehicle's.
+                    // The ground's own change over the last step, which is not the vehicle's
+                    // acceleration either.
                     let ground_change = if kinematic
                         && state.grounded
                         && state.ground == ground_collider
