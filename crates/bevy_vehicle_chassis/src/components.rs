@@ -5,6 +5,7 @@
 //! quantities are `f64` like the drivetrain.
 
 use bevy::prelude::*;
+use bevy_rapier3d::prelude::ExternalForce;
 use bevy_vehicle_drivetrain::prelude::ThrottleEasing;
 
 use crate::error::{ChassisError, each_axis, finite, in_range, non_negative, positive};
@@ -1181,10 +1182,8 @@ impl AddedForce {
     /// mass is at `center_of_mass` (m, world frame): the force and its moment about the
     /// centre of mass.
     pub fn at_point(force: Vec3, point: Vec3, center_of_mass: Vec3) -> Self {
-        Self {
-            force,
-            torque: (point - center_of_mass).cross(force),
-        }
+        let ExternalForce { force, torque } = ExternalForce::at_point(force, point, center_of_mass);
+        Self { force, torque }
     }
 }
 

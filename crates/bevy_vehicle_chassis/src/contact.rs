@@ -1433,8 +1433,11 @@ pub(crate) fn probe_ground(
                     // and 1° of dive, 0.5 m/s of rebound on every damper, which took 1.2 kN off
                     // each wheel of a hatchback and sank the body onto its bump stops.)
                     let axis_cosine = up.dot(hit.normal).max(MIN_AXIS_COSINE);
-                    // The ground's part at the velocity it moves at over the coming step.
-                    let approach = relative + ground_velocity - coming_ground_velocity;
+                    // How a kinematic ground's velocity changes from the last step, which Rapier
+                    // moved it over at `ground_velocity`, to the coming one (zero on any other
+                    // ground): the ground's part of the rate is taken at the coming step's.
+                    let ground_jump = coming_ground_velocity - ground_velocity;
+                    let approach = relative - ground_jump;
                     let travel_rate = f64::from(-approach.dot(hit.normal) / axis_cosine);
                     // Where the ground's normal turned by more than `EDGE_TURN_COSINE` allows
                     // since the last step (a kerb's edge met, or left for its top), the part of
@@ -1457,14 +1460,7 @@ pub(crate) fn probe_ground(
                     // Carried on, a box heaving under a car at three times its ride frequency
                     // moved the body 79 / 37 / 13 % more than the closed form at 15 / 30 /
                     // 60 Hz.
-                    let ground_rate_change = if kinematic && state.grounded {
-                        f64::from(
-                            (coming_ground_velocity - ground_velocity).dot(hit.normal)
-                                / axis_cosine,
-                        )
-                    } else {
-                        0.0
-                    };
+                    let ground_rate_change = f64::from(ground_jump.dot(hit.normal) / axis_cosine);
                     let forward = wheel_rotation * Vec3::NEG_Z;
                     // The heading the body would have without Rapier's lead.
                     let heading = turned_on_ground(
@@ -1495,12 +1491,7 @@ pub(crate) fn probe_ground(
                     // step, a deck accelerating at `a` put the braked patch `a·dt/2` behind the
                     // ground's own move: at 15 Hz a car on a deck accelerating at 0.4 g slid
                     // 45 mm/s over it.)
-                    let ground_step = if kinematic {
-                        let change = coming_ground_velocity - ground_velocity;
-                        [heading, left].map(|axis| f64::from(change.dot(axis)))
-                    } else {
-                        [0.0; 2]
-                    };
+                    let ground_step = [heading, left].map(|axis| f64::from(ground_jump.dot(axis)));
                     // The ground's own change over the last step, which is not the vehicle's
                     // acceleration either.
                     let ground_change = if kinematic

@@ -14,9 +14,9 @@ use crate::vehicle::Vehicle;
 
 /// Writes each vehicle's [`ExternalForce`]: every grounded wheel's normal load and tire force
 /// (its force over the drivetrain's last step, [`WheelSensors::force`]; none while the
-/// drivetrain is not running)
-/// at its contact point with its aligning moment, aerodynamic drag at the centre of mass and
-/// lift at the centre of pressure ([`Aerodynamics`]), and a game's own [`AddedForce`]. A tire's force goes in the heading its
+/// drivetrain is not running) at its contact point with its aligning moment, aerodynamic drag
+/// at the centre of mass and lift at the centre of pressure ([`Aerodynamics`]), and a game's
+/// own [`AddedForce`]. A tire's force goes in the heading its
 /// wheel has halfway through the coming step (turned about the contact normal by the body's
 /// turn rate over half a step), since Rapier holds it fixed in the world for the whole step.
 /// Dynamic bodies under the wheels receive the opposite impulse, scaled down on a body too light
