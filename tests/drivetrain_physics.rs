@@ -1946,3 +1946,50 @@ fn a_held_tire_that_skids_its_body_to_a_stop_gives_back_its_deflection() {
         assert!(v.abs() < 1e-3, "{hz} Hz: still moving at {v} m/s");
     }
 }
+
+/// A stiff road on light wheels: two 0.5 kg·m² wheels on an open differential, each on a
+/// linear road (450 N·m·s/rad, a 100 kN tire at 20 m/s on a 0.3 m wheel) moving at 20 and
+/// 21 m/s, driven by 150 N·m. The road pulls each wheel's spin at 900/s, more than RK4 can
+/// follow in a 1/240 s substep (`λ·h` = 3.75 > 2.79: the spins grew tenfold every substep
+/// and the step was refused). The drivetrain splits the step finer instead (8 substeps at
+/// 60 Hz), and each wheel settles where the road balances its half of the drive,
+/// `ω = v/r + (T/2)/k`, to 1e-9, at 30, 60 and 120 Hz.
+#[test]
+fn a_stiff_road_load_settles_where_it_balances_at_any_rate() {
+    use bevy_vehicle_physics::drivetrain::LOAD_RATE_SUBSTEP;
+    let (k, radius, torque) = (450.0, 0.3, 150.0);
+    let road = |v| WheelLoad::Road {
+        ground_speed: v,
+        stiffness: k,
+    };
+    for hz in [30.0, 60.0, 120.0] {
+        let (mut app, vehicle, [_, _, left, right]) = motor_lsd_wheels(
+            hz,
+            constant_torque_motor(torque / 3.0, 0.2),
+            0.0,
+            [wheel(0.5, road(20.0)), wheel(0.5, road(21.0))],
+        );
+        tick(&mut app, (2.0 * hz) as usize);
+        let d = app.world().get::<Drivetrain>(vehicle).unwrap();
+        assert!(
+            matches!(d.status(), DrivetrainStatus::Ready),
+            "{hz} Hz: {:?}",
+            d.status()
+        );
+        let expected_substeps = ((1.0 / hz) / (LOAD_RATE_SUBSTEP * 0.5 / k)).ceil() as u32;
+        assert_eq!(
+            d.substeps_for(1.0 / hz),
+            expected_substeps.max(4),
+            "{hz} Hz"
+        );
+        for (w, v) in [(left, 20.0), (right, 21.0)] {
+            let spin = state(&app, vehicle, w)[1];
+            let balance = v / radius + 0.5 * torque / k;
+            println!("{hz} Hz: {spin:.12} rad/s against {balance:.12}");
+            assert!(
+                rel(spin, balance) < 1e-9,
+                "{hz} Hz: {spin} rad/s against {balance}"
+            );
+        }
+    }
+}

@@ -49,7 +49,7 @@ pub use graph::{DrivetrainError, VehicleError};
 pub use plugin::{
     BlockRegistry, BlockSlot, DEFAULT_MAX_SUBSTEP, Drivetrain, DrivetrainPlugin,
     DrivetrainSchedule, DrivetrainStatus, DrivetrainSystems, ExternalDrive, ExternalStep,
-    MAX_SUBSTEPS, RegisterBlock, SensorWriter,
+    LOAD_RATE_SUBSTEP, MAX_SUBSTEPS, RegisterBlock, SensorWriter,
 };
 pub use relations::{BlockOf, Blocks, DrivenBy, Drives, Port};
 pub use solver::StageWheels;

@@ -85,6 +85,13 @@ pub const DEFAULT_MAX_SUBSTEP: f64 = 1.0 / 240.0;
 /// The most substeps one fixed step is split into, whatever its length.
 pub const MAX_SUBSTEPS: u32 = 256;
 
+/// The longest substep a wheel's simple load allows, in units of its own time constant
+/// (dimensionless: the substep times [`Wheel::load_rate`](crate::blocks::Wheel::load_rate)).
+/// RK4 on a decay `dω/dt = −λ·ω` keeps each substep's factor between 0 and 1 while
+/// `λ·h` stays under 2.79 (0.33 at 2): a longer substep throws the spin past its balance
+/// and further each time.
+pub const LOAD_RATE_SUBSTEP: f64 = 2.0;
+
 /// On a vehicle entity: its drivetrain. The blocks are entities with [`BlockOf`] this entity.
 #[derive(Component)]
 pub struct Drivetrain {
@@ -220,21 +227,32 @@ impl Drivetrain {
     }
 
     /// How many substeps a fixed step of `dt` seconds is split into: [`Drivetrain::substeps`],
-    /// or more if a substep would be longer than [`Drivetrain::max_substep`] (at most
-    /// [`MAX_SUBSTEPS`]). A substep longer than `max_substep` by less than one part in a
-    /// million counts as `max_substep`: Bevy keeps the fixed step in whole nanoseconds, so
-    /// 60 Hz steps 16 666 667 ns, not 1/60 s, and that must not cost a fifth substep.
+    /// or more if a substep would be longer than [`Drivetrain::max_substep`], or than
+    /// [`LOAD_RATE_SUBSTEP`] time constants of the stiffest wheel load
+    /// ([`Wheel::load_rate`](crate::blocks::Wheel::load_rate)) (at most [`MAX_SUBSTEPS`]).
+    /// A substep longer than the bound by less than one part in a million counts as the
+    /// bound: Bevy keeps the fixed step in whole nanoseconds, so 60 Hz steps 16 666 667 ns,
+    /// not 1/60 s, and that must not cost a fifth substep.
     pub fn substeps_for(&self, dt: f64) -> u32 {
         self.substeps_within(dt, self.max_substep)
     }
 
     /// [`Drivetrain::substeps_for`] with `max_substep` (s) in place of the vehicle's own
     /// [`Drivetrain::max_substep`]: how many substeps a step of `dt` seconds takes with none
-    /// longer than `max_substep` (at least [`Drivetrain::substeps`], at most
-    /// [`MAX_SUBSTEPS`]; a `max_substep` that is not a positive number sets no bound).
+    /// longer than `max_substep` nor than the wheel loads allow (at least
+    /// [`Drivetrain::substeps`], at most [`MAX_SUBSTEPS`]; a `max_substep` that is not a
+    /// positive number sets no bound of its own).
     pub fn substeps_within(&self, dt: f64, max_substep: f64) -> u32 {
         let fewest = self.substeps.max(1);
-        if !(max_substep > 0.0 && max_substep.is_finite() && dt.is_finite()) {
+        let set = max_substep > 0.0 && max_substep.is_finite();
+        let rate = self.program.as_ref().map_or(0.0, Program::load_rate);
+        let max_substep = match (set, rate > 0.0 && rate.is_finite()) {
+            (true, true) => max_substep.min(LOAD_RATE_SUBSTEP / rate),
+            (true, false) => max_substep,
+            (false, true) => LOAD_RATE_SUBSTEP / rate,
+            (false, false) => return fewest,
+        };
+        if !dt.is_finite() {
             return fewest;
         }
         let needed = (dt / max_substep * (1.0 - 1e-6))

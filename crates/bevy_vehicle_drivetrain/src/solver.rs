@@ -658,6 +658,15 @@ impl Program {
         self.drive_limit = 1.0;
     }
 
+    /// The fastest [`Wheel::load_rate`] of the program's wheels (1/s; 0 if none has a
+    /// simple load that pulls its spin).
+    pub fn load_rate(&self) -> f64 {
+        self.blocks.iter().fold(0.0, |rate, cell| match cell {
+            Cell::Wheel(c) => rate.max(c.block.load_rate()),
+            _ => rate,
+        })
+    }
+
     /// Overwrites the continuous state of node `i` with `values` (of its length), lets its
     /// block update the modes the new state contradicts ([`Block::state_set`]), and asks for a
     /// momentum pass before the next stage.

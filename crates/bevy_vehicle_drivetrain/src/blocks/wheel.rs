@@ -608,6 +608,20 @@ impl Wheel {
         }
     }
 
+    /// How fast the simple load alone would bring the wheel's spin to where it balances
+    /// (1/s): the load's torque per unit of spin over [`Wheel::effective_inertia`], for a
+    /// [`WheelLoad::Viscous`] drag or a [`WheelLoad::Road`]; 0 for the other loads (a tire's
+    /// stiffness is held by its own relaxation). The drivetrain keeps its substeps short
+    /// enough for it (see [`Drivetrain::substeps_within`](crate::Drivetrain::substeps_within)).
+    pub fn load_rate(&self) -> f64 {
+        let per_spin = match self.load {
+            WheelLoad::Viscous(c) => c,
+            WheelLoad::Road { stiffness, .. } => stiffness,
+            _ => return 0.0,
+        };
+        per_spin / self.effective_inertia()
+    }
+
     /// Load torque of the simple loads at spin `speed` (rad/s) (N·m); 0 for a tire, whose
     /// torque depends on its slip state (see [`Tire`]).
     #[inline]
