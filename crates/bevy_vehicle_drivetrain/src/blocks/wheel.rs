@@ -1336,6 +1336,14 @@ impl Block for Wheel {
             );
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
             rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
+            if rt.tire.load() <= 0.0 {
+                // A tire off the ground springs back sideways: it lands undeflected, and its
+                // side force builds from nothing as it rolls or slides on. (Kept, a slide's
+                // slip from before a lift-off pushed on at the friction limit when the wheel
+                // came down, whichever way it then moved: a car parked across a steep slope on
+                // grippy tires rocked onto its uphill wheels harder each time and rolled over.)
+                state[3] = 0.0;
+            }
             rt.rolling = self.rolling_capacity(tire, rt.tire.load(), state[1]);
             let drift = anchor_held_patch(rt, state, step.dt, tire.relaxation_length[0]);
             stick_again(rt, self.radius, state);
