@@ -783,14 +783,16 @@ fn parked_across_a_30_percent_slope_stands_on_its_tires_side_forces() {
 /// wheels still carry 12 % of its weight at rest, the car set down on it lurches, rocks onto
 /// its downhill wheels (the uphill ones leave the ground for a few steps) and settles on all
 /// four, at 30, 60 and 120 Hz: its roll from the slope never passes 6° (2.1° at rest), it moves
-/// less than 10 cm, and over the last 2 s of 20 it is still at 60 and 120 Hz (under 1 mm/s).
+/// less than 10 cm, and over the last 2 s of 20 it is still (under 1 mm/s). Measured: at most
+/// 3.4° of roll, 5.4 cm moved, 0 mm/s at the end, at every rate.
 ///
 /// A tire that left the ground used to keep the slide's lateral slip it had when it lifted,
 /// and pushed on with it at the friction limit when it came down, whichever way its wheel then
 /// moved: each landing kicked the body harder, and the car rolled over down the slope at every
 /// rate (from 35° on; a slow tilt lifts its first wheel at 52.5°). A tire off the ground now
-/// lands undeflected. At 30 Hz the car still rocks a little on its tires' lateral springs,
-/// lifting a wheel now and then (0.04 m/s over the last 2 s, see `docs/known_gaps.md`).
+/// lands undeflected. Then the car still rocked on its tires' lateral patch springs (a damping
+/// ratio of about 0.07), lifting a wheel now and then: 0.04 m/s over the last 2 s at 30 Hz.
+/// Sideways a tire at a crawl now takes its `Tire::held_damping` too.
 #[test]
 fn a_car_parked_across_a_steep_grippy_slope_stays_on_its_wheels() {
     let builder = CarBuilder::default();
@@ -832,8 +834,7 @@ fn a_car_parked_across_a_steep_grippy_slope_stays_on_its_wheels() {
             most_roll.to_degrees()
         );
         assert!(moved < 0.1, "{hz} Hz: moved {moved} m");
-        let still = if hz < 60.0 { 0.1 } else { 1e-3 };
-        assert!(fastest < still, "{hz} Hz: {fastest} m/s over the last 2 s");
+        assert!(fastest < 1e-3, "{hz} Hz: {fastest} m/s over the last 2 s");
     }
 }
 

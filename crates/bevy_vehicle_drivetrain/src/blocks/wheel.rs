@@ -55,18 +55,22 @@ pub struct Tire {
     /// Contact-patch damping per unit load `[longitudinal, lateral]` (s/m, ≥ 0): the damping
     /// force is this × load × deflection rate.
     pub damping: [f64; 2],
-    /// Extra longitudinal contact-patch damping per unit load while the brake holds the wheel
-    /// and the contact moves slower than [`HELD_DAMPING_SPEED`] (s/m, ≥ 0), on top of
-    /// `damping[0]`: a parked or stopping vehicle rocking fore and aft on its held tires.
+    /// Extra contact-patch damping per unit load at a crawl (s/m, ≥ 0): fore and aft on top of
+    /// `damping[0]` while the brake holds the wheel and the contact moves forward slower than
+    /// [`HELD_DAMPING_SPEED`], and sideways on top of `damping[1]` while the contact moves
+    /// slower than that at all, braked or not: a parked, stopping or crawling vehicle rocking
+    /// on its tires.
     ///
-    /// It stands in for the damping of the suspension's fore-and-aft compliance (its bushings),
-    /// which the model does not have: the body's fore-and-aft mode on its held tires is the
-    /// patch spring against the tire's share of the body, and the patch damper alone damps it
-    /// at a damping ratio of about 0.035 (the default car rocks at 2.5 Hz, still 3 mm/s five
-    /// seconds after it parks on a slope). The default, 0.65, brings the damping to 1.0 s/m
-    /// there and the ratio to about 0.1, which settles it within a second. No published figure
-    /// for this damping was found; it only acts on a wheel the brake holds at a crawl, where no
-    /// controller modulates the slip.
+    /// It stands in for the damping of the suspension's compliance (its bushings), which the
+    /// model does not have: the body's fore-and-aft mode on its held tires is the patch spring
+    /// against the tire's share of the body, and the patch damper alone damps it at a damping
+    /// ratio of about 0.035 (the default car rocks at 2.5 Hz, still 3 mm/s five seconds after
+    /// it parks on a slope); sideways, on the lateral patch springs, at about 0.07 (parked
+    /// across a 35° slope of friction 3 it rocked on at 20 mm/s after 20 s at 60 Hz, lifting its
+    /// uphill wheels now and then). The default, 0.65, brings the damping to 1.0 s/m fore and
+    /// aft and 0.85 s/m sideways, the ratios to about 0.1 and 0.25, which settle both within a
+    /// second or two. No published figure for this damping was found; it acts only at a crawl,
+    /// where no controller modulates the slip.
     pub held_damping: f64,
     /// Rolling-resistance coefficient at low speed: resisting torque = coefficient × load ×
     /// radius (dimensionless, ≥ 0). It acts as a brake of that torque does: against the
@@ -354,8 +358,10 @@ pub const PATCH_SPRING_LIMIT: f64 = 2.0;
 /// both.
 pub const BODY_SPRING_LIMIT: f64 = 0.8;
 
-/// Contact speed (m/s) below which a held wheel takes its tire's
-/// [`Tire::held_damping`]: a vehicle parked or coming to rest, not a locked wheel skidding.
+/// Contact speed (m/s) below which a tire takes its [`Tire::held_damping`]: fore and aft
+/// while the brake holds the wheel (its forward speed), sideways whether or not it does (the
+/// contact's whole speed). A vehicle parked, coming to rest or manoeuvring at a crawl, not a
+/// locked wheel skidding or a car sliding.
 pub const HELD_DAMPING_SPEED: f64 = 1.0;
 
 /// The finest substep (s) the relaxation floors are taken at: the default 1/240 s (4 substeps
@@ -459,7 +465,9 @@ pub struct WheelRuntime {
     /// patch spring's frequency stays within [`PATCH_SPRING_LIMIT`] per substep (`ω·h ≤ 2`),
     /// and the damping low enough that its rate stays within one per substep (`c/I · h ≤ 1`).
     /// At ordinary loads neither bound is reached. A wheel the brake holds does not turn, so
-    /// neither applies to it (see [`WheelRuntime::held_damping`]).
+    /// neither applies to it (see [`WheelRuntime::held_damping`]). Sideways it is the tire's
+    /// `damping[1]`, plus its [`Tire::held_damping`] while the contact started the step
+    /// slower than [`HELD_DAMPING_SPEED`].
     pub damping: [f64; 2],
     /// The mass the tire's longitudinal force moves this step (kg, ≥ 0): the contact's
     /// [`WheelContact::body_mass`] times its fore-and-aft
@@ -1438,6 +1446,12 @@ impl Block for Wheel {
             } else {
                 0.0
             };
+            // Sideways the patch is held by friction alone, rolling or braked: the same
+            // damping at a crawl.
+            let [vx, vy] = rt.contact.velocity;
+            if vx.hypot(vy) < HELD_DAMPING_SPEED {
+                rt.damping[1] += tire.held_damping;
+            }
             if load * r2 * h * tire.damping[0] > inertia {
                 rt.damping[0] = inertia / (load * r2 * h);
                 rt.held_damping += tire.damping[0] - rt.damping[0];
