@@ -695,6 +695,11 @@ impl Wheel {
             tan_slip_rate = 0.0;
         }
         let load = rt.tire.load();
+        if load <= 0.0 {
+            // Off the ground the patch stays undeflected (cleared in `begin_step`).
+            slip_rate = 0.0;
+            tan_slip_rate = 0.0;
+        }
         // The patch damper acts through the contact, which passes no more than the friction
         // peak: it may not push the force beyond it. (Uncapped, a spinning wheel's slip
         // swinging from stage to stage drew force from the damper alone: a hatchback's front
@@ -1345,11 +1350,13 @@ impl Block for Wheel {
             rt.peak_force = rt.tire.peak_force().map(f64::abs);
             rt.peak_slip = rt.tire.peak_slip().map(f64::abs);
             if rt.tire.load() <= 0.0 {
-                // A tire off the ground springs back sideways: it lands undeflected, and its
-                // side force builds from nothing as it rolls or slides on. (Kept, a slide's
-                // slip from before a lift-off pushed on at the friction limit when the wheel
-                // came down, whichever way it then moved: a car parked across a steep slope on
-                // grippy tires rocked onto its uphill wheels harder each time and rolled over.)
+                // A tire off the ground springs back: it lands undeflected, and its forces
+                // build from nothing as it rolls or slides on. (Kept, a slide's side slip from
+                // before a lift-off pushed on at the friction limit when the wheel came down,
+                // whichever way it then moved: a car parked across a steep slope on grippy
+                // tires rocked onto its uphill wheels harder each time and rolled over. And a
+                // wheel spinning in the air, over no ground, ran its slip up to the limit.)
+                state[2] = 0.0;
                 state[3] = 0.0;
             }
             rt.rolling = self.rolling_capacity(tire, rt.tire.load(), state[1]);
