@@ -838,11 +838,18 @@ fn a_car_parked_across_a_steep_grippy_slope_stays_on_its_wheels() {
     }
 }
 
+/// Each axle's roll stiffness (N·m/rad), front and rear: its springs' `k·t²/2` and its
+/// anti-roll bar's `k_bar·t²`, about a roll axis at the ground.
+fn axle_roll_stiffness(car: &CarBuilder) -> [f64; 2] {
+    let (k, t) = (car.wheel.suspension.stiffness, f64::from(car.track));
+    car.anti_roll_bars.map(|bar| k * t * t / 2.0 + bar * t * t)
+}
+
 /// The corner loads `[front downhill, front uphill, rear downhill, rear uphill]` (N) of a car
 /// whose springs (preloaded to its design ride height) and anti-roll bars carry it on a slope
 /// `theta` (rad) across it, with its roll axis at the ground: each axle carries its static share
 /// of the slope's normal load `W·cos θ`, and takes of the roll moment the share its roll
-/// stiffness `K_a = k·t²/2 + k_bar·t²` gives, `ΔN_a = K_a·φ/t`, where the body rolls by
+/// stiffness `K_a` ([`axle_roll_stiffness`]) gives, `ΔN_a = K_a·φ/t`, where the body rolls by
 /// `φ = W·sin θ·h/(K − W·cos θ·h)` (the moment of the slope's pull at the centre of mass,
 /// `h` above the ground, and of the normal load on the rolled body). The body rises as the
 /// springs let out the load the slope takes off them: `h = h₀ + (N_f·share_f + N_r·share_r)·
@@ -856,7 +863,7 @@ fn tilted_corner_loads(car: &CarBuilder, theta: f64) -> [f64; 4] {
     let h0 = f64::from(car.center_of_mass.y + car_rest_height(car));
     let (sin, cos) = theta.sin_cos();
     let h = h0 + shares.iter().map(|s| s * weight * s / 2.0).sum::<f64>() * (1.0 - cos) / k;
-    let axle_stiffness = car.anti_roll_bars.map(|bar| k * t * t / 2.0 + bar * t * t);
+    let axle_stiffness = axle_roll_stiffness(car);
     let roll_stiffness: f64 = axle_stiffness.iter().sum();
     let phi = weight * sin * h / (roll_stiffness - weight * cos * h);
     let corner = |axle: usize, side: f64| {
@@ -2338,6 +2345,11 @@ fn fit_linear_cubic(points: &[(f64, f64)]) -> [f64; 3] {
 /// saturation each within 2 % of the 60 Hz run's (measured: 1.063 of the model's `K` at all
 /// three, to three digits; 0.900–0.902 of the limit, 0.925–0.928 of μ·g).
 ///
+/// Below 0.3 g each axle moves load from its inner to its outer wheel as its share of the roll
+/// stiffness gives, with the roll axis at the ground (the raycast suspension's tire forces act
+/// at the contacts): `ΔN = K_a·φ/t` per wheel, `φ = m·a_y·h/(K − m·g·h)`, `K_a = k·t²/2 +
+/// k_bar·t²`; the gradients within 1 % (measured: 0.06 % front and rear at every rate).
+///
 /// Lateral load transfer lowers each axle's cornering stiffness by a term quadratic in the
 /// transfer, which adds a cubic term to `δ(a_y)`; the fit `δ = δ0 + K·a_y + c·a_y³` separates it
 /// from the linear gradient the bicycle model predicts.
@@ -2388,6 +2400,9 @@ struct Cornering {
     camber: f64,
     /// Largest lateral acceleration, the turn of the velocity over 1 s (m/s²).
     max_lateral: f64,
+    /// Gradients of each axle's half load difference, outer less inner (N/(m/s²)), front
+    /// and rear.
+    load_transfer: [f64; 2],
 }
 
 /// The road's friction in the cornering tests (dimensionless).
@@ -2428,6 +2443,7 @@ fn cornering(hz: f64, builder: &CarBuilder) -> Cornering {
     // Left before right: in this right-hand turn the left wheel is the outer one.
     let front = wheels(&mut app, car);
     let [mut steer, mut toe, mut travel, mut camber] = [const { Vec::new() }; 4];
+    let mut transfer = [const { Vec::new() }; 2];
     let mut max_lateral: f64 = 0.0;
     // The last three samples' velocities (every 0.5 s): the lateral acceleration over the last
     // second is the turn of the velocity times the mean speed. (At the limit the car wanders
@@ -2460,6 +2476,10 @@ fn cornering(hz: f64, builder: &CarBuilder) -> Cornering {
             toe.push((a_y, (outer.toe + inner.toe) / 2.0));
             travel.push((a_y, (outer.travel - inner.travel) / 2.0));
             camber.push((a_y, (outer.camber + inner.camber) / 2.0));
+            for (axle, transfer) in transfer.iter_mut().enumerate() {
+                let [outer, inner] = [0, 1].map(|i| get::<WheelState>(&app, front[2 * axle + i]));
+                transfer.push((a_y, (outer.load - inner.load) / 2.0));
+            }
         }
     }
     assert!(
@@ -2473,6 +2493,7 @@ fn cornering(hz: f64, builder: &CarBuilder) -> Cornering {
         roll_travel: fit_linear_cubic(&travel)[1],
         camber: fit_linear_cubic(&camber)[1],
         max_lateral,
+        load_transfer: transfer.map(|t| fit_linear_cubic(&t)[1]),
     }
 }
 
@@ -2485,8 +2506,25 @@ fn cornering_run(hz: f64) -> (f64, f64) {
     let Cornering {
         k: k_measured,
         max_lateral,
+        load_transfer,
         ..
     } = cornering(hz, &builder);
+    // Each axle takes the share of the roll moment its roll stiffness gives, the roll axis at
+    // the ground: per wheel `ΔN_a = K_a·φ/t`, `φ = m·a_y·h/(K − m·g·h)`.
+    {
+        let (m, t) = (f64::from(builder.mass), f64::from(builder.track));
+        let h = f64::from(builder.center_of_mass.y + car_rest_height(&builder));
+        let axle = axle_roll_stiffness(&builder);
+        let roll = m * h / (axle[0] + axle[1] - m * GRAVITY * h);
+        let expected = axle.map(|ka| ka * roll / t);
+        println!("{hz} Hz: load transfer {load_transfer:?} N/(m/s²) against {expected:?}");
+        for (got, want) in load_transfer.iter().zip(expected) {
+            assert!(
+                rel(*got, want) < 0.01,
+                "{hz} Hz: load transfer {load_transfer:?} N/(m/s²) against {expected:?}"
+            );
+        }
+    }
     // Bicycle model: K = m_f/C_f − m_r/C_r with C = 2·K_y(F_z) per axle.
     let m = f64::from(builder.mass);
     let (wf, wr) = (builder.static_wheel_load(0), builder.static_wheel_load(1));
