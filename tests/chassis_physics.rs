@@ -708,8 +708,9 @@ fn a_car_on_light_wheels_stands_still_on_its_brakes() {
 /// at 15, 30, 60 and 120 Hz: its tires' side forces alone hold it, so at rest they add up to
 /// the slope's pull on the car, `m·g·sin θ` (within 0.1 %; measured 3 664.5 N against
 /// 3 664.5), the fore-and-aft forces to nothing (within 0.1 % of the pull; measured at most
-/// 0.5 N); it settles below 1 mm/s after 5 s (measured 3.8e-4 m/s at 15 Hz, at most 4e-6
-/// from 30 Hz up, asserted below 1e-5 there), and rests where it rests at 120 Hz within
+/// 0.5 N); it settles below 1 mm/s after 5 s (measured at most 7e-6 m/s at 15 Hz and 4e-6
+/// from 30 Hz up, asserted below 1e-5 there; 3.8e-4 at 15 Hz before the tires took their held
+/// damping sideways at a crawl, 2026-12-04), and rests where it rests at 120 Hz within
 /// 5 % from 30 Hz up and 20 % at 15 Hz (measured 2026-11-29: 10.4 / 12.0 / 12.4 / 12.5 mm
 /// down the slope at 15 / 30 / 60 / 120 Hz).
 ///
