@@ -183,6 +183,12 @@ pub(crate) fn apply_forces(
                     }
                 }
             }
+            // The airborne wheels' spin reaction; not on the vehicle's first step, whose body
+            // Rapier takes in only at its step and whose wheels may not have found the ground
+            // yet (`first_step`).
+            if tires && ctx.rigidbody_set.entity2body().contains_key(&vehicle) {
+                total.torque += scratch.inputs.spin_reaction;
+            }
             if let Some(added) = added
                 && added.force.is_finite()
                 && added.torque.is_finite()

@@ -735,6 +735,11 @@ impl Program {
             passes.project(x, delta, h);
             *pending_projection = false;
         }
+        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
+            if let Cell::Wheel(c) = block {
+                c.runtime.spin_at_step_start = x[node.state()][1];
+            }
+        }
         let mut torque = StageContext {
             pass: Pass::Torque,
             substep: h,

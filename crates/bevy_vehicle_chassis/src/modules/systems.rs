@@ -93,6 +93,10 @@ pub(crate) struct ModuleInputs {
     pub steering: Steering,
     /// The stability control's demand this step (decided in `begin_modules`).
     pub stability: Option<StabilityDemand>,
+    /// The torque the wheels' spin hands the body over this step (world, N·m): minus the
+    /// change of their angular momentum about their axles, over the step (see
+    /// `step_vehicles`).
+    pub spin_reaction: Vec3,
 }
 
 impl ModuleInputs {
@@ -732,6 +736,35 @@ pub(crate) fn step_vehicles(
             set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
             set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
 
+            // What turns a wheel in the air, its brake or its drive, turns the body the other
+            // way: the caliper and the drive's housings are the body's. So the body takes minus
+            // the airborne wheels' change of angular momentum about their axles (`I·Δω` along
+            // the wheel's left, the axle a forward spin turns about). Without it a car braking
+            // its spinning wheels in the air, or spinning them up, did not pitch at all. (On
+            // the ground the body takes the road's push at the contact, and with it the road's
+            // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
+            // docs/known_gaps.md.)
+            inputs.spin_reaction = Vec3::ZERO;
+            for wheel in &inputs.wheels {
+                let Ok(state) = states.get(wheel.entity) else {
+                    continue;
+                };
+                if state.grounded {
+                    continue;
+                }
+                let (Some(after), Some(rt)) = (
+                    drivetrain.state(wheel.entity),
+                    drivetrain.runtime::<Wheel>(wheel.entity, wheel.node),
+                ) else {
+                    continue;
+                };
+                let left = state.normal.cross(state.heading).normalize_or_zero();
+                let change = wheel.inertia * (after[1] - rt.spin_at_step_start);
+                let torque = -left * (change / dt) as f32;
+                if torque.is_finite() {
+                    inputs.spin_reaction += torque;
+                }
+            }
             // Each wheel ends the step at its last stage's angle: its heading, and the velocity
             // measured in the tire frame, turn with it.
             for (i, wheel) in inputs.wheels.iter().enumerate() {

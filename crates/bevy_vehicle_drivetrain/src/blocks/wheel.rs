@@ -506,6 +506,11 @@ pub struct WheelRuntime {
     /// ([`Drivetrain::set_lateral_mobility`](crate::Drivetrain::set_lateral_mobility)) and its
     /// tires' lateral impulses, 0 at each step's start.
     pub lateral_shift: f64,
+    /// The wheel's spin once the step's start has settled (rad/s): after `begin_step` and the
+    /// momentum pass a state set by hand asks for, before the first substep. With the spin
+    /// at the step's end it gives the change the step's torques made, whose reaction the
+    /// chassis hands the body while the wheel is in the air.
+    pub spin_at_step_start: f64,
     /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
     /// than [`HELD_DAMPING_SPEED`] (else 0), plus whatever the bound on the wheel's own inertia
