@@ -719,19 +719,18 @@ fn a_braked_car_stands_still_on_a_free_slab() {
 /// y = 0, friction 0.9, moved by its pose (`by_pose`) or by its velocity, starting at
 /// `velocity` (m/s).
 fn spawn_kinematic_slab(app: &mut App, by_pose: bool, half_length: f32, velocity: Vec3) -> Entity {
-    app.world_mut()
-        .spawn((
-            if by_pose {
-                RigidBody::KinematicPositionBased
-            } else {
-                RigidBody::KinematicVelocityBased
-            },
-            Collider::cuboid(50.0, 0.5, half_length),
-            Friction::coefficient(0.9),
-            Velocity::linear(velocity),
-            Transform::from_xyz(0.0, -0.5, 0.0),
-        ))
-        .id()
+    let body = if by_pose {
+        RigidBody::KinematicPositionBased
+    } else {
+        RigidBody::KinematicVelocityBased
+    };
+    spawn_kinematic_box(
+        app,
+        body,
+        Vec3::new(50.0, 0.5, half_length),
+        0.9,
+        Velocity::linear(velocity),
+    )
 }
 
 /// The body's heave amplitude, over the ground's, with a kinematic box under the car heaving
@@ -920,19 +919,13 @@ fn a_braked_car_turns_with_a_turntable() {
     let (spin, radius) = (0.5f32, 6.0f32);
     for hz in [15.0, 30.0, 60.0, 120.0] {
         let mut app = create_app(hz);
-        let table = app
-            .world_mut()
-            .spawn((
-                RigidBody::KinematicVelocityBased,
-                Collider::cuboid(30.0, 0.5, 30.0),
-                Friction::coefficient(0.9),
-                Velocity {
-                    linear: Vec3::ZERO,
-                    angular: Vec3::Y * spin,
-                },
-                Transform::from_xyz(0.0, -0.5, 0.0),
-            ))
-            .id();
+        let table = spawn_kinematic_box(
+            &mut app,
+            RigidBody::KinematicVelocityBased,
+            Vec3::new(30.0, 0.5, 30.0),
+            0.9,
+            Velocity::angular(Vec3::Y * spin),
+        );
         let car = spawn_car(
             &mut app,
             &CarBuilder::default(),

@@ -907,15 +907,13 @@ fn a_tilted_car_shares_its_weight_as_its_roll_stiffness_gives() {
     };
     for hz in [30.0, 60.0, 120.0] {
         let mut app = create_app(hz);
-        let table = app
-            .world_mut()
-            .spawn((
-                RigidBody::KinematicPositionBased,
-                Collider::cuboid(10.0, 0.5, 10.0),
-                Friction::coefficient(3.0),
-                Transform::from_xyz(0.0, -0.5, 0.0),
-            ))
-            .id();
+        let table = spawn_kinematic_box(
+            &mut app,
+            RigidBody::KinematicPositionBased,
+            Vec3::new(10.0, 0.5, 10.0),
+            3.0,
+            Velocity::zero(),
+        );
         tick(&mut app, 1);
         // Its left side toward +Z, which the tilt lowers.
         let car = spawn_car(

@@ -181,6 +181,27 @@ pub fn spawn_flat_ground(app: &mut App, mu: f32) -> Entity {
         .id()
 }
 
+/// Spawns a kinematic box (`body` is `KinematicPositionBased` or `KinematicVelocityBased`) of
+/// `half_extents` (m), its top at y = 0 over the origin, with friction `mu`, starting at
+/// `velocity` (linear m/s, angular rad/s): a deck, turntable or tilt table the test moves.
+pub fn spawn_kinematic_box(
+    app: &mut App,
+    body: RigidBody,
+    half_extents: Vec3,
+    mu: f32,
+    velocity: Velocity,
+) -> Entity {
+    app.world_mut()
+        .spawn((
+            body,
+            Collider::cuboid(half_extents.x, half_extents.y, half_extents.z),
+            Friction::coefficient(mu),
+            velocity,
+            Transform::from_xyz(0.0, -half_extents.y, 0.0),
+        ))
+        .id()
+}
+
 /// Spawns a slab of road 200 m square whose top surface rises along −Z with `grade` (rise over
 /// run, e.g. 0.3 for 30 %), its top passing through the origin; returns its rotation.
 pub fn spawn_slope(app: &mut App, grade: f32, mu: f32) -> Quat {

@@ -689,6 +689,17 @@ impl Wheel {
         omega: f64,
         [fx, fy]: [f64; 2],
     ) -> TireStage {
+        let load = rt.tire.load();
+        if load <= 0.0 {
+            // Off the ground the patch stays undeflected (cleared in `begin_step`), and an
+            // unloaded tire has no force for a damper to add to.
+            return TireStage {
+                fx,
+                fy,
+                slip_rate: 0.0,
+                tan_slip_rate: 0.0,
+            };
+        }
         let (slip, tan_slip) = (state[2], state[3]);
         let ([mut slip_rate, mut tan_slip_rate], sigma) = self.slip_rates(rt, state, omega);
         if (slip >= SLIP_LIMIT && slip_rate > 0.0) || (slip <= -SLIP_LIMIT && slip_rate < 0.0) {
@@ -697,12 +708,6 @@ impl Wheel {
         if (tan_slip >= TAN_SLIP_LIMIT && tan_slip_rate > 0.0)
             || (tan_slip <= -TAN_SLIP_LIMIT && tan_slip_rate < 0.0)
         {
-            tan_slip_rate = 0.0;
-        }
-        let load = rt.tire.load();
-        if load <= 0.0 {
-            // Off the ground the patch stays undeflected (cleared in `begin_step`).
-            slip_rate = 0.0;
             tan_slip_rate = 0.0;
         }
         // The patch damper acts through the contact, which passes no more than the friction
