@@ -3,10 +3,12 @@
 //! Each wheel probes along its suspension axis (the chassis's up axis) from full compression
 //! down to full extension with a shape the size of its tire, excluding the vehicle's own
 //! colliders. The hit gives the suspension travel, the contact point and normal, the collider
-//! and its friction (combined with Rapier's rule), and the ground's velocity there. The
-//! suspension spring, damper, bump stop and anti-roll bars then give each tire's normal load,
-//! which, with the wheel's velocity over the ground in the tire frame and the friction, the
-//! wheel's [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
+//! and its friction (combined with Rapier's rule), and the ground's velocity there; unless the
+//! wheel stays on the flat face it stands on, it probes again where it will be at the step's
+//! end, for the road's shape over the step (see `force_over_step`). The suspension spring,
+//! damper, bump stop and anti-roll bars then give each tire's normal load, which, with the
+//! wheel's velocity over the ground in the tire frame and the friction, the wheel's
+//! [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
 //! [`WheelContact`](bevy_vehicle_drivetrain::prelude::WheelContact) for the coming step.
 
 use bevy::ecs::system::SystemParam;
@@ -67,6 +69,10 @@ const LOOK_AHEAD_MARGIN: f32 = 0.1;
 /// that face's plane (see `stays_on_face`): 1 cm.
 const RAY_FACE_MARGIN: f32 = 0.01;
 
+/// The sine of the largest angle between the ground's normal under a wheel and under the
+/// point it reaches by the step's end for which the road between is one flat face: 10 µrad.
+const FLAT_TURN_SINE: f32 = 1e-5;
+
 /// Half the width (m) of what a wheel probes with: its tread's for a tire shape, none for a
 /// ray.
 fn probe_half_width(probe: GroundProbe, mount: &WheelMount) -> f32 {
@@ -75,10 +81,6 @@ fn probe_half_width(probe: GroundProbe, mount: &WheelMount) -> f32 {
         GroundProbe::Ball | GroundProbe::Cylinder => 0.5 * mount.width,
     }
 }
-
-/// The sine of the largest angle between the ground's normal under a wheel and under the
-/// point it reaches by the step's end for which the road between is one flat face: 10 µrad.
-const FLAT_TURN_SINE: f32 = 1e-5;
 
 /// What a probe found.
 struct Hit {
@@ -1578,8 +1580,9 @@ pub(crate) fn probe_ground(
                         };
                     // The road ahead: the wheel probed where its slide over the ground
                     // takes it by the step's end (at the body's height) finds how far the road
-                    // falls away from the plane under it now over the step, whose mean rate
-                    // the damper and spring take (see `force_over_step`). None on one flat face.
+                    // there lies off the plane under it now, which gives the damper the road's
+                    // mean rate over the step (see `force_over_step`). None where the probe
+                    // has no exact answer, or the wheel barely moves.
                     let slide = approach - hit.normal * approach.dot(hit.normal);
                     let shift = slide * dt;
                     let road_acceleration = (state.grounded
