@@ -17,12 +17,12 @@ use bevy_rapier3d::parry::bounding_volume::{Aabb, BoundingVolume};
 use bevy_rapier3d::parry::query::cast_shapes;
 use bevy_rapier3d::parry::query::{ShapeCastOptions, ShapeCastStatus};
 use bevy_rapier3d::parry::shape::Triangle;
-use bevy_rapier3d::parry::shape::{Ball, Cylinder, Shape};
+use bevy_rapier3d::parry::shape::{Ball, Cylinder, FeatureId, Shape};
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::math::Pose;
 use bevy_rapier3d::rapier::prelude::{
-    CoefficientCombineRule, Collider as RawCollider, ColliderHandle, QueryPipeline, Ray,
-    RigidBodyHandle,
+    CoefficientCombineRule, Collider as RawCollider, ColliderHandle, ColliderSet, QueryPipeline,
+    Ray, RigidBodyHandle,
 };
 
 use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
@@ -94,8 +94,8 @@ struct Hit {
     normal: Vec3,
     /// The collider hit.
     collider: ColliderHandle,
-    /// The heightfield's or mesh's triangle whose face the tire touches, if it touches one
-    /// inside it (world).
+    /// The heightfield's or mesh's triangle whose face the probe touches, if it touches one
+    /// inside it (world; a ray's on heightfields only).
     face: Option<Triangle>,
 }
 
@@ -258,6 +258,26 @@ fn fast_contact(neighbours: &Neighbours, tire: &TireShape, sweep: &Sweep) -> Opt
     }))
 }
 
+/// The triangle (world) of the heightfield `collider` whose face a ray hit as `feature`, if
+/// it hit one (not an edge or a vertex) and the collider is a heightfield.
+fn heightfield_face(
+    colliders: &ColliderSet,
+    collider: ColliderHandle,
+    feature: FeatureId,
+) -> Option<Triangle> {
+    let FeatureId::Face(id) = feature else {
+        return None;
+    };
+    let collider = colliders.get(collider)?;
+    let Triangle { a, b, c } = collider.shape().as_heightfield()?.triangle_at_id(id)?;
+    let pose = collider.position();
+    Some(Triangle::new(
+        pose.transform_point(a),
+        pose.transform_point(b),
+        pose.transform_point(c),
+    ))
+}
+
 /// Whether a tire of `reach` (m, its radius and half-width together) whose contact `hit`
 /// slides by `shift` (m, world, along the ground) stays on the one flat face it touches now,
 /// well inside it, with nothing else near: of the vehicle's `neighbours`, only the collider
@@ -294,10 +314,12 @@ fn stays_on_face(
     } else if let (Some(Triangle { a, b, c }), Some(_)) = (hit.face, shape.as_heightfield()) {
         // `(q − p) × (x − p) · n` is the edge's length times how far inside it `x` lies.
         let normal = (b - a).cross(c - a).normalize_or_zero();
-        [(a, b), (b, c), (c, a)]
-            .iter()
-            .all(|&(p, q)| (q - p).cross(point - p).dot(normal) >= reach * (q - p).length())
-            && normal != Vec3::ZERO
+        let inside_by = |x: Vec3, margin: f32| {
+            [(a, b), (b, c), (c, a)]
+                .iter()
+                .all(|&(p, q)| (q - p).cross(x - p).dot(normal) >= margin * (q - p).length())
+        };
+        normal != Vec3::ZERO && inside_by(hit.point, -ON_EDGE_TOLERANCE) && inside_by(point, reach)
     } else {
         false
     }
@@ -532,6 +554,18 @@ fn triangle_contact(
         // normal (off by 3° on a slope of 1 m cells: a parked car kept rocking).
         if bound >= limit - ON_EDGE_TOLERANCE {
             continue;
+        }
+        // Nor can a triangle lying wholly on the far side of the plane of a face the tire
+        // touches inside (a ridge's far slope, whose own plane reaches back above the face):
+        // until it touches that plane the tire lies wholly on its near side.
+        if let Some(face) = best.filter(|b| b.face.is_some()) {
+            let Triangle { a, b, c } = triangle;
+            if [a, b, c]
+                .iter()
+                .all(|&p| (p - face.point).dot(face.normal) <= ON_EDGE_TOLERANCE)
+            {
+                continue;
+            }
         }
         let cast = Pose::from_parts(top, rotation);
         if let Some(touch) = cast_touch(&Pose::IDENTITY, &triangle, &cast, -up, &tire_shape, limit)?
@@ -1431,7 +1465,11 @@ pub(crate) fn probe_ground(
                                                 point,
                                                 normal: hit.normal,
                                                 collider,
-                                                face: None,
+                                                face: heightfield_face(
+                                                    colliders,
+                                                    collider,
+                                                    hit.feature,
+                                                ),
                                             }
                                         }),
                                 )
