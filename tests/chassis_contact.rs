@@ -1,7 +1,7 @@
 //! Wheel contact against closed-form geometry: the fast plane contact agrees with the full
-//! shape cast, tires bridge gaps narrower than themselves, wheels do not sink into slopes and
-//! a kerb throws the body alike at every rate; and the tires push a movable ground back as hard
-//! as it pushes them.
+//! shape cast, tires bridge gaps narrower than themselves, wheels do not sink into slopes, and
+//! kerbs, bumps, waves, gaps and ramps shorter than a step's travel reach the body alike at
+//! every rate; and the tires push a movable ground back as hard as it pushes them.
 
 mod common;
 
