@@ -1370,6 +1370,28 @@ fn a_car_driving_on_another_cars_roof_pushes_it_back() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Sets the default car down at rest on the ground spawned so far at `hz`, lets it settle for
+/// 1 s, sends it off at `speed` (m/s) along −Z and calls `each_step` after each step of the
+/// next `seconds` (s). Returns where the car was sent off from (m, world).
+fn drive_over(
+    app: &mut App,
+    hz: f64,
+    speed: f32,
+    seconds: f64,
+    mut each_step: impl FnMut(&App, Entity),
+) -> Vec3 {
+    tick(app, 1);
+    let car = spawn_car_at_rest(app, &CarBuilder::default());
+    tick(app, hz as usize);
+    let start = position(app, car);
+    flying_start(app, car, speed);
+    for _ in 0..(seconds * hz) as usize {
+        tick(app, 1);
+        each_step(app, car);
+    }
+    start
+}
+
 /// The default car at `speed` (m/s) with its front wheels meeting a kerb `kerb` (m) high (a
 /// box face 4 m ahead) at `hz`: the body's peak upward speed (m/s) and its rise (m) once
 /// both axles stand on the kerb, 3 s on.
@@ -1382,17 +1404,12 @@ fn kerb_strike(hz: f64, kerb: f32, speed: f32) -> (f32, f32) {
         Friction::coefficient(0.9),
         Transform::from_xyz(0.0, kerb / 2.0, -54.0),
     ));
-    tick(&mut app, 1);
-    let car = spawn_car_at_rest(&mut app, &CarBuilder::default());
-    tick(&mut app, hz as usize);
-    let start = position(&app, car).y;
-    flying_start(&mut app, car, speed);
-    let mut peak: f32 = 0.0;
-    for _ in 0..(3.0 * hz) as usize {
-        tick(&mut app, 1);
-        peak = peak.max(velocity(&app, car).y);
-    }
-    (peak, position(&app, car).y - start)
+    let (mut peak, mut height): (f32, f32) = (0.0, 0.0);
+    let start = drive_over(&mut app, hz, speed, 3.0, |app, car| {
+        peak = peak.max(velocity(app, car).y);
+        height = position(app, car).y;
+    });
+    (peak, height - start.y)
 }
 
 /// A kerb strike throws the body up alike at every rate: a 10 cm kerb met at 5 m/s within
@@ -1455,16 +1472,11 @@ fn short_bump(hz: f64, speed: f32) -> (f32, f32) {
         Transform::from_xyz(0.0, 0.1 - 0.5, -6.0)
             .with_rotation(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
     ));
-    tick(&mut app, 1);
-    let car = spawn_car_at_rest(&mut app, &CarBuilder::default());
-    tick(&mut app, hz as usize);
-    flying_start(&mut app, car, speed);
     let (mut rise, mut pitch): (f32, f32) = (0.0, 0.0);
-    for _ in 0..(3.0 * hz) as usize {
-        tick(&mut app, 1);
-        rise = rise.max(velocity(&app, car).y);
-        pitch = pitch.max(get::<Velocity>(&app, car).angular.x.abs());
-    }
+    drive_over(&mut app, hz, speed, 3.0, |app, car| {
+        rise = rise.max(velocity(app, car).y);
+        pitch = pitch.max(get::<Velocity>(app, car).angular.x.abs());
+    });
     (rise, pitch)
 }
 
@@ -1607,17 +1619,12 @@ fn over_gaps(hz: f64) -> f32 {
     for i in 0..200 {
         slab(0.5, -5.0 - 0.08 - 0.5 - 1.08 * i as f32);
     }
-    tick(&mut app, 1);
-    let car = spawn_car_at_rest(&mut app, &CarBuilder::default());
-    tick(&mut app, hz as usize);
-    flying_start(&mut app, car, 20.0);
     let mut peak: f32 = 0.0;
-    for _ in 0..(4.0 * hz) as usize {
-        tick(&mut app, 1);
-        if position(&app, car).z < -10.0 {
-            peak = peak.max(velocity(&app, car).y.abs());
+    drive_over(&mut app, hz, 20.0, 4.0, |app, car| {
+        if position(app, car).z < -10.0 {
+            peak = peak.max(velocity(app, car).y.abs());
         }
-    }
+    });
     peak
 }
 
@@ -1656,15 +1663,10 @@ fn ramp_takeoff(hz: f64) -> f32 {
         Transform::from_translation(middle + rotation * Vec3::new(0.0, -0.25, 0.0))
             .with_rotation(rotation),
     ));
-    tick(&mut app, 1);
-    let car = spawn_car_at_rest(&mut app, &CarBuilder::default());
-    tick(&mut app, hz as usize);
-    flying_start(&mut app, car, 15.0);
     let mut peak: f32 = 0.0;
-    for _ in 0..(3.0 * hz) as usize {
-        tick(&mut app, 1);
-        peak = peak.max(velocity(&app, car).y);
-    }
+    drive_over(&mut app, hz, 15.0, 3.0, |app, car| {
+        peak = peak.max(velocity(app, car).y);
+    });
     peak
 }
 

@@ -218,6 +218,16 @@ fn neighbours<'a>(pipeline: &'a QueryPipeline<'_>, area: Aabb) -> Neighbours<'a>
         .collect()
 }
 
+/// The vehicle's `neighbours` whose broad-phase boxes meet a tire's sweep bounds `swept`.
+fn meeting<'a>(
+    neighbours: &'a Neighbours,
+    swept: &'a Aabb,
+) -> impl Iterator<Item = &'a (ColliderHandle, &'a RawCollider, Aabb)> {
+    neighbours
+        .iter()
+        .filter(move |(_, _, aabb)| aabb.intersects(swept))
+}
+
 /// The contact point on the wheel's mid-plane, for a witness point anywhere across the tread.
 fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
     let axle = tire.rotation * Vec3::X;
@@ -236,9 +246,7 @@ fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
 fn fast_contact(neighbours: &Neighbours, tire: &TireShape, sweep: &Sweep) -> Option<Option<Hit>> {
     let Sweep { top, up, .. } = *sweep;
     let swept = sweep.bounds(tire.radius, tire.half_width);
-    let mut near = neighbours
-        .iter()
-        .filter(|(_, _, aabb)| aabb.intersects(&swept));
+    let mut near = meeting(neighbours, &swept);
     let &(handle, collider, _) = near.next()?;
     let (hit, handle) = if near.next().is_some() {
         seam_contact(neighbours, &swept, tire, sweep)?
@@ -269,13 +277,8 @@ fn heightfield_face(
         return None;
     };
     let collider = colliders.get(collider)?;
-    let Triangle { a, b, c } = collider.shape().as_heightfield()?.triangle_at_id(id)?;
-    let pose = collider.position();
-    Some(Triangle::new(
-        pose.transform_point(a),
-        pose.transform_point(b),
-        pose.transform_point(c),
-    ))
+    let face = collider.shape().as_heightfield()?.triangle_at_id(id)?;
+    Some(face.transformed(collider.position()))
 }
 
 /// Whether a tire of `reach` (m, its radius and half-width together) whose contact `hit`
@@ -293,9 +296,7 @@ fn stays_on_face(
     shift: Vec3,
     reach: f32,
 ) -> bool {
-    let mut near = neighbours
-        .iter()
-        .filter(|(_, _, aabb)| aabb.intersects(swept));
+    let mut near = meeting(neighbours, swept);
     let (Some(&(handle, collider, _)), None) = (near.next(), near.next()) else {
         return false;
     };
@@ -311,18 +312,25 @@ fn stays_on_face(
         let across = inside.min_position();
         inside[across].abs() <= PLANE_CONTACT_TOLERANCE
             && (0..3).all(|axis| axis == across || inside[axis] >= reach)
-    } else if let (Some(Triangle { a, b, c }), Some(_)) = (hit.face, shape.as_heightfield()) {
-        // `(q − p) × (x − p) · n` is the edge's length times how far inside it `x` lies.
-        let normal = (b - a).cross(c - a).normalize_or_zero();
-        let inside_by = |x: Vec3, margin: f32| {
-            [(a, b), (b, c), (c, a)]
-                .iter()
-                .all(|&(p, q)| (q - p).cross(x - p).dot(normal) >= margin * (q - p).length())
-        };
-        normal != Vec3::ZERO && inside_by(hit.point, -ON_EDGE_TOLERANCE) && inside_by(point, reach)
+    } else if let (Some(face), Some(_)) = (hit.face, shape.as_heightfield()) {
+        let normal = (face.b - face.a).cross(face.c - face.a).normalize_or_zero();
+        normal != Vec3::ZERO
+            && inside_triangle(&face, normal, hit.point, -ON_EDGE_TOLERANCE)
+            && inside_triangle(&face, normal, point, reach)
     } else {
         false
     }
+}
+
+/// Whether `x` (in the plane of `triangle`, whose unit normal along its winding is `normal`)
+/// lies at least `margin` (m) inside each of its edges (outside by at most `−margin` where
+/// `margin` is negative). `(q − p) × (x − p) · n` is the edge's length times how far inside
+/// it `x` lies.
+fn inside_triangle(triangle: &Triangle, normal: Vec3, x: Vec3, margin: f32) -> bool {
+    let Triangle { a, b, c } = *triangle;
+    [(a, b), (b, c), (c, a)]
+        .iter()
+        .all(|&(p, q)| (q - p).cross(x - p).dot(normal) >= margin * (q - p).length())
 }
 
 /// The contact of the tire with one collider from its faces alone ([`plane_contact`] for a
@@ -367,10 +375,7 @@ fn seam_contact(
     let sooner = |touch: &Touch, best: &Option<(Touch, ColliderHandle)>| {
         best.is_none_or(|(b, _)| touch.travel < b.travel)
     };
-    for &(handle, collider, _) in neighbours
-        .iter()
-        .filter(|(_, _, aabb)| aabb.intersects(swept))
-    {
+    for &(handle, collider, _) in meeting(neighbours, swept) {
         let touch = match face_contact(collider, tire, sweep) {
             Some(touch) => {
                 if let Some(touch) = touch.filter(|t| sooner(t, &face)) {
@@ -518,9 +523,7 @@ fn triangle_contact(
         // On an edge counts as inside (within rounding): a point on the diagonal shared by two
         // level triangles, rounded outside both, was cast against exactly, and the cast's
         // normal at that edge strayed by up to 3°, which kept a parked car rocking.
-        let inside = [(a, b), (b, c), (c, a)].iter().all(|&(p, q)| {
-            (q - p).cross(point - p).dot(wound) >= -ON_EDGE_TOLERANCE * (q - p).length()
-        });
+        let inside = inside_triangle(triangle, wound, point, -ON_EDGE_TOLERANCE);
         if inside && t >= 0.0 {
             best = Some(Touch {
                 travel: t,
@@ -587,13 +590,7 @@ fn triangle_contact(
         travel: b.travel,
         point: pose.transform_point(b.point),
         normal: pose.rotation * b.normal,
-        face: b.face.map(|Triangle { a, b, c }| {
-            Triangle::new(
-                pose.transform_point(a),
-                pose.transform_point(b),
-                pose.transform_point(c),
-            )
-        }),
+        face: b.face.map(|face| face.transformed(pose)),
     }))
 }
 
