@@ -1670,25 +1670,25 @@ fn ramp_takeoff(hz: f64) -> f32 {
     peak
 }
 
-/// A ramp throws the car alike from 30 Hz: up a 10° ramp at 15 m/s the body leaves at an
-/// upward speed within 3 % of 240 Hz's (3.17 m/s; the ramp's own `v·sin θ` is 2.60, the rest
-/// the springs compressed at its foot and the pitch). Measured 2026-12-04: 2.68 / 3.09 /
-/// 3.13 / 3.14 / 3.17 m/s at 15 / 30 / 60 / 120 / 240 Hz. At 15 Hz the front wheels reach
-/// the ramp's top edge three quarters into a step, and the probe ahead, at the step's end,
-/// finds them past it: the step takes the whole drop's rebound, which the tire's load cannot
-/// go below zero to give, and the body leaves 16 % slower (3 % slower, 3.07 m/s, before the
-/// road was probed ahead; known gaps).
+/// A ramp throws the car alike at every rate: up a 10° ramp at 15 m/s the body leaves at an
+/// upward speed within 3 % of 240 Hz's from 30 Hz, 6 % at 15 Hz (3.17 m/s; the ramp's own
+/// `v·sin θ` is 2.60, the rest the springs compressed at its foot and the pitch). Measured
+/// 2026-12-04, fifth session: 3.00 / 3.10 / 3.15 / 3.14 / 3.17 m/s at 15 / 30 / 60 / 120 /
+/// 240 Hz. At 15 Hz the front wheels reach the ramp's top edge nine tenths into a step; the
+/// suspension takes its force over each part of that step apart (`force_over_step`), since
+/// past the edge the damper's rebound would pull, which it cannot. Taken at the step's mean
+/// rate, the push up the ramp lost that pull, and the body left at 2.68 m/s (16 % slower).
 #[test]
-fn a_ramp_throws_the_car_alike_from_30_hz() {
+fn a_ramp_throws_the_car_alike_at_every_rate() {
     let reference = ramp_takeoff(240.0);
-    for hz in [30.0, 60.0, 120.0] {
+    for (hz, bound) in [(15.0, 0.06), (30.0, 0.03), (60.0, 0.03), (120.0, 0.03)] {
         let peak = ramp_takeoff(hz);
         println!(
             "{hz} Hz: leaves at {peak:.3} m/s ({:.3} of 240 Hz's {reference:.3})",
             peak / reference
         );
         assert!(
-            (peak / reference - 1.0).abs() < 0.03,
+            (peak / reference - 1.0).abs() < bound,
             "{hz} Hz: {peak} m/s against {reference}"
         );
     }
