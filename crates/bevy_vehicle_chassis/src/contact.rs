@@ -7,10 +7,9 @@
 //! wheel stays on the flat face it stands on, it probes again where it will be at the step's
 //! end, for the road's shape over the step, and once more where the planes under the two
 //! meet, if they meet within the step, to tell an edge from a curve (see `force_over_step`).
-//! The suspension spring,
-//! damper, bump stop and anti-roll bars then give each tire's normal load, which, with the
-//! wheel's velocity over the ground in the tire frame and the friction, the wheel's
-//! [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
+//! The suspension spring, damper, bump stop and anti-roll bars then give each tire's normal
+//! load, which, with the wheel's velocity over the ground in the tire frame and the friction,
+//! the wheel's [`WheelState`] holds; the drivetrain step hands it to the wheel block as its
 //! [`WheelContact`](bevy_vehicle_drivetrain::prelude::WheelContact) for the coming step.
 
 use bevy::ecs::system::SystemParam;
@@ -902,10 +901,12 @@ pub const SPRING_STEP_WEIGHT: f64 = 1.0 / 12.0;
 /// the jump of the rate where a tire met a 10 cm kerb at 5 m/s threw the body up at 1.13 /
 /// 0.47 m/s at 15 / 30 Hz against 0.38 at 240 Hz (0.76 / 0.40 with the edge's jump left out).
 ///
-/// `road` (m/s²) is what the road's shape adds to the travel's acceleration over the coming
-/// step, from a probe where the wheel's slide over the ground takes it by the step's end:
-/// twice how far the road there lies above the plane under the wheel now, over `dt²`, so
-/// that the damper takes the road's mean rate over the step. Where it is known, `jump` holds
+/// `road` is what the road's shape adds to the travel over the coming step, from a probe
+/// where the wheel's slide over the ground takes it by the step's end: an acceleration (m/s²),
+/// twice how far the road there lies above the plane under the wheel now over `dt²`, so
+/// that the damper takes the road's mean rate over the step; and, where the two planes meet
+/// at an edge within the step, where they do ([`RoadKink`]): the force is then the mean of
+/// the module's over the two parts of the step. Where it is known, `jump` holds
 /// the whole part of the rate's change that the ground's normal turning under the wheel
 /// made (the road's shape met over the last step), not only an edge's. Taken from the last
 /// two steps instead, the road's rate ran ahead of its mean over the step as the road turned
