@@ -1501,6 +1501,65 @@ fn hydrostatic_output_speed_follows_the_ratio() {
     assert!(s.output_torque > 0.0 && s.output_torque < 300.0);
 }
 
+/// Counterbalance valves hold an overrunning load at the pump's flow and hand nothing to the
+/// pump: a 40 N·m motor (0.5 kg·m²) at `k = 0.2`, its wheel (2 kg·m²) driven forward by a
+/// 50 N·m load. Without the valves the load drives the motor through the locked drive,
+/// `(40 + 0.2·50)/(0.5 + 0.2²·2) = 86.2 rad/s²` (1e-9); with them the motor turns on its own
+/// torque alone, `40/0.5 = 80 rad/s²` (1e-9), the wheel at `k·ω_in` (1e-6), the pump taking
+/// nothing. Once the load resists (−50 N·m) the valves let go and the drive carries it again:
+/// `(40 − 0.2·50)/0.58 = 51.7 rad/s²` (1e-9).
+#[test]
+fn counterbalance_valves_hold_an_overrunning_load_at_the_pumps_flow() {
+    let (k, inertia) = (0.2, 0.5 + 0.2 * 0.2 * 2.0);
+    for valves in [false, true] {
+        let mut app = create_app(60.0);
+        let (vehicle, motor, pump, wheel) = spawn_hydrostatic(
+            &mut app,
+            40.0,
+            0.5,
+            common::wheel(2.0, WheelLoad::Torque(50.0)),
+        );
+        set::<Hydrostatic>(&mut app, pump, |h| h.counterbalance = valves);
+        let accel = settled_acceleration(&mut app, vehicle, motor);
+        let expected = if valves {
+            40.0 / 0.5
+        } else {
+            (40.0 + k * 50.0) / inertia
+        };
+        let s = get::<HydrostaticSensors>(&app, pump);
+        let (w_in, w_out) = (
+            state(&app, vehicle, motor)[0],
+            state(&app, vehicle, wheel)[1],
+        );
+        println!(
+            "valves {valves}: motor at {accel:.6} rad/s² (closed form {expected:.6}), \
+             ω_out/ω_in {:.9}, pump torque {} N·m, overrunning {}",
+            w_out / w_in,
+            s.input_torque,
+            s.overrunning
+        );
+        assert!(
+            rel(accel, expected) < 1e-9,
+            "valves {valves}: {accel} rad/s²"
+        );
+        assert!(
+            rel(w_out, k * w_in) < 1e-6,
+            "ω_out {w_out} against k·ω_in {}",
+            k * w_in
+        );
+        assert_eq!(s.overrunning, valves);
+        if valves {
+            assert_eq!(s.input_torque, 0.0);
+            set::<Wheel>(&mut app, wheel, |w| w.load = WheelLoad::Torque(-50.0));
+            let accel = settled_acceleration(&mut app, vehicle, motor);
+            let expected = (40.0 - k * 50.0) / inertia;
+            println!("resisting: motor at {accel:.6} rad/s² (closed form {expected:.6})");
+            assert!(rel(accel, expected) < 1e-9, "resisting: {accel} rad/s²");
+            assert!(!get::<HydrostaticSensors>(&app, pump).overrunning);
+        }
+    }
+}
+
 /// Against a held output the relief valve caps the output torque at `max_torque`, and the
 /// pump takes `k × max_torque` from the motor, which accelerates at `(T − k·T_max)/I` (1e-9).
 #[test]

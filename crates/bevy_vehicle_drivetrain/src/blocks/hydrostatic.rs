@@ -16,6 +16,11 @@ use crate::shaft::{Pass, Shaft, ShaftDown, ShaftUp};
 /// hydraulically locked and the pump turns freely.
 const MIN_RATIO: f64 = 1e-9;
 
+/// How far (relative, or rad/s below 1 rad/s) the output held by the counterbalance valves
+/// may drift from the pump's flow before it is brought back to it (see
+/// [`Hydrostatic::counterbalance`]): the engine's speed changes within a substep.
+const VALVE_SPEED_TOLERANCE: f64 = 1e-6;
+
 /// A hydrostatic pump and motor pair, driving a track or a wheel.
 ///
 /// With `k = ratio × ratio_scale`, the output turns at `ω_out = k · ω_in` while the oil
@@ -65,6 +70,18 @@ const MIN_RATIO: f64 = 1e-9;
 /// cranking) the pump is at zero displacement: the drive holds its output as at `ratio` 0, up
 /// to `max_torque`, and takes nothing from its engine.
 ///
+/// **Counterbalance valves.** A load that overruns the motor (a grade driving a tracked
+/// machine down, faster than the pump's flow would turn it) drives the motor as a pump, and
+/// the oil it pushes turns the pump as a motor: the engine is driven, and on a steep grade
+/// past its limit (a 20 t excavator 30 % down at lever 0.8 took its diesel to 1.7 times its
+/// governed speed and on up). Mobile machines fit counterbalance (overcentre) valves in the
+/// motor's lines, which throttle the oil leaving an overrunning motor so that it turns no
+/// faster than the pump's flow lets it: the load's power goes to heat in the valves, not
+/// back to the engine. With `counterbalance: true`, a locked drive whose output the load
+/// drives (the drive's torque against the output's turn) holds its output at `k·ω_in`
+/// with whatever torque that takes, up to `max_torque`, and hands nothing to its input;
+/// it lets go once the load needs driving again.
+///
 /// No state; no inertia (lump the pump's into its input shaft, the motor's into its
 /// output). Ports: `out`.
 #[derive(Component, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -83,6 +100,10 @@ pub struct Hydrostatic {
     /// The speed-sensing control that strokes the pump with its input speed (see
     /// *Anti-stall* above), or `None` for none.
     pub anti_stall: Option<AntiStall>,
+    /// Whether the motor has counterbalance valves, which hold an overrunning load at the
+    /// pump's flow instead of letting it drive the pump and its engine (see *Counterbalance
+    /// valves* above).
+    pub counterbalance: bool,
     /// How the driver's controls set the displacement lever: not at all (game code sets
     /// `ratio`), or as one side of a skid-steered tracked vehicle.
     pub lever: TrackLever,
@@ -101,6 +122,7 @@ impl Default for Hydrostatic {
             max_torque: 20_000.0,
             max_input_torque: None,
             anti_stall: None,
+            counterbalance: false,
             lever: TrackLever::Manual,
             ratio: 0.0,
         }
@@ -158,6 +180,9 @@ pub struct HydrostaticRuntime {
     /// Share of the drive's torque its anti-stall control takes away this substep
     /// (dimensionless, 0..1; 0 without one; 1, holding, below its start speed).
     pub anti_stall_cut: f64,
+    /// Whether the counterbalance valves hold an overrunning load at the pump's flow this
+    /// substep (the drive locked, its input taking nothing from the load).
+    pub overrunning: bool,
 }
 
 /// What a [`Hydrostatic`] reports after each step.
@@ -180,6 +205,10 @@ pub struct HydrostaticSensors {
     /// Whether what holds the drive's torque down is its pump's torque limiter or anti-stall
     /// (the relief torque in effect below `max_torque`), not the relief valve itself.
     pub pump_limited: bool,
+    /// Whether the counterbalance valves hold an overrunning load (see
+    /// [`Hydrostatic::counterbalance`]): the output then turns at the pump's flow and the
+    /// pump takes no torque.
+    pub overrunning: bool,
 }
 
 impl HydrostaticRuntime {
@@ -187,6 +216,11 @@ impl HydrostaticRuntime {
     /// stopped under an anti-stall control, which then gives it none.
     fn holding(&self) -> bool {
         self.k.abs() < MIN_RATIO || self.anti_stall_cut >= 1.0
+    }
+
+    /// Whether the counterbalance valves hold the output at the pump's flow.
+    fn held_by_valves(&self) -> bool {
+        self.overrunning && self.mode == ClutchMode::Locked && !self.holding()
     }
 }
 
@@ -207,6 +241,43 @@ impl Hydrostatic {
             self.max_torque
         } else {
             self.relief_torque_at(k) * (1.0 - cut)
+        }
+    }
+
+    /// The counterbalance valves' part of [`Block::update_modes`] for a drive whose coupling
+    /// `through` (the torque through it and the pump's speed, referred to the output) meets
+    /// the output shaft `output`: they take an overrunning load (the drive's torque against
+    /// the pump's turn) and let it go once the load needs driving again, and a load they
+    /// hold is brought back to the pump's flow when the engine's speed has moved it off.
+    fn update_valves(
+        &self,
+        rt: &mut HydrostaticRuntime,
+        through: ShaftDown,
+        output: &Shaft,
+    ) -> ModeChange {
+        if !self.counterbalance || rt.mode != ClutchMode::Locked || rt.holding() {
+            rt.overrunning = false;
+            return ModeChange::Unchanged;
+        }
+        let pump = through.speed;
+        if !rt.overrunning {
+            if through.torque * pump < 0.0 {
+                rt.overrunning = true;
+                return ModeChange::Smooth;
+            }
+            return ModeChange::Unchanged;
+        }
+        // What holding the output's speed takes (N·m): driving it, the load is no longer
+        // overrunning.
+        if -output.up.reaction * pump > 0.0 {
+            rt.overrunning = false;
+            return ModeChange::Impulsive;
+        }
+        let speed = output.up.speed().unwrap_or(pump);
+        if (speed - pump).abs() > VALVE_SPEED_TOLERANCE * pump.abs().max(1.0) {
+            ModeChange::Impulsive
+        } else {
+            ModeChange::Unchanged
         }
     }
 
@@ -320,7 +391,8 @@ impl Block for Hydrostatic {
         _: &mut [f64],
     ) -> ShaftUp {
         match (rt.mode, stage.pass) {
-            (ClutchMode::Locked, _) if rt.holding() => ShaftUp::FREE,
+            // The valves take what the overrunning load gives: the pump sees none of it.
+            (ClutchMode::Locked, _) if rt.holding() || rt.held_by_valves() => ShaftUp::FREE,
             (ClutchMode::Locked, _) => {
                 let up = outputs[0].up;
                 ShaftUp {
@@ -356,6 +428,20 @@ impl Block for Hydrostatic {
                 torque: -load.reaction,
                 speed: 0.0,
             },
+            // The valves hold the output at the pump's flow: at its speed in a torque pass
+            // (the engine's speed changes slowly against the load's; `update_modes` catches
+            // up), and to it in a momentum pass.
+            ClutchMode::Locked if rt.held_by_valves() => {
+                let speed = input.speed * rt.k;
+                ShaftDown {
+                    torque: match stage.pass {
+                        Pass::Torque => -load.reaction,
+                        Pass::Momentum if load.is_held() => 0.0,
+                        Pass::Momentum => load.inertia * speed - load.reaction,
+                    },
+                    speed,
+                }
+            }
             ClutchMode::Locked => ShaftDown {
                 torque: input.torque / rt.k,
                 speed: input.speed * rt.k,
@@ -396,24 +482,37 @@ impl Block for Hydrostatic {
             torque: output.down.torque,
             speed: input.down.speed * rt.k,
         };
+        // The valves hold up to the relief torque of the motor's lines; the pump's limits do
+        // not take part.
+        let capacity = if rt.held_by_valves() {
+            self.max_torque
+        } else {
+            rt.relief_torque
+        };
         let change = rt
             .mode
-            .update(rt.relief_torque, through, output.up)
+            .update(capacity, through, output.up)
             .unwrap_or(ModeChange::Unchanged);
         // A locked drive whose pump stopped (or started) under its anti-stall jumps to holding
         // its output (or to turning it with the pump).
         if rt.holding() != was_holding && rt.mode == ClutchMode::Locked {
-            ModeChange::Impulsive
-        } else {
-            change
+            rt.overrunning = false;
+            return ModeChange::Impulsive;
         }
+        change.max(self.update_valves(rt, through, &output))
     }
 
     /// The output takes at most `relief torque·substep` of angular impulse in a jump; more
-    /// opens the relief valve.
+    /// opens the relief valve. Held by the counterbalance valves, at most
+    /// `max_torque·substep`.
     fn limit_impulse(&self, rt: &mut HydrostaticRuntime, shafts: &Shafts, substep: f64) -> bool {
+        let capacity = if rt.held_by_valves() {
+            self.max_torque
+        } else {
+            rt.relief_torque
+        };
         rt.mode
-            .limit_impulse(rt.relief_torque, shafts.outputs[0].down.torque, substep)
+            .limit_impulse(capacity, shafts.outputs[0].down.torque, substep)
     }
 
     fn sensors(&self, rt: &HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> HydrostaticSensors {
@@ -426,13 +525,20 @@ impl Block for Hydrostatic {
         } else {
             0.0
         };
+        let overrunning = rt.held_by_valves();
+        let speed_ratio = if relieving { rt.k_limited } else { rt.k };
         HydrostaticSensors {
-            speed_ratio: if relieving { rt.k_limited } else { rt.k },
-            input_torque: if relieving { rt.k_limited } else { rt.k } * output_torque,
+            speed_ratio,
+            input_torque: if overrunning {
+                0.0
+            } else {
+                speed_ratio * output_torque
+            },
             output_torque,
             slip_speed,
             relieving,
             pump_limited: rt.relief_torque < self.max_torque,
+            overrunning,
         }
     }
 }
