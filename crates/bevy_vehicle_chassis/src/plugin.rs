@@ -11,7 +11,7 @@ use crate::hitch::{
     follow_tow_brakes, on_hitch_inserted, on_hitch_removed, preload_hitched_trailers,
 };
 use crate::modules::install::on_reset_vehicle;
-use crate::modules::systems::{begin_modules, note_wheel_changes, step_vehicles};
+use crate::modules::systems::{begin_modules, crank_reaction, note_wheel_changes, step_vehicles};
 use crate::path_follower::follow_paths;
 use crate::telemetry::{place_wheels, update_telemetry};
 use crate::validation::{take_out_refused_drivetrains, validate_chassis};
@@ -116,6 +116,7 @@ impl Plugin for ChassisPlugin {
                 probe_ground.in_set(VehicleSystems::Contact),
                 (
                     take_out_refused_drivetrains,
+                    crank_reaction,
                     apply_forces,
                     hold_vehicles_over_new_ground,
                 )

@@ -93,9 +93,9 @@ pub(crate) struct ModuleInputs {
     pub steering: Steering,
     /// The stability control's demand this step (decided in `begin_modules`).
     pub stability: Option<StabilityDemand>,
-    /// The torque the wheels' spin hands the body over this step (world, N·m): minus the
-    /// change of their angular momentum about their axles, over the step (see
-    /// `step_vehicles`).
+    /// The torque the airborne wheels' spin and the engine's crank hand the body over this
+    /// step (world, N·m): minus the change of their angular momentum about their axles, over
+    /// the step (see `step_vehicles` and `crank_reaction`).
     pub spin_reaction: Vec3,
 }
 
@@ -497,6 +497,7 @@ pub(crate) fn step_vehicles(
             if !ready {
                 drivetrain.step_with(dt, buffer);
                 sensors.write(&mut drivetrain);
+                scratch.inputs.spin_reaction = Vec3::ZERO;
                 return;
             }
             let ModuleScratch {
@@ -793,6 +794,47 @@ pub(crate) fn step_vehicles(
             }
         },
     );
+}
+
+/// What spins an engine's crank up turns the body the other way: its mounts take it. For each
+/// engine whose crank axis is known ([`Engine::crank_axis`]), the body takes minus the crank's
+/// change of angular momentum over the step, `−I·Δω` along that axis (turned with the body at
+/// the step's start), over the step, with the wheels' spin reaction
+/// ([`ModuleInputs::spin_reaction`]). Not on an engine's first step, whose speed before it is
+/// not known.
+pub(crate) fn crank_reaction(
+    time: Res<Time>,
+    engines: Query<(Entity, &Engine, &EngineSensors, &BlockOf)>,
+    mut vehicles: Query<&mut ModuleScratch>,
+    mut last: Local<bevy::ecs::entity::EntityHashMap<f64>>,
+) {
+    let dt = time.delta_secs_f64();
+    if dt <= 0.0 {
+        return;
+    }
+    // Engines removed, or whose axis was taken away, leave the map.
+    last.retain(|engine, _| {
+        engines
+            .get(*engine)
+            .is_ok_and(|(_, e, ..)| e.crank_axis.is_some())
+    });
+    for (entity, engine, sensors, block_of) in &engines {
+        let Some(axis) = engine.crank_axis else {
+            continue;
+        };
+        let Some(before) = last.insert(entity, sensors.speed) else {
+            continue;
+        };
+        let Ok(mut scratch) = vehicles.get_mut(block_of.0) else {
+            continue;
+        };
+        let [x, y, z] = axis.vector().map(|c| c as f32);
+        let change = engine.inertia * (sensors.speed - before);
+        let torque = scratch.inputs.rotation * Vec3::new(x, y, z) * -(change / dt) as f32;
+        if torque.is_finite() {
+            scratch.inputs.spin_reaction += torque;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,15 @@ pub struct Engine {
     pub boost_time: f64,
     /// Engine speed at which the boost builds with the time constant `boost_time` (rpm, > 0).
     pub boost_rpm: f64,
+    /// Which way the crank's spin points in the vehicle body's frame (its angular velocity
+    /// running forward, by the right-hand rule), or `None` (the default) for not known. With
+    /// it, a chassis turns the body against the crank's change of angular momentum,
+    /// `−I·Δω` along this axis over each step: the engine's mounts take what spins the crank
+    /// up, so a longitudinal engine revved in neutral rolls its car and a transverse one
+    /// pitches it. Most car engines turn clockwise seen from their timing end, so a
+    /// longitudinal engine with that end forward is [`CrankAxis::Back`], and a transverse one
+    /// with it on the car's right [`CrankAxis::Left`].
+    pub crank_axis: Option<CrankAxis>,
 
     /// Input: throttle pedal, 0 (closed) to 1 (wide open). Clamped.
     #[serde(skip)]
@@ -181,12 +190,45 @@ impl Default for Engine {
             boost_share: 0.0,
             boost_time: 1.0,
             boost_rpm: 2000.0,
+            crank_axis: None,
             throttle: 0.0,
             running: true,
             torque_scale: 1.0,
             torque_added: 0.0,
             braking_torque_scale: 1.0,
             braking_torque_added: 0.0,
+        }
+    }
+}
+
+/// A direction in a vehicle body's frame (+X right, +Y up, +Z back): which way an
+/// [`Engine`]'s crank spin points ([`Engine::crank_axis`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CrankAxis {
+    /// +X.
+    Right,
+    /// −X.
+    Left,
+    /// +Y.
+    Up,
+    /// −Y.
+    Down,
+    /// +Z.
+    Back,
+    /// −Z.
+    Forward,
+}
+
+impl CrankAxis {
+    /// The unit vector of the direction in the body's frame.
+    pub fn vector(self) -> [f64; 3] {
+        match self {
+            CrankAxis::Right => [1.0, 0.0, 0.0],
+            CrankAxis::Left => [-1.0, 0.0, 0.0],
+            CrankAxis::Up => [0.0, 1.0, 0.0],
+            CrankAxis::Down => [0.0, -1.0, 0.0],
+            CrankAxis::Back => [0.0, 0.0, 1.0],
+            CrankAxis::Forward => [0.0, 0.0, -1.0],
         }
     }
 }
