@@ -118,9 +118,10 @@ pub struct Engine {
     /// it, a chassis turns the body against the crank's change of angular momentum,
     /// `−I·Δω` along this axis over each step: the engine's mounts take what spins the crank
     /// up, so a longitudinal engine revved in neutral rolls its car and a transverse one
-    /// pitches it. Most car engines turn clockwise seen from their timing end, so a
-    /// longitudinal engine with that end forward is [`CrankAxis::Back`], and a transverse one
-    /// with it on the car's right [`CrankAxis::Left`].
+    /// pitches it. Most engines turn counterclockwise seen from their flywheel end (SAE
+    /// J824's standard rotation), so a longitudinal engine with its flywheel at the back is
+    /// [`CrankAxis::Back`], and a transverse one with its flywheel (and gearbox) on the car's
+    /// left [`CrankAxis::Left`].
     pub crank_axis: Option<CrankAxis>,
 
     /// Input: throttle pedal, 0 (closed) to 1 (wide open). Clamped.
