@@ -255,9 +255,17 @@ impl Hydrostatic {
         through: ShaftDown,
         output: &Shaft,
     ) -> ModeChange {
-        if !self.counterbalance || rt.mode != ClutchMode::Locked || rt.holding() {
-            rt.overrunning = false;
-            return ModeChange::Unchanged;
+        // A held output (a gripping brake) has no speed to keep to the pump's flow.
+        if !self.counterbalance
+            || rt.mode != ClutchMode::Locked
+            || rt.holding()
+            || output.up.is_held()
+        {
+            return if core::mem::take(&mut rt.overrunning) {
+                ModeChange::Impulsive
+            } else {
+                ModeChange::Unchanged
+            };
         }
         let pump = through.speed;
         if !rt.overrunning {
