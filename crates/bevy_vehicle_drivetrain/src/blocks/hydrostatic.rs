@@ -244,6 +244,17 @@ impl Hydrostatic {
         }
     }
 
+    /// The torque the locked drive carries before it slips (N·m, at the output): the relief
+    /// torque in effect, or, while the counterbalance valves hold an overrunning load, the
+    /// relief torque of the motor's lines, `max_torque` (the pump's limits take no part).
+    fn capacity(&self, rt: &HydrostaticRuntime) -> f64 {
+        if rt.held_by_valves() {
+            self.max_torque
+        } else {
+            rt.relief_torque
+        }
+    }
+
     /// The counterbalance valves' part of [`Block::update_modes`] for a drive whose coupling
     /// `through` (the torque through it and the pump's speed, referred to the output) meets
     /// the output shaft `output`: they take an overrunning load (the drive's torque against
@@ -490,16 +501,9 @@ impl Block for Hydrostatic {
             torque: output.down.torque,
             speed: input.down.speed * rt.k,
         };
-        // The valves hold up to the relief torque of the motor's lines; the pump's limits do
-        // not take part.
-        let capacity = if rt.held_by_valves() {
-            self.max_torque
-        } else {
-            rt.relief_torque
-        };
         let change = rt
             .mode
-            .update(capacity, through, output.up)
+            .update(self.capacity(rt), through, output.up)
             .unwrap_or(ModeChange::Unchanged);
         // A locked drive whose pump stopped (or started) under its anti-stall jumps to holding
         // its output (or to turning it with the pump).
@@ -514,13 +518,8 @@ impl Block for Hydrostatic {
     /// opens the relief valve. Held by the counterbalance valves, at most
     /// `max_torque·substep`.
     fn limit_impulse(&self, rt: &mut HydrostaticRuntime, shafts: &Shafts, substep: f64) -> bool {
-        let capacity = if rt.held_by_valves() {
-            self.max_torque
-        } else {
-            rt.relief_torque
-        };
         rt.mode
-            .limit_impulse(capacity, shafts.outputs[0].down.torque, substep)
+            .limit_impulse(self.capacity(rt), shafts.outputs[0].down.torque, substep)
     }
 
     fn sensors(&self, rt: &HydrostaticRuntime, _: &[f64], shafts: &Shafts) -> HydrostaticSensors {
