@@ -11,7 +11,10 @@ use crate::hitch::{
     follow_tow_brakes, on_hitch_inserted, on_hitch_removed, preload_hitched_trailers,
 };
 use crate::modules::install::on_reset_vehicle;
-use crate::modules::systems::{begin_modules, crank_reaction, note_wheel_changes, step_vehicles};
+use crate::modules::systems::{
+    CrankSpeeds, begin_modules, crank_reaction, note_crank_speeds, note_wheel_changes,
+    step_vehicles,
+};
 use crate::path_follower::follow_paths;
 use crate::telemetry::{place_wheels, update_telemetry};
 use crate::validation::{take_out_refused_drivetrains, validate_chassis};
@@ -81,53 +84,57 @@ pub struct ChassisPlugin;
 
 impl Plugin for ChassisPlugin {
     fn build(&self, app: &mut App) {
-        app.configure_sets(
-            FixedUpdate,
-            (
-                VehicleSystems::Validate
-                    .before(VehicleSystems::Controls)
-                    .before(DrivetrainSystems::Controls),
-                VehicleSystems::Controls.before(DrivetrainSystems::SyncIn),
-                VehicleSystems::Contact
-                    .after(DrivetrainSystems::Rebuild)
-                    .after(VehicleSystems::Controls)
-                    .before(DrivetrainSystems::Step),
-                VehicleSystems::ApplyForces
-                    .after(DrivetrainSystems::SyncOut)
-                    .before(PhysicsSet::SyncBackend),
-                VehicleSystems::Telemetry.after(PhysicsSet::Writeback),
-            ),
-        )
-        .add_systems(
-            FixedUpdate,
-            (
+        app.init_resource::<CrankSpeeds>()
+            .configure_sets(
+                FixedUpdate,
                 (
-                    warn_long_fixed_step,
-                    (preload_hitched_trailers, validate_chassis).chain(),
-                )
-                    .in_set(VehicleSystems::Validate),
-                follow_paths
-                    .before(VehicleSystems::Validate)
-                    .before(DrivetrainSystems::Controls),
-                (follow_tow_brakes, note_wheel_changes, begin_modules)
-                    .chain()
-                    .in_set(VehicleSystems::Controls),
-                step_vehicles.in_set(DrivetrainSystems::Step),
-                probe_ground.in_set(VehicleSystems::Contact),
+                    VehicleSystems::Validate
+                        .before(VehicleSystems::Controls)
+                        .before(DrivetrainSystems::Controls),
+                    VehicleSystems::Controls.before(DrivetrainSystems::SyncIn),
+                    VehicleSystems::Contact
+                        .after(DrivetrainSystems::Rebuild)
+                        .after(VehicleSystems::Controls)
+                        .before(DrivetrainSystems::Step),
+                    VehicleSystems::ApplyForces
+                        .after(DrivetrainSystems::SyncOut)
+                        .before(PhysicsSet::SyncBackend),
+                    VehicleSystems::Telemetry.after(PhysicsSet::Writeback),
+                ),
+            )
+            .add_systems(
+                FixedUpdate,
                 (
-                    take_out_refused_drivetrains,
-                    crank_reaction,
-                    apply_forces,
-                    hold_vehicles_over_new_ground,
-                )
-                    .chain()
-                    .in_set(VehicleSystems::ApplyForces),
-                (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
-            ),
-        )
-        .add_observer(on_reset_vehicle)
-        .add_observer(on_hitch_inserted)
-        .add_observer(on_hitch_removed);
+                    (
+                        warn_long_fixed_step,
+                        (preload_hitched_trailers, validate_chassis).chain(),
+                    )
+                        .in_set(VehicleSystems::Validate),
+                    follow_paths
+                        .before(VehicleSystems::Validate)
+                        .before(DrivetrainSystems::Controls),
+                    (follow_tow_brakes, note_wheel_changes, begin_modules)
+                        .chain()
+                        .in_set(VehicleSystems::Controls),
+                    note_crank_speeds
+                        .after(DrivetrainSystems::SyncIn)
+                        .before(DrivetrainSystems::Step),
+                    step_vehicles.in_set(DrivetrainSystems::Step),
+                    probe_ground.in_set(VehicleSystems::Contact),
+                    (
+                        take_out_refused_drivetrains,
+                        crank_reaction,
+                        apply_forces,
+                        hold_vehicles_over_new_ground,
+                    )
+                        .chain()
+                        .in_set(VehicleSystems::ApplyForces),
+                    (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
+                ),
+            )
+            .add_observer(on_reset_vehicle)
+            .add_observer(on_hitch_inserted)
+            .add_observer(on_hitch_removed);
     }
 }
 

@@ -796,40 +796,63 @@ pub(crate) fn step_vehicles(
     );
 }
 
+/// The crank speed (rad/s) at the start of the step of each engine whose crank axis is known
+/// ([`Engine::crank_axis`]), for [`crank_reaction`].
+#[derive(Resource, Default)]
+pub(crate) struct CrankSpeeds(bevy::ecs::entity::EntityHashMap<f64>);
+
+/// Notes the crank speed of each engine with a crank axis just before the drivetrains step:
+/// after anything that set it outright (a reset, a game's `set_state`), which is not a spin-up
+/// the engine's mounts take.
+pub(crate) fn note_crank_speeds(
+    engines: Query<(Entity, &Engine, &BlockOf)>,
+    drivetrains: Query<&Drivetrain>,
+    mut speeds: ResMut<CrankSpeeds>,
+) {
+    speeds.0.clear();
+    for (entity, engine, block_of) in &engines {
+        if engine.crank_axis.is_none() {
+            continue;
+        }
+        if let Some(&[speed, ..]) = drivetrains
+            .get(block_of.0)
+            .ok()
+            .and_then(|d| d.state(entity))
+        {
+            speeds.0.insert(entity, speed);
+        }
+    }
+}
+
 /// What spins an engine's crank up turns the body the other way: its mounts take it. For each
 /// engine whose crank axis is known ([`Engine::crank_axis`]), the body takes minus the crank's
 /// change of angular momentum over the step, `−I·Δω` along that axis (turned with the body at
 /// the step's start), over the step, with the wheels' spin reaction
-/// ([`ModuleInputs::spin_reaction`]). Not on an engine's first step, whose speed before it is
-/// not known.
+/// ([`ModuleInputs::spin_reaction`]).
 pub(crate) fn crank_reaction(
     time: Res<Time>,
-    engines: Query<(Entity, &Engine, &EngineSensors, &BlockOf)>,
-    mut vehicles: Query<&mut ModuleScratch>,
-    mut last: Local<bevy::ecs::entity::EntityHashMap<f64>>,
+    engines: Query<(Entity, &Engine, &BlockOf)>,
+    mut vehicles: Query<(&Drivetrain, &mut ModuleScratch)>,
+    speeds: Res<CrankSpeeds>,
 ) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
         return;
     }
-    // Engines removed, or whose axis was taken away, leave the map.
-    last.retain(|engine, _| {
-        engines
-            .get(*engine)
-            .is_ok_and(|(_, e, ..)| e.crank_axis.is_some())
-    });
-    for (entity, engine, sensors, block_of) in &engines {
-        let Some(axis) = engine.crank_axis else {
+    for (&entity, &before) in speeds.0.iter() {
+        let Ok((_, engine, block_of)) = engines.get(entity) else {
             continue;
         };
-        let Some(before) = last.insert(entity, sensors.speed) else {
+        let (Some(axis), Ok((drivetrain, mut scratch))) =
+            (engine.crank_axis, vehicles.get_mut(block_of.0))
+        else {
             continue;
         };
-        let Ok(mut scratch) = vehicles.get_mut(block_of.0) else {
+        let Some(&[after, ..]) = drivetrain.state(entity) else {
             continue;
         };
         let [x, y, z] = axis.vector().map(|c| c as f32);
-        let change = engine.inertia * (sensors.speed - before);
+        let change = engine.inertia * (after - before);
         let torque = scratch.inputs.rotation * Vec3::new(x, y, z) * -(change / dt) as f32;
         if torque.is_finite() {
             scratch.inputs.spin_reaction += torque;
