@@ -3555,8 +3555,8 @@ fn a_car_in_the_air_turns_against_its_wheels_spin() {
 }
 
 /// A car in the air turns against its engine's spin-up: revved in neutral, a longitudinal
-/// crank ([`CrankAxis::Back`]) rolls the body by `−I_e·Δω_e/I_roll` about its back axis, a
-/// transverse one ([`CrankAxis::Left`]) pitches it by `I_e·Δω_e/I_pitch` nose up (about +X,
+/// crank ([`BodyAxis::Back`]) rolls the body by `−I_e·Δω_e/I_roll` about its back axis, a
+/// transverse one ([`BodyAxis::Left`]) pitches it by `I_e·Δω_e/I_pitch` nose up (about +X,
 /// as wheels spun up in the air do), each within 0.5 %, at 30, 60 and 120 Hz; without an
 /// axis the body does not turn (below 1e-6 rad/s), nor with one by a crank speed set
 /// outright. The engine's mounts take what spins its crank up; the body only took the
@@ -3564,10 +3564,10 @@ fn a_car_in_the_air_turns_against_its_wheels_spin() {
 #[test]
 fn a_car_in_the_air_turns_against_its_engines_spin() {
     for (axis, hz) in [
-        (Some(CrankAxis::Back), 30.0),
-        (Some(CrankAxis::Back), 60.0),
-        (Some(CrankAxis::Back), 120.0),
-        (Some(CrankAxis::Left), 60.0),
+        (Some(BodyAxis::Back), 30.0),
+        (Some(BodyAxis::Back), 60.0),
+        (Some(BodyAxis::Back), 120.0),
+        (Some(BodyAxis::Left), 60.0),
         (None, 60.0),
     ] {
         let mut builder = CarBuilder::default();
@@ -3592,7 +3592,7 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
         let gained = crank_inertia * (crank(&mut app) - speed);
         let turned = turn(&app) - before;
         let (got, expected) = match axis {
-            Some(CrankAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
+            Some(BodyAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
             Some(_) => (turned.x, gained / f64::from(builder.inertia.x)),
             None => (turned.length(), 0.0),
         };
@@ -3616,7 +3616,7 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
             let gained = crank_inertia * (state(&app, car, engine)[0] - jumped);
             let turned = turn(&app) - before;
             let (got, expected) = match axis {
-                Some(CrankAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
+                Some(BodyAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
                 _ => (turned.x, gained / f64::from(builder.inertia.x)),
             };
             assert!(

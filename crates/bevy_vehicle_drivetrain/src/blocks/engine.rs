@@ -120,9 +120,9 @@ pub struct Engine {
     /// up, so a longitudinal engine revved in neutral rolls its car and a transverse one
     /// pitches it. Most engines turn counterclockwise seen from their flywheel end (SAE
     /// J824's standard rotation), so a longitudinal engine with its flywheel at the back is
-    /// [`CrankAxis::Back`], and a transverse one with its flywheel (and gearbox) on the car's
-    /// left [`CrankAxis::Left`].
-    pub crank_axis: Option<CrankAxis>,
+    /// [`BodyAxis::Back`], and a transverse one with its flywheel (and gearbox) on the car's
+    /// left [`BodyAxis::Left`].
+    pub crank_axis: Option<BodyAxis>,
 
     /// Input: throttle pedal, 0 (closed) to 1 (wide open). Clamped.
     #[serde(skip)]
@@ -202,10 +202,10 @@ impl Default for Engine {
     }
 }
 
-/// A direction in a vehicle body's frame (+X right, +Y up, +Z back): which way an
-/// [`Engine`]'s crank spin points ([`Engine::crank_axis`]).
+/// A direction along one of a vehicle body's axes (+X right, +Y up, +Z back): which way an
+/// [`Engine`]'s crank spin points, for one ([`Engine::crank_axis`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum CrankAxis {
+pub enum BodyAxis {
     /// +X.
     Right,
     /// −X.
@@ -220,16 +220,16 @@ pub enum CrankAxis {
     Forward,
 }
 
-impl CrankAxis {
+impl BodyAxis {
     /// The unit vector of the direction in the body's frame.
     pub fn vector(self) -> [f64; 3] {
         match self {
-            CrankAxis::Right => [1.0, 0.0, 0.0],
-            CrankAxis::Left => [-1.0, 0.0, 0.0],
-            CrankAxis::Up => [0.0, 1.0, 0.0],
-            CrankAxis::Down => [0.0, -1.0, 0.0],
-            CrankAxis::Back => [0.0, 0.0, 1.0],
-            CrankAxis::Forward => [0.0, 0.0, -1.0],
+            BodyAxis::Right => [1.0, 0.0, 0.0],
+            BodyAxis::Left => [-1.0, 0.0, 0.0],
+            BodyAxis::Up => [0.0, 1.0, 0.0],
+            BodyAxis::Down => [0.0, -1.0, 0.0],
+            BodyAxis::Back => [0.0, 0.0, 1.0],
+            BodyAxis::Forward => [0.0, 0.0, -1.0],
         }
     }
 }

@@ -46,7 +46,7 @@ mod wheel;
 pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
-pub use engine::{CrankAxis, Engine, EngineRuntime, EngineSensors};
+pub use engine::{BodyAxis, Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
 pub use hydrostatic::{AntiStall, Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
