@@ -760,11 +760,8 @@ pub(crate) fn step_vehicles(
                     continue;
                 };
                 let left = state.normal.cross(state.heading).normalize_or_zero();
-                let change = wheel.inertia * (after[1] - rt.spin_at_step_start);
-                let torque = -left * (change / dt) as f32;
-                if torque.is_finite() {
-                    inputs.spin_reaction += torque;
-                }
+                inputs.spin_reaction +=
+                    spin_reaction(left, wheel.inertia, rt.spin_at_step_start, after[1], dt);
             }
             // Each wheel ends the step at its last stage's angle: its heading, and the velocity
             // measured in the tire frame, turn with it.
@@ -852,11 +849,21 @@ pub(crate) fn crank_reaction(
             continue;
         };
         let [x, y, z] = axis.vector().map(|c| c as f32);
-        let change = engine.inertia * (after - before);
-        let torque = scratch.inputs.rotation * Vec3::new(x, y, z) * -(change / dt) as f32;
-        if torque.is_finite() {
-            scratch.inputs.spin_reaction += torque;
-        }
+        let axis = scratch.inputs.rotation * Vec3::new(x, y, z);
+        scratch.inputs.spin_reaction += spin_reaction(axis, engine.inertia, before, after, dt);
+    }
+}
+
+/// The torque (N·m, world) on the body of a part the body holds (a wheel on its axle, a
+/// crank in its mounts) whose spin about `axis` (world, unit) went from `before` to `after`
+/// (rad/s) over a step of `dt` (s) with `inertia` (kg·m²) about it: minus its change of
+/// angular momentum over the step. Zero where that is not finite.
+fn spin_reaction(axis: Vec3, inertia: f64, before: f64, after: f64, dt: f64) -> Vec3 {
+    let torque = axis * -(inertia * (after - before) / dt) as f32;
+    if torque.is_finite() {
+        torque
+    } else {
+        Vec3::ZERO
     }
 }
 
