@@ -27,6 +27,7 @@ fn assist(torque: f64) -> AssistMotor {
         inertia: MOTOR_INERTIA,
         viscous_friction: 0.0,
         command: if torque == 0.0 { 0.0 } else { torque.signum() },
+        ..default()
     }
 }
 

@@ -110,6 +110,7 @@ pub fn constant_torque_motor(torque: f64, inertia: f64) -> Motor {
         inertia,
         viscous_friction: 0.0,
         command: if torque >= 0.0 { 1.0 } else { -1.0 },
+        ..default()
     }
 }
 

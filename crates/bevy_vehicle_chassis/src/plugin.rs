@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::DrivetrainSystems;
+use bevy_vehicle_drivetrain::blocks::{AssistMotor, Engine, Motor};
 
 use crate::contact::probe_ground;
 use crate::first_step::hold_vehicles_over_new_ground;
@@ -12,7 +13,7 @@ use crate::hitch::{
 };
 use crate::modules::install::on_reset_vehicle;
 use crate::modules::systems::{
-    CrankSpeeds, begin_modules, crank_reaction, note_crank_speeds, note_wheel_changes,
+    RotorSpeeds, begin_modules, note_rotor_speeds, note_wheel_changes, rotor_reaction,
     step_vehicles,
 };
 use crate::path_follower::follow_paths;
@@ -84,7 +85,9 @@ pub struct ChassisPlugin;
 
 impl Plugin for ChassisPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<CrankSpeeds>()
+        app.init_resource::<RotorSpeeds<Engine>>()
+            .init_resource::<RotorSpeeds<Motor>>()
+            .init_resource::<RotorSpeeds<AssistMotor>>()
             .configure_sets(
                 FixedUpdate,
                 (
@@ -116,14 +119,22 @@ impl Plugin for ChassisPlugin {
                     (follow_tow_brakes, note_wheel_changes, begin_modules)
                         .chain()
                         .in_set(VehicleSystems::Controls),
-                    note_crank_speeds
+                    (
+                        note_rotor_speeds::<Engine>,
+                        note_rotor_speeds::<Motor>,
+                        note_rotor_speeds::<AssistMotor>,
+                    )
                         .after(DrivetrainSystems::SyncIn)
                         .before(DrivetrainSystems::Step),
                     step_vehicles.in_set(DrivetrainSystems::Step),
                     probe_ground.in_set(VehicleSystems::Contact),
                     (
                         take_out_refused_drivetrains,
-                        crank_reaction,
+                        (
+                            rotor_reaction::<Engine>,
+                            rotor_reaction::<Motor>,
+                            rotor_reaction::<AssistMotor>,
+                        ),
                         apply_forces,
                         hold_vehicles_over_new_ground,
                     )

@@ -7,6 +7,7 @@ use bevy_vehicle_drivetrain::controls::set_if_changed;
 use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
+use core::marker::PhantomData;
 use smallvec::SmallVec;
 
 use super::builtin::{AxleSplit, stability_demand};
@@ -95,7 +96,7 @@ pub(crate) struct ModuleInputs {
     pub stability: Option<StabilityDemand>,
     /// The torque the airborne wheels' spin and the engine's crank hand the body over this
     /// step (world, N·m): minus the change of their angular momentum about their axles, over
-    /// the step (see `step_vehicles` and `crank_reaction`).
+    /// the step (see `step_vehicles` and `rotor_reaction`).
     pub spin_reaction: Vec3,
 }
 
@@ -793,22 +794,54 @@ pub(crate) fn step_vehicles(
     );
 }
 
-/// The crank speed (rad/s) at the start of the step of each engine whose crank axis is known
-/// ([`Engine::crank_axis`]), for [`crank_reaction`].
-#[derive(Resource, Default)]
-pub(crate) struct CrankSpeeds(bevy::ecs::entity::EntityHashMap<f64>);
+/// A block whose rotor spins in mounts on the vehicle's body: an [`Engine`]'s crank, a
+/// [`Motor`]'s or an [`AssistMotor`]'s rotor. Each has its speed (rad/s) first in its state.
+pub(crate) trait HeldRotor: Component {
+    /// The rotor's spin axis in the body's frame and its inertia (kg·m²), if the axis is
+    /// known.
+    fn held_rotor(&self) -> Option<(BodyAxis, f64)>;
+}
 
-/// Notes the crank speed of each engine with a crank axis just before the drivetrains step:
-/// after anything that set it outright (a reset, a game's `set_state`), which is not a spin-up
-/// the engine's mounts take.
-pub(crate) fn note_crank_speeds(
-    engines: Query<(Entity, &Engine, &BlockOf)>,
+impl HeldRotor for Engine {
+    fn held_rotor(&self) -> Option<(BodyAxis, f64)> {
+        self.crank_axis.map(|axis| (axis, self.inertia))
+    }
+}
+
+impl HeldRotor for Motor {
+    fn held_rotor(&self) -> Option<(BodyAxis, f64)> {
+        self.rotor_axis.map(|axis| (axis, self.inertia))
+    }
+}
+
+impl HeldRotor for AssistMotor {
+    fn held_rotor(&self) -> Option<(BodyAxis, f64)> {
+        self.rotor_axis.map(|axis| (axis, self.inertia))
+    }
+}
+
+/// The rotor speed (rad/s) at the start of the step of each block of type `B` whose rotor
+/// axis is known ([`HeldRotor`]), for [`rotor_reaction`].
+#[derive(Resource)]
+pub(crate) struct RotorSpeeds<B>(bevy::ecs::entity::EntityHashMap<f64>, PhantomData<B>);
+
+impl<B> Default for RotorSpeeds<B> {
+    fn default() -> Self {
+        Self(default(), PhantomData)
+    }
+}
+
+/// Notes the rotor speed of each block of type `B` with a rotor axis just before the
+/// drivetrains step: after anything that set it outright (a reset, a game's `set_state`),
+/// which is not a spin-up the mounts take.
+pub(crate) fn note_rotor_speeds<B: HeldRotor>(
+    blocks: Query<(Entity, &B, &BlockOf)>,
     drivetrains: Query<&Drivetrain>,
-    mut speeds: ResMut<CrankSpeeds>,
+    mut speeds: ResMut<RotorSpeeds<B>>,
 ) {
     speeds.0.clear();
-    for (entity, engine, block_of) in &engines {
-        if engine.crank_axis.is_none() {
+    for (entity, block, block_of) in &blocks {
+        if block.held_rotor().is_none() {
             continue;
         }
         if let Some(&[speed, ..]) = drivetrains
@@ -821,27 +854,27 @@ pub(crate) fn note_crank_speeds(
     }
 }
 
-/// What spins an engine's crank up turns the body the other way: its mounts take it. For each
-/// engine whose crank axis is known ([`Engine::crank_axis`]), the body takes minus the crank's
-/// change of angular momentum over the step, `−I·Δω` along that axis (turned with the body at
-/// the step's start), over the step, with the wheels' spin reaction
-/// ([`ModuleInputs::spin_reaction`]).
-pub(crate) fn crank_reaction(
+/// What spins a rotor up turns the body the other way: its mounts take it. For each block of
+/// type `B` whose rotor axis is known ([`Engine::crank_axis`], [`Motor::rotor_axis`]), the
+/// body takes minus the rotor's change of angular momentum over the step, `−I·Δω` along that
+/// axis (turned with the body at the step's start), over the step, with the wheels' spin
+/// reaction ([`ModuleInputs::spin_reaction`]).
+pub(crate) fn rotor_reaction<B: HeldRotor>(
     time: Res<Time>,
-    engines: Query<(Entity, &Engine, &BlockOf)>,
+    blocks: Query<(&B, &BlockOf)>,
     mut vehicles: Query<(&Drivetrain, &mut ModuleScratch)>,
-    speeds: Res<CrankSpeeds>,
+    speeds: Res<RotorSpeeds<B>>,
 ) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
         return;
     }
     for (&entity, &before) in speeds.0.iter() {
-        let Ok((_, engine, block_of)) = engines.get(entity) else {
+        let Ok((block, block_of)) = blocks.get(entity) else {
             continue;
         };
-        let (Some(axis), Ok((drivetrain, mut scratch))) =
-            (engine.crank_axis, vehicles.get_mut(block_of.0))
+        let (Some((axis, inertia)), Ok((drivetrain, mut scratch))) =
+            (block.held_rotor(), vehicles.get_mut(block_of.0))
         else {
             continue;
         };
@@ -850,7 +883,7 @@ pub(crate) fn crank_reaction(
         };
         let [x, y, z] = axis.vector().map(|c| c as f32);
         let axis = scratch.inputs.rotation * Vec3::new(x, y, z);
-        scratch.inputs.spin_reaction += spin_reaction(axis, engine.inertia, before, after, dt);
+        scratch.inputs.spin_reaction += spin_reaction(axis, inertia, before, after, dt);
     }
 }
 

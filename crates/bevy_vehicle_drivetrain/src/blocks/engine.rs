@@ -203,7 +203,8 @@ impl Default for Engine {
 }
 
 /// A direction along one of a vehicle body's axes (+X right, +Y up, +Z back): which way an
-/// [`Engine`]'s crank spin points, for one ([`Engine::crank_axis`]).
+/// [`Engine`]'s crank or a motor's rotor spins, for one ([`Engine::crank_axis`],
+/// [`Motor::rotor_axis`](crate::blocks::Motor::rotor_axis)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BodyAxis {
     /// +X.

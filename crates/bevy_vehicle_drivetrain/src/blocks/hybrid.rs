@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use crate::block::{
     Block, DrivePath, Input, PortSpec, Ports, SettingError, Shafts, StageContext, check_positive,
 };
-use crate::blocks::{Motor, MotorSensors};
+use crate::blocks::{BodyAxis, Motor, MotorSensors};
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Pass, Shaft, ShaftUp, rigid_join, rigid_split};
 
@@ -194,6 +194,12 @@ pub struct AssistMotor {
     pub inertia: f64,
     /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
     pub viscous_friction: f64,
+    /// Which way the rotor's spin points in the vehicle body's frame (its angular velocity
+    /// when it turns its shaft forwards, by the right-hand rule), or `None` (the default) for
+    /// not known. With it, a chassis turns the body against the rotor's change of angular
+    /// momentum, `−I·Δω` along this axis over each step, as the motor's mounts take it (see
+    /// [`Engine::crank_axis`](crate::blocks::Engine::crank_axis)).
+    pub rotor_axis: Option<BodyAxis>,
     /// Input: torque command, −1 to 1 (positive turns the motor's shaft forwards, the sense
     /// in which the engine turns). From the driver's controls: the throttle, signed by the
     /// selected gear's direction only when no gearbox lies between the motor and the wheels
@@ -214,6 +220,7 @@ impl Default for AssistMotor {
             max_rpm: 12_000.0,
             inertia: 0.04,
             viscous_friction: 0.0,
+            rotor_axis: None,
             command: 0.0,
         }
     }
@@ -228,6 +235,7 @@ impl AssistMotor {
             max_rpm: self.max_rpm,
             inertia: self.inertia,
             viscous_friction: self.viscous_friction,
+            rotor_axis: self.rotor_axis,
             command: self.command,
         }
     }

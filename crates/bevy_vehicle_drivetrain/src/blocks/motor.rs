@@ -7,6 +7,7 @@ use crate::block::{
     Block, DrivePath, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
     check_positive, clamp_input,
 };
+use crate::blocks::BodyAxis;
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Shaft, ShaftDown, lump};
@@ -36,6 +37,12 @@ pub struct Motor {
     pub inertia: f64,
     /// Viscous friction of the rotor (N·m·s/rad, ≥ 0).
     pub viscous_friction: f64,
+    /// Which way the rotor's spin points in the vehicle body's frame (its angular velocity
+    /// when it turns its shaft forwards, by the right-hand rule), or `None` (the default) for
+    /// not known. With it, a chassis turns the body against the rotor's change of angular
+    /// momentum, `−I·Δω` along this axis over each step, as the motor's mounts take it (see
+    /// [`Engine::crank_axis`](crate::blocks::Engine::crank_axis)).
+    pub rotor_axis: Option<BodyAxis>,
     /// Input: torque command, −1 (full reverse torque) to 1 (full forward torque). From the
     /// driver's controls: the throttle, signed by the selected gear's direction unless a
     /// gearbox between the motor and the wheels reverses the drive already
@@ -53,6 +60,7 @@ impl Default for Motor {
             max_rpm: 16_000.0,
             inertia: 0.05,
             viscous_friction: 0.0,
+            rotor_axis: None,
             command: 0.0,
         }
     }
