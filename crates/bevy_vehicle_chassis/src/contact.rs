@@ -79,9 +79,9 @@ const FLAT_TURN_SINE: f32 = 1e-5;
 /// kerb's corner) is probed at [`ROAD_SAMPLES`] within the step: 1 mm.
 const ROAD_STEP_MIN_OFFSET: f64 = 1e-3;
 
-/// Where within the step (fractions of it) the road is probed where it neither stays on one
-/// plane nor turns at one edge (see [`RoadProfile`]): every quarter, as a step four times
-/// shorter would meet it.
+/// Where within the step (fractions of it) the road is probed where the planes under a wheel
+/// now and at the step's end lie apart without meeting within the step (see
+/// [`RoadProfile`]): every quarter, as a step four times shorter would meet it.
 const ROAD_SAMPLES: [f64; 3] = [0.25, 0.5, 0.75];
 
 /// Half the width (m) of what a wheel probes with: its tread's for a tire shape, none for a

@@ -7,6 +7,7 @@ use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
 };
+use crate::blocks::BodyAxis;
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{CurveTable, Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
 use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with, sign, torque_for};
@@ -198,39 +199,6 @@ impl Default for Engine {
             torque_added: 0.0,
             braking_torque_scale: 1.0,
             braking_torque_added: 0.0,
-        }
-    }
-}
-
-/// A direction along one of a vehicle body's axes (+X right, +Y up, +Z back): which way an
-/// [`Engine`]'s crank or a motor's rotor spins, for one ([`Engine::crank_axis`],
-/// [`Motor::rotor_axis`](crate::blocks::Motor::rotor_axis)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum BodyAxis {
-    /// +X.
-    Right,
-    /// −X.
-    Left,
-    /// +Y.
-    Up,
-    /// −Y.
-    Down,
-    /// +Z.
-    Back,
-    /// −Z.
-    Forward,
-}
-
-impl BodyAxis {
-    /// The unit vector of the direction in the body's frame.
-    pub fn vector(self) -> [f64; 3] {
-        match self {
-            BodyAxis::Right => [1.0, 0.0, 0.0],
-            BodyAxis::Left => [-1.0, 0.0, 0.0],
-            BodyAxis::Up => [0.0, 1.0, 0.0],
-            BodyAxis::Down => [0.0, -1.0, 0.0],
-            BodyAxis::Back => [0.0, 0.0, 1.0],
-            BodyAxis::Forward => [0.0, 0.0, -1.0],
         }
     }
 }

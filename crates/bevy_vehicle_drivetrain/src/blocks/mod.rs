@@ -30,6 +30,7 @@ macro_rules! take_inputs_fields {
 }
 
 mod automatic;
+mod body_axis;
 mod clutch;
 mod differential;
 mod engine;
@@ -44,9 +45,10 @@ mod transfer_case;
 mod wheel;
 
 pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
+pub use body_axis::BodyAxis;
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
-pub use engine::{BodyAxis, Engine, EngineRuntime, EngineSensors};
+pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
 pub use hybrid::{AssistMotor, SummingGear, SummingGearSensors};
 pub use hydrostatic::{AntiStall, Hydrostatic, HydrostaticRuntime, HydrostaticSensors, TrackLever};
