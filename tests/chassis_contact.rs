@@ -1633,8 +1633,9 @@ fn over_gaps(hz: f64) -> f32 {
 /// more than 0.03 m/s from 60 Hz up (measured 2026-12-04: 0.016 / 0.011 / 0.011 m/s at 60 /
 /// 120 / 240 Hz). Until the road ahead was probed, the same day, the travel rate read where
 /// a wheel's probe met a gap's edge was held over the step: 0.51 / 0.28 / 0.23 / 0.12 / 0.09
-/// m/s at 15 / 30 / 60 / 120 / 240 Hz. At 15 and 30 Hz it is still 0.16 m/s: a step's
-/// travel (0.67 m at 30 Hz) against a 1.08 m pattern samples the gaps unevenly.
+/// m/s at 15 / 30 / 60 / 120 / 240 Hz. At 15 and 30 Hz it was still 0.16 m/s that day, and
+/// 0.028 and 0.105 m/s by the sixth session's start (and after it): a step's travel (0.67 m
+/// at 30 Hz) against a 1.08 m pattern samples the gaps unevenly.
 #[test]
 fn gaps_narrower_than_the_tire_hardly_move_the_body() {
     for hz in [60.0, 120.0, 240.0] {
