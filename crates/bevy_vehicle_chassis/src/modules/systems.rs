@@ -94,9 +94,10 @@ pub(crate) struct ModuleInputs {
     pub steering: Steering,
     /// The stability control's demand this step (decided in `begin_modules`).
     pub stability: Option<StabilityDemand>,
-    /// The torque the airborne wheels' spin and the engine's crank hand the body over this
-    /// step (world, N·m): minus the change of their angular momentum about their axles, over
-    /// the step (see `step_vehicles` and `rotor_reaction`).
+    /// The torque the airborne wheels' spin and the rotors with a known axis (an engine's
+    /// crank, a motor's rotor) hand the body over this step (world, N·m): minus the change of
+    /// their angular momentum about their axes, over the step (see `step_vehicles` and
+    /// `rotor_reaction`).
     pub spin_reaction: Vec3,
 }
 
