@@ -3482,6 +3482,14 @@ fn a_car_coasting_off_the_ground_lands_without_a_jolt() {
     }
 }
 
+/// Spawns `builder`'s car floating free: 50 m above the origin, out of any ground's reach,
+/// with no gravity.
+fn spawn_floating(app: &mut App, builder: &CarBuilder) -> Entity {
+    let car = spawn_car(app, builder, Transform::from_xyz(0.0, 50.0, 0.0));
+    app.world_mut().entity_mut(car).insert(GravityScale(0.0));
+    car
+}
+
 /// A car floating free (no gravity, far from any ground) keeps its angular momentum when its
 /// wheels' spin changes: braking its four wheels from 30 rad/s to rest pitches its nose down
 /// at `Σ I_w·ω/I_pitch` = 4 × 1.2 × 30 / 1800 = 0.080 rad/s, and the engine spinning its rear
@@ -3497,8 +3505,7 @@ fn a_car_in_the_air_turns_against_its_wheels_spin() {
     let wheel_inertia = builder.wheel.inertia;
     for hz in [30.0, 60.0, 120.0] {
         let mut app = create_app(hz);
-        let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 50.0, 0.0));
-        app.world_mut().entity_mut(car).insert(GravityScale(0.0));
+        let car = spawn_floating(&mut app, &builder);
         tick(&mut app, 2);
         for w in wheels(&mut app, car) {
             let mut s = state(&app, car, w);
@@ -3577,8 +3584,7 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
         engine.crank_axis = axis;
         let crank_inertia = engine.inertia;
         let mut app = create_app(hz);
-        let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 50.0, 0.0));
-        app.world_mut().entity_mut(car).insert(GravityScale(0.0));
+        let car = spawn_floating(&mut app, &builder);
         controls(&mut app, car, |c| c.gear = 0);
         tick(&mut app, hz as usize);
         let turn = |app: &App| get::<Velocity>(app, car).angular;
@@ -3645,8 +3651,7 @@ fn a_car_in_the_air_turns_against_its_motors_spin() {
             motor.rotor_axis = axis;
             let inertia = motor.inertia;
             let mut app = create_app(hz);
-            let car = spawn_car(&mut app, &builder, Transform::from_xyz(0.0, 50.0, 0.0));
-            app.world_mut().entity_mut(car).insert(GravityScale(0.0));
+            let car = spawn_floating(&mut app, &builder);
             controls(&mut app, car, |c| c.gear = 1);
             tick(&mut app, hz as usize);
             let motor = block_entity::<Motor>(&mut app, car);
