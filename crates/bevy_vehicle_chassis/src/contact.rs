@@ -1484,6 +1484,31 @@ pub(crate) fn probe_ground(
                     .iter()
                     .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
+            let heave_mass = f64::from(body.mass) / inputs.wheels.len().max(1) as f64;
+            // The body's heave over the ground under its wheels at the step's middle (m/s,
+            // compression positive): its centre of mass's velocity along `up` against the mean
+            // of the ground's under its grounded wheels at the last probe (zero on fixed
+            // ground), half a step on at the acceleration its weight and the suspension's
+            // forces of the last step give it.
+            let heave_rate = {
+                let (mut ground, mut count, mut force) = (Vec3::ZERO, 0.0f32, 0.0);
+                for w in &inputs.wheels {
+                    if let Ok((.., state)) = wheels.get(w.entity)
+                        && state.grounded
+                    {
+                        ground += state.ground_velocity;
+                        count += 1.0;
+                        force += state.suspension_force;
+                    }
+                }
+                let ground = if count > 0.0 {
+                    ground / count
+                } else {
+                    Vec3::ZERO
+                };
+                let acceleration = force / f64::from(body.mass) + f64::from(gravity.dot(up));
+                f64::from((ground - velocity.linear).dot(up)) - 0.5 * f64::from(dt) * acceleration
+            };
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
                 .exclude_sensors()
@@ -1944,6 +1969,8 @@ pub(crate) fn probe_ground(
                                         deflection,
                                         rate,
                                         mass: corner_mass,
+                                        heave_mass,
+                                        heave_rate,
                                         suspension,
                                     };
                                     finite_or(

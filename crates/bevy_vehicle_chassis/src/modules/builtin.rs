@@ -553,9 +553,7 @@ impl SuspensionModule for BuiltinSuspension {
     }
 
     fn force(&self, ctx: &ModuleContext, corner: &CornerInput) -> f64 {
-        corner
-            .suspension
-            .force_at_step(corner.deflection, corner.rate, ctx.dt, corner.mass)
+        corner.suspension.force_at_step(corner, ctx.dt)
     }
 }
 

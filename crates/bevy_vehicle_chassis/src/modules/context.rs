@@ -200,6 +200,15 @@ pub struct CornerInput<'a> {
     /// excavator, which roll faster). What the corner's springs move at the fixed step (see
     /// [`Suspension::force_at_step`]).
     pub mass: f64,
+    /// The body's mass per wheel in heave (kg): its mass over its number of wheels. At least
+    /// [`mass`](Self::mass); what the part of the rate the body's heave makes moves (see
+    /// [`Suspension::force_at_step`]).
+    pub heave_mass: f64,
+    /// The part of the travel rate the body's heave over the ground makes (m/s, compression
+    /// positive) at the step's middle: its centre of mass's velocity along the chassis's up
+    /// axis against the ground's under the grounded wheels, half a step on at the acceleration
+    /// its weight and the last step's suspension forces give it. The same at every corner.
+    pub heave_rate: f64,
     /// The corner's suspension settings (what the built-in uses).
     pub suspension: &'a Suspension,
 }
