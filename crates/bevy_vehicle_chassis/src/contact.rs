@@ -1485,30 +1485,6 @@ pub(crate) fn probe_ground(
                     .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
             let heave_mass = f64::from(body.mass) / inputs.wheels.len().max(1) as f64;
-            // The body's heave over the ground under its wheels at the step's middle (m/s,
-            // compression positive): its centre of mass's velocity along `up` against the mean
-            // of the ground's under its grounded wheels at the last probe (zero on fixed
-            // ground), half a step on at the acceleration its weight and the suspension's
-            // forces of the last step give it.
-            let heave_rate = {
-                let (mut ground, mut count, mut force) = (Vec3::ZERO, 0.0f32, 0.0);
-                for w in &inputs.wheels {
-                    if let Ok((.., state)) = wheels.get(w.entity)
-                        && state.grounded
-                    {
-                        ground += state.ground_velocity;
-                        count += 1.0;
-                        force += state.suspension_force;
-                    }
-                }
-                let ground = if count > 0.0 {
-                    ground / count
-                } else {
-                    Vec3::ZERO
-                };
-                let acceleration = force / f64::from(body.mass) + f64::from(gravity.dot(up));
-                f64::from((ground - velocity.linear).dot(up)) - 0.5 * f64::from(dt) * acceleration
-            };
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
                 .exclude_sensors()
@@ -1543,13 +1519,32 @@ pub(crate) fn probe_ground(
                 let neighbours =
                     area.map_or_else(Neighbours::new, |area| neighbours(&qp.query_pipeline, area));
                 let near = area.unwrap_or(Aabb::new_invalid());
+                // The last step's loads, and the body's heave over the ground under its wheels
+                // at the step's middle (m/s, compression positive): its centre of mass's
+                // velocity along `up` against the mean of the ground's under its grounded
+                // wheels at the last probe (zero on fixed ground), half a step on at the
+                // acceleration its weight and the suspension's forces of the last step give it.
                 last_loads.clear();
-                last_loads.extend(
-                    inputs
-                        .wheels
-                        .iter()
-                        .map(|w| wheels.get(w.entity).map_or(0.0, |(.., s)| s.load)),
-                );
+                let (mut ground, mut grounded, mut force) = (Vec3::ZERO, 0.0f32, 0.0);
+                for w in &inputs.wheels {
+                    let state = wheels.get(w.entity).ok().map(|(.., s)| s);
+                    last_loads.push(state.map_or(0.0, |s| s.load));
+                    if let Some(state) = state.filter(|s| s.grounded) {
+                        ground += state.ground_velocity;
+                        grounded += 1.0;
+                        force += state.suspension_force;
+                    }
+                }
+                let heave_rate = {
+                    let ground = if grounded > 0.0 {
+                        ground / grounded
+                    } else {
+                        Vec3::ZERO
+                    };
+                    let acceleration = force / f64::from(body.mass) + f64::from(gravity.dot(up));
+                    f64::from((ground - velocity.linear).dot(up))
+                        - 0.5 * f64::from(dt) * acceleration
+                };
                 for (index, w) in inputs.wheels.iter().enumerate() {
                     let Ok((suspension, probe, mut state)) = wheels.get_mut(w.entity) else {
                         continue;
