@@ -3701,6 +3701,13 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
         controls(&mut app, car, |c| c.gear = 0);
         tick(&mut app, hz as usize);
         let turn = |app: &App| get::<Velocity>(app, car).angular;
+        // The body's turn about the crank's axis (rad/s) and what the crank's gain of
+        // angular momentum (N·m·s) gives about it.
+        let about_axis = |turned: Vec3, gained: f64| match axis {
+            Some(BodyAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
+            Some(_) => (turned.x, gained / f64::from(builder.inertia.x)),
+            None => (turned.length(), 0.0),
+        };
         let crank = |app: &mut App| {
             let engine = block_entity::<Engine>(app, car);
             get::<EngineSensors>(app, engine).speed
@@ -3710,11 +3717,7 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
         tick(&mut app, (0.3 * hz) as usize);
         let gained = crank_inertia * (crank(&mut app) - speed);
         let turned = turn(&app) - before;
-        let (got, expected) = match axis {
-            Some(BodyAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
-            Some(_) => (turned.x, gained / f64::from(builder.inertia.x)),
-            None => (turned.length(), 0.0),
-        };
+        let (got, expected) = about_axis(turned, gained);
         println!(
             "{axis:?} at {hz} Hz: crank gained {gained:.2} N·m·s, body {:?} rad/s against {expected:.5}",
             turned
@@ -3733,11 +3736,7 @@ fn a_car_in_the_air_turns_against_its_engines_spin() {
             set_state(&mut app, car, engine, &[jumped]);
             tick(&mut app, 1);
             let gained = crank_inertia * (state(&app, car, engine)[0] - jumped);
-            let turned = turn(&app) - before;
-            let (got, expected) = match axis {
-                Some(BodyAxis::Back) => (turned.z, -gained / f64::from(builder.inertia.z)),
-                _ => (turned.x, gained / f64::from(builder.inertia.x)),
-            };
+            let (got, expected) = about_axis(turn(&app) - before, gained);
             assert!(
                 rel(f64::from(got), expected) < 1e-3,
                 "{axis:?} at {hz} Hz: after a set crank speed {got} rad/s against {expected}"

@@ -1337,6 +1337,12 @@ impl BodyInertia {
         }
     }
 
+    /// The body's mass per wheel in heave on `wheels` wheels (kg): what each corner's
+    /// springs carry as the body rises and falls level.
+    fn heave_mass(&self, wheels: usize) -> f64 {
+        f64::from(self.mass) / wheels.max(1) as f64
+    }
+
     /// The body's mass per wheel that the suspension springs at `mounts` (world, m) ring
     /// along `up` (world, unit) in the stiffest of the body's modes on them, taking their
     /// springs alike (kg): the mass over the number of wheels in heave, and `1/λ` for the
@@ -1353,7 +1359,7 @@ impl BodyInertia {
             levers += Mat3::from_cols(lever * lever.x, lever * lever.y, lever * lever.z);
             count += 1;
         }
-        let heave = f64::from(self.mass) / count.max(1) as f64;
+        let heave = self.heave_mass(count);
         // `λ` from the characteristic polynomial: the levers lie across `up`, so one
         // eigenvalue is zero and the other two solve `λ² − tr·λ + m₂ = 0` (`m₂` the sum of
         // the principal 2×2 minors).
@@ -1484,7 +1490,7 @@ pub(crate) fn probe_ground(
                     .iter()
                     .map(|w| transform.rotation * w.mount.position + transform.translation),
             );
-            let heave_mass = f64::from(body.mass) / inputs.wheels.len().max(1) as f64;
+            let heave_mass = body.heave_mass(inputs.wheels.len());
             let filter = QueryFilter::default()
                 .exclude_rigid_body(vehicle)
                 .exclude_sensors()
@@ -1813,17 +1819,11 @@ pub(crate) fn probe_ground(
                                 // step, probed so too, fared worse than at its mean rate: the
                                 // 10 cm bump above at 15 m/s threw the body up at 1.1-1.5 times
                                 // 240 Hz's rate at 30 Hz and pitched it at 1.6-1.9 times.)
-                                let mut within = [(0.0, 0.0); ROAD_SAMPLES.len()];
-                                ROAD_SAMPLES
-                                    .iter()
-                                    .zip(&mut within)
-                                    .all(|(&at, point)| {
-                                        offset_at(at).is_some_and(|off| {
-                                            *point = (at, off);
-                                            true
-                                        })
-                                    })
-                                    .then(|| RoadProfile::new(&within, offset))
+                                let within =
+                                    ROAD_SAMPLES.map(|at| offset_at(at).map(|off| (at, off)));
+                                within.iter().all(Option::is_some).then(|| {
+                                    RoadProfile::new(&within.map(Option::unwrap_or_default), offset)
+                                })
                             } else {
                                 None
                             };
