@@ -1481,9 +1481,15 @@ fn short_bump(hz: f64, speed: f32) -> (f32, f32) {
 }
 
 /// A short bump reaches the body alike at every rate: the default car coasting over a 10 cm
-/// bump 0.6 m long at 3, 8 and 15 m/s rises and pitches within 6 % of 240 Hz's peak rates
-/// from 60 Hz up, and at 30 Hz within 5 % (rise) and 15 % (pitch) at 3 and 8 m/s, 25 % at
-/// 15 m/s, where the wheel crosses the bump in 1.2 steps.
+/// bump 0.6 m long at 3, 8 and 15 m/s rises and pitches within 6 % of the fine rates' peak
+/// rates from 60 Hz up, and at 30 Hz within 7 % (rise) and 15 % (pitch) at 3 and 8 m/s, 25 %
+/// at 15 m/s, where the wheel crosses the bump in 1.2 steps.
+///
+/// The fine rates' peaks are the mean of 200, 240, 300 and 480 Hz's: a single fine rate's
+/// peak rise at 3 m/s moves by up to 6 % with the least change elsewhere (0.351 / 0.356 /
+/// 0.360 / 0.370 m/s at 240 / 200 / 300 / 480 Hz on 2026-12-04, 0.372 m/s at 240 Hz after a
+/// change of 1e-8 in the tires' lateral slips), where 30 Hz's stays within 1 % (0.342–0.344
+/// m/s), 5–6 % under their mean.
 ///
 /// Until 2026-12-04 the suspension took the road's rate over the coming step from the last
 /// two steps, which on a bump that short turns within the step: at 15 m/s the body rose at
@@ -1492,23 +1498,28 @@ fn short_bump(hz: f64, speed: f32) -> (f32, f32) {
 /// 0.98 and 1.00 / 0.98 / 0.99 times).
 #[test]
 fn a_short_bump_at_speed_reaches_the_body_alike_at_every_rate() {
+    let fine = [200.0, 240.0, 300.0, 480.0];
     let mut failures = Vec::new();
     for speed in [3.0, 8.0, 15.0] {
-        let (rise, pitch) = short_bump(240.0, speed);
+        let (rise, pitch) = fine
+            .iter()
+            .map(|&hz| short_bump(hz, speed))
+            .fold((0.0, 0.0), |(r, p), (r1, p1)| (r + r1, p + p1));
+        let (rise, pitch) = (rise / fine.len() as f32, pitch / fine.len() as f32);
         for hz in [30.0, 60.0, 120.0] {
             let (r, p) = short_bump(hz, speed);
             let (r, p) = (r / rise, p / pitch);
             println!(
-                "{speed} m/s at {hz} Hz: rise {r:.3} and pitch {p:.3} of 240 Hz's ({rise:.3} m/s, {pitch:.3} rad/s)"
+                "{speed} m/s at {hz} Hz: rise {r:.3} and pitch {p:.3} of the fine rates' ({rise:.3} m/s, {pitch:.3} rad/s)"
             );
             let (rise_bound, pitch_bound) = match (hz < 40.0, speed > 10.0) {
                 (false, _) => (0.06, 0.06),
-                (true, false) => (0.05, 0.15),
+                (true, false) => (0.07, 0.15),
                 (true, true) => (0.25, 0.25),
             };
             if (r - 1.0).abs() > rise_bound || (p - 1.0).abs() > pitch_bound {
                 failures.push(format!(
-                    "{speed} m/s at {hz} Hz: rise {r}, pitch {p} of 240 Hz's"
+                    "{speed} m/s at {hz} Hz: rise {r}, pitch {p} of the fine rates'"
                 ));
             }
         }

@@ -521,13 +521,16 @@ pub struct WheelState {
     /// Zero while the wheel is in the air.
     pub body_mass: f64,
     /// How far the wheel centre moved over the ground during the last step, in the tire frame
-    /// `[forward, left]` (m): its displacement since the last probe, less the ground's own
-    /// motion under it. `None` while the wheel is in the air, on the step it touches down,
-    /// where the centre did not move at all (a body far from the origin cannot move by less
-    /// than its `f32` position's precision in a step, and then stands still whatever its
-    /// velocity), and where the coordinate its heading runs most along did not change while
-    /// that coordinate's precision is coarser than 10 µm (128 m from the origin and beyond).
-    /// A held tire's patch is anchored to the ground by it (see
+    /// halfway between the last step's and this one's `[forward, left]`, in the heading Rapier
+    /// moved the body by (not turned back by its lead,
+    /// [`rapier_heading_lead`](crate::rapier_heading_lead)) (m): its displacement since the last
+    /// probe, less the ground's own motion under it. `None` while the wheel is in the air, on the
+    /// step it touches down, where the centre did not move at all (a body far from the origin
+    /// cannot move by less than its `f32` position's precision in a step, and then stands still
+    /// whatever its velocity), and where the coordinate its heading runs most along did not change
+    /// while that coordinate's precision is coarser than 10 µm (128 m from the origin and beyond).
+    /// A held tire's patch, and a standing tire's lateral slip, are anchored to the ground by it
+    /// (see
     /// [`WheelContact::displacement`](bevy_vehicle_drivetrain::blocks::WheelContact::displacement)).
     pub displacement: Option<[f64; 2]>,
 }

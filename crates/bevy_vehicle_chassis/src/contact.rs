@@ -1862,6 +1862,7 @@ pub(crate) fn probe_ground(
                         -heading_lead,
                     );
                     let left = hit.normal.cross(heading);
+                    let body_spin = velocity.angular;
                     // The wheel's lean on the ground: its axle (the chassis's X turned by the
                     // steering, to the wheel's right) dipping below the ground's plane leans its
                     // top to the right.
@@ -1939,10 +1940,21 @@ pub(crate) fn probe_ground(
                     let along = heading.abs().max_position();
                     let unresolved = hit.center[along] == state.center[along]
                         && position_step(hit.center[along]) > COARSE_POSITION_STEP;
+                    // Along the tire's axes halfway through the step (the ones its slips
+                    // moved along on average as the wheel turned), in the heading Rapier
+                    // moved the body by: the body's move runs sideways ahead of its
+                    // velocity's course as it turns as far as its heading does.
                     let displacement =
                         (state.grounded && hit.center != state.center && !unresolved).then(|| {
                             let moved = hit.center - state.center - ground_moved;
-                            [heading, left].map(|axis| f64::from(moved.dot(axis)))
+                            let halfway = turned_on_ground(
+                                (heading + state.heading).normalize_or(heading),
+                                hit.normal,
+                                body_spin,
+                                heading_lead,
+                            );
+                            [halfway, hit.normal.cross(halfway)]
+                                .map(|axis| f64::from(moved.dot(axis)))
                         });
                     *state = WheelState {
                         grounded: true,

@@ -545,6 +545,7 @@ pub(crate) fn step_vehicles(
                         displacement: state.displacement,
                         camber: state.camber,
                         lateral_coupled: state.body_mass > 0.0,
+                        on_dynamic_body: state.ground_body.is_some(),
                     };
                     // The compliance steer, solved with the tire's cornering stiffness as it
                     // stands after the last step.

@@ -60,6 +60,6 @@ pub use torque_converter::{
 pub use track::{Track, TrackSensors};
 pub use transfer_case::{TransferCase, TransferCaseRuntime, TransferCaseSensors, TransferRange};
 pub use wheel::{
-    BODY_SPRING_LIMIT, BrakeMode, FLOOR_SUBSTEP, HELD_DAMPING_SPEED, PATCH_SPRING_LIMIT, Tire,
-    Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors,
+    BODY_SPRING_LIMIT, BrakeMode, FLOOR_SUBSTEP, HELD_DAMPING_SPEED, LATERAL_ANCHOR_SPEED,
+    PATCH_SPRING_LIMIT, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors,
 };
