@@ -252,15 +252,20 @@ fn on_mid_plane(tire: &TireShape, witness: Vec3, center: Vec3) -> Vec3 {
 /// (which hold every collider near its wheels) only this one's box meets it. Where several
 /// boxes meet it, each collider is touched on its own ([`seam_contact`]).
 ///
+/// `swept` is the sweep's bounds for the tire (`sweep.bounds(tire.radius, tire.half_width)`).
 /// `Some(None)` is an exact miss; `None` means no fast answer, and the caller casts the tire
 /// shape through the world.
-fn fast_contact(neighbours: &Neighbours, tire: &TireShape, sweep: &Sweep) -> Option<Option<Hit>> {
+fn fast_contact(
+    neighbours: &Neighbours,
+    tire: &TireShape,
+    sweep: &Sweep,
+    swept: &Aabb,
+) -> Option<Option<Hit>> {
     let Sweep { top, up, .. } = *sweep;
-    let swept = sweep.bounds(tire.radius, tire.half_width);
-    let mut near = meeting(neighbours, &swept);
+    let mut near = meeting(neighbours, swept);
     let &(handle, collider, _) = near.next()?;
     let (hit, handle) = if near.next().is_some() {
-        seam_contact(neighbours, &swept, tire, sweep)?
+        seam_contact(neighbours, swept, tire, sweep)?
     } else {
         (face_contact(collider, tire, sweep)?, handle)
     };
@@ -1595,10 +1600,12 @@ pub(crate) fn probe_ground(
                                     }),
                             )
                         }
-                        GroundProbe::Ball | GroundProbe::Cylinder => near
-                            .contains(&sweep.bounds(radius, tire.half_width))
-                            .then(|| fast_contact(&neighbours, &tire, &sweep))
-                            .flatten(),
+                        GroundProbe::Ball | GroundProbe::Cylinder => {
+                            let swept = sweep.bounds(radius, tire.half_width);
+                            near.contains(&swept)
+                                .then(|| fast_contact(&neighbours, &tire, &sweep, &swept))
+                                .flatten()
+                        }
                     };
                     // A contact the suspension cannot push along, or one the tire touches with
                     // its sidewall, carries no load: the wheel is off the ground as far as the
@@ -1947,12 +1954,11 @@ pub(crate) fn probe_ground(
                     let displacement =
                         (state.grounded && hit.center != state.center && !unresolved).then(|| {
                             let moved = hit.center - state.center - ground_moved;
-                            let halfway = turned_on_ground(
-                                (heading + state.heading).normalize_or(heading),
-                                hit.normal,
-                                body_spin,
-                                heading_lead,
-                            );
+                            // (Turned to first order in the lead's angle, hundredths of a
+                            // radian at most: the axis comes out longer by half its square.)
+                            let halfway = (heading + state.heading).normalize_or(heading);
+                            let lead = heading_lead * body_spin.dot(hit.normal);
+                            let halfway = halfway + hit.normal.cross(halfway) * lead;
                             [halfway, hit.normal.cross(halfway)]
                                 .map(|axis| f64::from(moved.dot(axis)))
                         });
