@@ -3678,7 +3678,9 @@ fn spawn_floating(app: &mut App, builder: &CarBuilder) -> Entity {
 /// at `Σ I_w·ω/I_pitch` = 4 × 1.2 × 30 / 1800 = 0.080 rad/s, and the engine spinning its rear
 /// wheels up in first gear lifts its nose by their `Σ I_w·Δω/I_pitch` (the default car's
 /// engine has no crank axis, so its own spin-up is not handed on: see
-/// `a_car_in_the_air_turns_against_its_engines_spin`), each within 0.5 %, at 30, 60 and 120 Hz. Before
+/// `a_car_in_the_air_turns_against_its_engines_spin`), each within 0.1 % at 30, 60 and 120 Hz
+/// (measured 2026-12-05: 1.5e-5 to 6.4e-5, the `f32` body's rounding growing with the steps;
+/// 0.5 % allowed until then). Before
 /// 2026-12-04 the body did not turn at all: the brake's caliper and the drive's housings are
 /// the body's, and it took only the tires' forces, none in the air.
 #[test]
@@ -3710,12 +3712,13 @@ fn a_car_in_the_air_turns_against_its_wheels_spin() {
         // A forward spin turns a wheel about its left (−X): the body takes it, nose down.
         let expected = -momentum / pitch_inertia;
         println!(
-            "{hz} Hz: braked to {:.3} N·m·s, pitch {braked:.5} rad/s against {expected:.5}",
-            spin(&mut app)
+            "{hz} Hz: braked to {:.3} N·m·s, pitch {braked:.5} rad/s against {expected:.5} ({:.1e})",
+            spin(&mut app),
+            rel(braked, expected)
         );
         assert!(spin(&mut app).abs() < 1e-9, "{hz} Hz: wheels still turning");
         assert!(
-            rel(braked, expected) < 0.005,
+            rel(braked, expected) < 1e-3,
             "{hz} Hz: pitch {braked} rad/s against {expected}"
         );
 
@@ -3731,14 +3734,15 @@ fn a_car_in_the_air_turns_against_its_wheels_spin() {
         // About +X: the nose up.
         let expected = gained / pitch_inertia;
         println!(
-            "{hz} Hz: wheels gained {gained:.2} N·m·s, pitch {lifted:.5} rad/s against {expected:.5}"
+            "{hz} Hz: wheels gained {gained:.2} N·m·s, pitch {lifted:.5} rad/s against {expected:.5} ({:.1e})",
+            rel(lifted, expected)
         );
         assert!(
             gained > 10.0,
             "{hz} Hz: the wheels gained only {gained} N·m·s"
         );
         assert!(
-            rel(lifted, expected) < 0.005,
+            rel(lifted, expected) < 1e-3,
             "{hz} Hz: pitch {lifted} rad/s against {expected}"
         );
     }
