@@ -328,13 +328,20 @@ fn heave_half_period(hz: f64, k: f64, c: f64) -> [f64; 2] {
         .iter()
         .position(|e| e.1 < -1e-4)
         .expect("a trough below the equilibrium");
-    let [(t0, trough), (t1, peak)] = [extremes[first], extremes[first + 1]];
-    assert!(peak > 1e-5, "no peak after the trough: {extremes:?}");
-    let decrement = (-trough / peak).ln();
-    let zeta_measured = decrement / (std::f64::consts::PI.powi(2) + decrement.powi(2)).sqrt();
-    let omega_d = std::f64::consts::PI / (t1 - t0);
-    let omega_n_measured = omega_d / (1.0 - zeta_measured.powi(2)).sqrt();
+    let [trough, peak] = [extremes[first], extremes[first + 1]];
+    assert!(peak.1 > 1e-5, "no peak after the trough: {extremes:?}");
+    let [omega_n_measured, zeta_measured] = ring_over_half_period(trough, peak);
     [omega_n_measured / omega_n, zeta_measured / zeta]
+}
+
+/// The natural frequency (rad/s) and damping ratio of a motion from two successive extremes
+/// `(time in s, offset from the equilibrium)` on either side of its equilibrium, half a
+/// damped period apart: their ratio is `exp(π·ζ/√(1 − ζ²))`.
+fn ring_over_half_period((t0, first): (f64, f64), (t1, second): (f64, f64)) -> [f64; 2] {
+    let decrement = (-first / second).ln();
+    let zeta = decrement / (std::f64::consts::PI.powi(2) + decrement.powi(2)).sqrt();
+    let omega_d = std::f64::consts::PI / (t1 - t0);
+    [omega_d / (1.0 - zeta * zeta).sqrt(), zeta]
 }
 
 /// The default car with springs of `k` (N/m) and dampers of `c` (N·s/m), its centre of mass
@@ -925,6 +932,26 @@ fn axle_roll_stiffness(car: &CarBuilder) -> [f64; 2] {
     car.anti_roll_bars.map(|bar| k * t * t / 2.0 + bar * t * t)
 }
 
+/// `car` standing on flat ground (friction 0.9) at its design ride height at `hz`, held by a
+/// couple of `couple` (N·m) about its forward axis for `seconds` (s).
+fn held_rolled(hz: f64, car: &CarBuilder, couple: f64, seconds: f64) -> (App, Entity) {
+    let mut app = create_app(hz);
+    spawn_flat_ground(&mut app, 0.9);
+    let e = spawn_at_ride_height(&mut app, car);
+    app.world_mut().entity_mut(e).insert(AddedForce {
+        force: Vec3::ZERO,
+        torque: Vec3::Z * couple as f32,
+    });
+    tick(&mut app, (seconds * hz) as usize);
+    (app, e)
+}
+
+/// The roll of the body `e` (rad, its right side up positive): the rise of its right axis.
+fn roll_angle(app: &App, e: Entity) -> f64 {
+    let rotation = get::<Transform>(app, e).rotation;
+    f64::from((rotation * Vec3::X).y.asin())
+}
+
 /// A couple of 2 kN·m about the default car's forward axis, held on it standing, rolls its
 /// body by `M/(K − m·g·h)` within 0.5 % at every rate from 15 to 240 Hz, with its anti-roll
 /// bars and without: `K` the axles' roll stiffness ([`axle_roll_stiffness`]) and `m·g·h` the
@@ -946,16 +973,8 @@ fn a_couple_rolls_the_body_as_its_roll_stiffness_and_weight_give() {
         let stiffness: f64 = axle_roll_stiffness(&car).iter().sum();
         let expected = couple / (stiffness - f64::from(car.mass) * G * h);
         for hz in [15.0, 30.0, 60.0, 120.0, 240.0] {
-            let mut app = create_app(hz);
-            spawn_flat_ground(&mut app, 0.9);
-            let e = spawn_at_ride_height(&mut app, &car);
-            app.world_mut().entity_mut(e).insert(AddedForce {
-                force: Vec3::ZERO,
-                torque: Vec3::Z * couple as f32,
-            });
-            tick(&mut app, (3.0 * hz) as usize);
-            let rotation = get::<Transform>(&app, e).rotation;
-            let roll = f64::from((rotation * Vec3::X).y.asin());
+            let (app, e) = held_rolled(hz, &car, couple, 3.0);
+            let roll = roll_angle(&app, e);
             println!("bars {bars}, {hz} Hz: rolled {roll:.5} rad (closed form {expected:.5})");
             assert!(
                 rel(roll, expected) < 0.005,
@@ -970,41 +989,29 @@ fn a_couple_rolls_the_body_as_its_roll_stiffness_and_weight_give() {
 /// past its equilibrium and the one back (half a period apart; their ratio is
 /// `exp(π·ζ/√(1 − ζ²))`), each at the vertex of the parabola through the samples about it.
 fn released_roll(hz: f64) -> [f64; 2] {
-    let car = CarBuilder::default();
-    let mut app = create_app(hz);
-    spawn_flat_ground(&mut app, 0.9);
-    let e = spawn_at_ride_height(&mut app, &car);
-    app.world_mut().entity_mut(e).insert(AddedForce {
-        force: Vec3::ZERO,
-        torque: Vec3::Z * 2000.0,
-    });
-    tick(&mut app, (2.0 * hz) as usize);
+    let (mut app, e) = held_rolled(hz, &CarBuilder::default(), 2000.0, 2.0);
     app.world_mut().entity_mut(e).insert(AddedForce::default());
     let dt = fixed_dt(&app);
     let mut samples = Vec::new();
     for step in 0..(4.0 * hz) as usize {
         tick(&mut app, 1);
-        let rotation = get::<Transform>(&app, e).rotation;
-        samples.push((step as f64 * dt, f64::from((rotation * Vec3::X).y.asin())));
+        samples.push((step as f64 * dt, roll_angle(&app, e)));
     }
     let extremes = extremes_about_the_end(&mut samples, dt);
-    let [(t0, swing), (t1, back)] = [extremes[0], extremes[1]];
+    let [swing, back] = [extremes[0], extremes[1]];
     assert!(
-        swing < 0.0 && back > 0.0,
+        swing.1 < 0.0 && back.1 > 0.0,
         "{hz} Hz: no swing and back: {extremes:?}"
     );
-    let decrement = (-swing / back).ln();
-    let zeta = decrement / (std::f64::consts::PI.powi(2) + decrement.powi(2)).sqrt();
-    let omega_n = std::f64::consts::PI / (t1 - t0) / (1.0 - zeta * zeta).sqrt();
-    [omega_n, zeta]
+    ring_over_half_period(swing, back)
 }
 
 /// The default car let go from a held roll rings down alike at every rate: its roll's damping
 /// ratio within 5 % of 240 Hz's from 20 to 120 Hz, and its natural frequency within 2 % from
 /// 30 Hz (10 % at 20 Hz, where a step is a twelfth of the period). The rocking sways the
 /// tires' patches sideways; until 2026-12-05 a standing tire's lateral slip followed the
-/// road's velocity as the stages foresaw it, while the body's integrator moved the wheel up to
-/// half a step's velocity change further each step, and the patch slid by the difference: ζ
+/// road's velocity as the stages foresaw it, the foresight missed the body's real move by a
+/// little each step, and the patch slid by the difference: ζ
 /// 0.460 / 0.319 / 0.271 / 0.263 at 20 / 30 / 60 / 120 Hz against 0.261 at 240 (`ω_n` 12.86 /
 /// 10.63 / 10.60 / 10.63 rad/s against 10.64). A standing tire's slip is now anchored to its
 /// wheel's real move (the wheel block's `anchor_lateral_patch`).
