@@ -480,14 +480,27 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
     times[times.len() / 2]
 }
 
+/// The vehicle counts to run: `BENCH_VEHICLES` (one count, or several separated by commas,
+/// for profiling or a scan), else `default`.
+fn vehicle_counts(default: &[usize]) -> Vec<usize> {
+    match std::env::var("BENCH_VEHICLES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("BENCH_VEHICLES is a list of numbers")
+            })
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
 fn run_full_benchmarks() {
     println!(
         "== full vehicle: probes + suspension + drivetrain (4 substeps) + tires + Rapier step, one thread =="
     );
-    let sizes: Vec<usize> = match std::env::var("BENCH_VEHICLES") {
-        Ok(n) => vec![n.parse().expect("BENCH_VEHICLES is a number")],
-        Err(_) => vec![1, 100, 1000, 4000],
-    };
+    let sizes = vehicle_counts(&[1, 100, 1000, 4000]);
     println!(
         "{:>12} {:>9} {:>9} {:>12} {:>12} {:>11} {:>12} {:>12}",
         "ground",
@@ -555,11 +568,9 @@ fn main() {
         println!(
             "== drivetrain alone: engine → clutch → gearbox → LSD → 2 wheels, 4 RK4 substeps, one thread =="
         );
-        // BENCH_VEHICLES=n runs one size only (for profiling).
-        let sizes: Vec<usize> = match std::env::var("BENCH_VEHICLES") {
-            Ok(n) => vec![n.parse().expect("BENCH_VEHICLES is a number")],
-            Err(_) => vec![1, 100, 10_000],
-        };
+        // 1000 and 3000 vehicles bracket the step in cost where the vehicles' data leaves
+        // the processor's cache, 40 000 shows the cost past it holding.
+        let sizes = vehicle_counts(&[1, 100, 1000, 3000, 10_000, 40_000]);
         let figures: Vec<_> = sizes.into_iter().map(bench_drivetrain).collect();
         let at_100 = figures
             .iter()
