@@ -3875,6 +3875,60 @@ fn a_car_in_the_air_turns_against_its_motors_spin() {
     }
 }
 
+/// A hard landing throws no shipped road vehicle back up: each dropped upright from 5 m onto
+/// flat ground (μ 0.9) at 15, 20, 24, 30 and 60 Hz leaves it again at under 2.5 m/s, and 5 s
+/// on rests upright at its 60 Hz ride height (within 1 cm), still (below 5 cm/s).
+///
+/// At 15–24 Hz the landing step carries the wheels into the ground before they push, and a
+/// body box low enough meets the ground too; the next step both Rapier's contact with the box
+/// and the suspension ended the same fall. Measured 2026-12-05 before the suspension left
+/// Rapier the part of the approach it ends: the sedans, hatchbacks and SUV left the ground
+/// at 4.7–7.8 m/s below 30 Hz, the automatic sedan ended on its nose at 15 Hz and the
+/// hatchback at 20 Hz, the semi truck left at 6.3 m/s at 15 Hz; now all leave at 0.8–1.9 m/s
+/// and settle. (The tracked excavator, left out, still sinks onto its body at 24 Hz, and the
+/// unbraked trailer rolls on: see `docs/known_gaps.md`.)
+#[test]
+fn a_hard_landing_throws_no_shipped_road_vehicle_back_up() {
+    let mut failures = Vec::new();
+    for name in [
+        "automatic_sedan",
+        "awd_suv",
+        "electric_hatchback",
+        "hatchback",
+        "hybrid_hatchback",
+        "pickup",
+        "pickup_4x4",
+        "rwd_sports_sedan",
+        "semi_truck",
+        "tipper_6x6",
+    ] {
+        let d = load_vehicle(&format!("vehicles/{name}.vehicle.ron"));
+        let mut rest = None;
+        for hz in [60.0, 30.0, 24.0, 20.0, 15.0] {
+            let mut app = create_app(hz);
+            spawn_flat_ground(&mut app, 0.9);
+            let car = spawn_described(&mut app, &d, Transform::from_xyz(0.0, 5.0, 0.0));
+            let mut rebound: f32 = 0.0;
+            for _ in 0..(5.0 * hz) as usize {
+                tick(&mut app, 1);
+                rebound = rebound.max(velocity(&app, car).y);
+            }
+            let (y, speed) = (position(&app, car).y, velocity(&app, car).length());
+            let up = (get::<Transform>(&app, car).rotation * Vec3::Y).y;
+            let rest = *rest.get_or_insert(y);
+            println!(
+                "{name} at {hz} Hz: leaves the ground at {rebound:.2} m/s, rests at {y:.3} m, {speed:.4} m/s, up {up:.4}"
+            );
+            if !(rebound < 2.5 && up > 0.99 && (y - rest).abs() < 0.01 && speed < 0.05) {
+                failures.push(format!(
+                    "{name} at {hz} Hz: rebound {rebound} m/s, at {y} m (60 Hz {rest}), {speed} m/s, up {up}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// Extreme conditions stay finite: a 300 km/h straight, a 250 ms frame, a drop from 5 m and
 /// driving off a ledge (both also at 15 Hz).
 #[test]
