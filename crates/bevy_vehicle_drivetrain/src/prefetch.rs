@@ -17,6 +17,16 @@ pub fn value<T: ?Sized>(value: &T) {
     );
 }
 
+/// Asks the processor to load the cache lines of the first `bytes` bytes of `value` (at most
+/// all of it).
+#[inline(always)]
+pub fn head<T>(value: &T, bytes: usize) {
+    lines(
+        (value as *const T).cast::<i8>(),
+        bytes.min(core::mem::size_of::<T>()),
+    );
+}
+
 /// Asks the processor to load every cache line of `values`.
 #[inline(always)]
 pub fn slice<T>(values: &[T]) {
@@ -29,12 +39,17 @@ fn lines(start: *const i8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // From the start of the line `start` lies in, so that the last line is asked for too
+        // when `start` is not at a line's start.
         let mut offset = 0;
+        let skew = start as usize % 64;
+        let start = start.wrapping_sub(skew);
+        let bytes = bytes + skew;
         while offset < bytes {
             // SAFETY: `_mm_prefetch` needs only SSE, which every x86-64 processor has and
             // every `x86_64` Rust target enables. A prefetch reads nothing into the
-            // program and cannot fault, whatever the address; this one lies inside the
-            // caller's value.
+            // program and cannot fault, whatever the address; this one lies in a line the
+            // caller's value covers.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
             offset += 64;
         }

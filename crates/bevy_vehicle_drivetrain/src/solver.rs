@@ -615,11 +615,22 @@ impl Program {
     /// torque table, and the wheels'). A hint only: it changes no state and no result.
     #[inline]
     pub fn prefetch(&self) {
-        for block in self.blocks.iter() {
+        for (i, block) in self.blocks.iter().enumerate() {
             match block {
                 Cell::Engine(c) => {
                     crate::prefetch::value(&**c);
                     c.runtime.curve.prefetch();
+                }
+                // A wheel without a tire: only the part its step uses, its settings and the
+                // head of its runtime (see `WheelRuntime`). The rest, a tire's and a contact's
+                // state, would take three times the memory traffic for nothing. (Whether it
+                // has a tire is read here, not from the cell, whose memory is still on its way.)
+                Cell::Wheel(c) if !self.tire_wheels.contains(&(i as u16)) => {
+                    crate::prefetch::head(
+                        &**c,
+                        core::mem::offset_of!(BlockCell<Wheel>, runtime)
+                            + core::mem::offset_of!(WheelRuntime, contact),
+                    );
                 }
                 Cell::Wheel(c) => crate::prefetch::value(&**c),
                 _ => {}

@@ -385,9 +385,10 @@ pub const FLOOR_SUBSTEP: f64 = 1.0 / 240.0;
 /// Runtime state of a [`Wheel`].
 ///
 /// Laid out in the order written (`repr(C)`): the fields every wheel uses each step come
-/// first, next to the wheel's settings in its solver cell, so a wheel without a tire touches
-/// about four cache lines a step rather than seven (the cell is not aligned to lines); with
-/// thousands of vehicles, whose data comes from memory, the lines touched are what a step
+/// first (up to [`WheelRuntime::contact`]), next to the wheel's settings in its solver cell,
+/// so a wheel without a tire touches three cache lines a step rather than eleven (the cell is
+/// not aligned to lines), and the solver asks the processor ahead for those alone; with
+/// thousands of vehicles, whose data comes from memory, the lines loaded are what a step
 /// costs.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
@@ -418,6 +419,11 @@ pub struct WheelRuntime {
     steer: f64,
     /// Length of the current substep (s), which bounds how fast the slips may relax.
     pub substep: f64,
+    /// The wheel's spin once the step's start has settled (rad/s): after `begin_step` and the
+    /// momentum pass a state set by hand asks for, before the first substep. With the spin
+    /// at the step's end it gives the change the step's torques made, whose reaction the
+    /// chassis hands the body while the wheel is in the air.
+    pub spin_at_step_start: f64,
     /// State fed by the chassis each step: the ground contact under the tire.
     pub contact: WheelContact,
     /// The tire model at this step's load and friction.
@@ -516,11 +522,6 @@ pub struct WheelRuntime {
     /// ([`Drivetrain::set_lateral_mobility`](crate::Drivetrain::set_lateral_mobility)) and its
     /// tires' lateral impulses, 0 at each step's start.
     pub lateral_shift: f64,
-    /// The wheel's spin once the step's start has settled (rad/s): after `begin_step` and the
-    /// momentum pass a state set by hand asks for, before the first substep. With the spin
-    /// at the step's end it gives the change the step's torques made, whose reaction the
-    /// chassis hands the body while the wheel is in the air.
-    pub spin_at_step_start: f64,
     /// Longitudinal patch damping per unit load added while the brake holds the wheel this step
     /// (s/m, ≥ 0): the tire's [`Tire::held_damping`] when the contact started the step slower
     /// than [`HELD_DAMPING_SPEED`] (else 0), plus whatever the bound on the wheel's own inertia
