@@ -388,6 +388,50 @@ fn a_block_that_changes_shape_is_rebuilt() {
     );
 }
 
+/// Settings changed in the step that rebuilds the vehicle (here an engine's torque table, the
+/// step after a wheel changed shape) take effect as they would in any other step: the
+/// rebuilt drivetrain carries each block's running state over but re-derives what it caches
+/// from the settings (the engine's table and its peaks). Declutched at full throttle, the
+/// engine's net torque is its table's at the crank's speed (the table is net of the crank's
+/// friction); with the table doubled it is twice that, and its peak twice the default's
+/// 200 N·m. (Before 2026-12-05 the rebuilt engine kept its old table and peaks.)
+#[test]
+fn settings_changed_as_the_vehicle_is_rebuilt_take_effect() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, clutch, .., l, _] = spawn_chain(&mut app, car);
+    set::<Engine>(&mut app, engine, |e| e.throttle = 1.0);
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 0.0);
+    tick(&mut app, 30);
+    let table = |rpm: f64| Engine::default().torque_curve.torque_at(rpm);
+    let before = get::<EngineSensors>(&app, engine);
+    assert!(
+        (before.torque - table(before.rpm)).abs() < 1e-6 * table(before.rpm),
+        "{before:?}"
+    );
+    // The wheel changes shape: the vehicle is rebuilt at the start of the next step...
+    set::<Wheel>(&mut app, l, |w| {
+        w.load = WheelLoad::Tire(std::sync::Arc::new(Tire::default()))
+    });
+    tick(&mut app, 1);
+    // ...in which the engine's table changes too.
+    set::<Engine>(&mut app, engine, |e| {
+        for point in &mut e.torque_curve.points {
+            point.1 *= 2.0;
+        }
+    });
+    tick(&mut app, 1);
+    let after = get::<EngineSensors>(&app, engine);
+    assert_eq!(after.max_torque.value, 2.0 * before.max_torque.value);
+    assert!(
+        (after.torque - 2.0 * table(after.rpm)).abs() < 1e-6 * table(after.rpm),
+        "net torque {} N·m at {} rpm; the table gives {} N·m there",
+        after.torque,
+        after.rpm,
+        table(after.rpm)
+    );
+}
+
 /// Runs the chain for 3 s of full throttle with a clutch start and returns every block's state
 /// bits.
 fn run_chain(order: &[usize]) -> Vec<u64> {

@@ -151,7 +151,11 @@ impl<B: Block> ErasedBlock for BlockCell<B> {
     fn adopt_any(&mut self, old: &dyn Any) -> bool {
         match old.downcast_ref::<BlockCell<B>>() {
             Some(old) => {
+                // The runtime carries on, re-derived from the settings the block has now: a
+                // rebuild can come in the step that changed them, and then the change is not
+                // seen again (the cell was built from the changed component).
                 self.runtime = old.runtime.clone();
+                self.block.settings_changed(&mut self.runtime);
                 true
             }
             None => false,
