@@ -455,7 +455,8 @@ pub trait Block: Component<Mutability = Mutable> + Clone {
     /// Derives cached values in `runtime` from the settings. Called when the block enters a
     /// drivetrain (before [`Block::init`]), whenever its component changes, and when a rebuilt
     /// drivetrain carries the block's runtime over (the rebuild may come with new settings).
-    /// It must keep the runtime's running state (modes, timers, filters) as it finds it.
+    /// It keeps the runtime's running state (modes, timers, filters) unless the new settings
+    /// rule it out (a gear that no longer exists, say).
     fn settings_changed(&self, runtime: &mut Self::Runtime) {
         let _ = runtime;
     }
