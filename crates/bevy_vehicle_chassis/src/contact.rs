@@ -1613,12 +1613,29 @@ pub(crate) fn probe_ground(
                                     .cast_ray_and_get_normal(&ray, sweep.range + radius, true)
                                     .map(|(collider, hit)| {
                                         let point = ray.point_at(hit.time_of_impact);
+                                        // A ray that starts inside a solid collider (the body
+                                        // sank past full compression in one step) hits at once
+                                        // with no normal: take the way out of the collider, as
+                                        // a tire shape's cast does. Left without one, the
+                                        // wheel counted as off the ground and the body stayed
+                                        // down on it: a tracked excavator dropped at 24 Hz
+                                        // rested on its belly with every road wheel unloaded.
+                                        let normal = if hit.time_of_impact <= 0.0 {
+                                            penetration_normal(
+                                                &qp.query_pipeline,
+                                                collider,
+                                                point,
+                                                up,
+                                            )
+                                        } else {
+                                            hit.normal
+                                        };
                                         Hit {
                                             travel: suspension.compression_limit as f32 + radius
                                                 - hit.time_of_impact,
                                             center: point + up * radius,
                                             point,
-                                            normal: hit.normal,
+                                            normal,
                                             collider,
                                             face: heightfield_face(
                                                 colliders,
