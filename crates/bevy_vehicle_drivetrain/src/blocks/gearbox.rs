@@ -263,13 +263,11 @@ impl Block for Gearbox {
             rt.shift_timer = self.shift_time;
             if rt.engaged != 0 {
                 rt.engaged = 0;
-                rt.resolve(self);
                 change = ModeChange::Smooth;
             }
         }
-        // The new gear engages in `begin_substep`. The ratio and gain stay resolved from the
-        // last change of gear, flow or settings: reading the ratio table every step would
-        // fetch its memory for nothing.
+        // The new gear engages in `begin_substep`.
+        rt.resolve(self);
         change
     }
 
