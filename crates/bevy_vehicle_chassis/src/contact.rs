@@ -693,6 +693,87 @@ fn cast_tire(pipeline: &QueryPipeline<'_>, tire: &TireShape, sweep: &Sweep) -> O
         })
 }
 
+/// The ray probe's contact: a ray down the suspension axis from the sweep's top, as long as
+/// the sweep and the wheel's `radius` (m). Exact on any ground.
+///
+/// A wheel whose centre went below the ground's surface within one step (a hard landing at a
+/// low rate, the body on the ground) must still find it. A ray that starts inside a solid
+/// collider hits at once with no normal, and takes the way out of the collider, as a tire
+/// shape's cast does; one that starts below a heightfield's surface sees nothing, and a
+/// heightfield is then looked for from as far above the top as the probe reaches below it,
+/// its contact bottoming the wheel. Left without either, the wheel counted as off the ground
+/// and the body stayed down: a tracked excavator dropped at 24 Hz rested on its belly with
+/// every road wheel unloaded, on a box and on a heightfield.
+fn ray_contact(
+    pipeline: &QueryPipeline<'_>,
+    colliders: &ColliderSet,
+    sweep: &Sweep,
+    radius: f32,
+) -> Option<Hit> {
+    let Sweep { top, up, range, .. } = *sweep;
+    let reach = range + radius;
+    // A touch `time` (m) down the ray from `origin`, level with the top (negative above it).
+    let hit = |origin: Vec3, collider: ColliderHandle, time: f32, normal: Vec3, feature| {
+        let point = origin - up * time;
+        Hit {
+            travel: sweep.compression_limit + radius - time,
+            center: point + up * radius,
+            point,
+            normal,
+            collider,
+            face: heightfield_face(colliders, collider, feature),
+        }
+    };
+    // Parry misses a ray straight down a heightfield that starts within rounding of a cell's
+    // edge on its near side (it looks in the cell past the edge and cannot step back): a
+    // wheel parked at z = 1.19 m beside a cell line at z = 0 lost its ground at 1e-7 m short
+    // of it. A ray that finds nothing is cast again 1 mm aside.
+    let aside = {
+        let v = Vec3::new(1e-3, 0.0, 1e-3);
+        v - up * v.dot(up)
+    };
+    let cast = |origin: Vec3, heightfield_only: bool| {
+        pipeline
+            .cast_ray_and_get_normal(&Ray::new(origin, -up), reach, true)
+            .filter(|(collider, found)| {
+                !heightfield_only
+                    || (found.time_of_impact > 0.0
+                        && colliders
+                            .get(*collider)
+                            .is_some_and(|c| c.shape().as_heightfield().is_some()))
+            })
+            .map(|(collider, found)| (origin, collider, found))
+    };
+    if let Some((origin, collider, found)) = cast(top, false).or_else(|| cast(top + aside, false)) {
+        let normal = if found.time_of_impact <= 0.0 {
+            penetration_normal(pipeline, collider, origin, up)
+        } else {
+            found.normal
+        };
+        return Some(hit(
+            origin,
+            collider,
+            found.time_of_impact,
+            normal,
+            found.feature,
+        ));
+    }
+    // Only a heightfield from above: below its surface is inside the terrain, where below a
+    // mesh's may be open air (under a bridge) and a solid's was answered by the first ray.
+    let above = top + up * reach;
+    cast(above, true)
+        .or_else(|| cast(above + aside, true))
+        .map(|(origin, collider, found)| {
+            hit(
+                origin - up * reach,
+                collider,
+                found.time_of_impact - reach,
+                found.normal,
+                found.feature,
+            )
+        })
+}
+
 /// The ground's normal under a wheel whose tire starts inside `collider` (the body sank past
 /// full compression in one step): from the nearest point of the collider's surface to the
 /// wheel centre `center` (out of the collider, if the centre is inside it), the way the ground
@@ -1607,44 +1688,7 @@ pub(crate) fn probe_ground(
                     // where only a cast through the world would tell.
                     let exact_at = |sweep: Sweep| match probe {
                         GroundProbe::Ray => {
-                            let ray = Ray::new(sweep.top, -up);
-                            Some(
-                                qp.query_pipeline
-                                    .cast_ray_and_get_normal(&ray, sweep.range + radius, true)
-                                    .map(|(collider, hit)| {
-                                        let point = ray.point_at(hit.time_of_impact);
-                                        // A ray that starts inside a solid collider (the body
-                                        // sank past full compression in one step) hits at once
-                                        // with no normal: take the way out of the collider, as
-                                        // a tire shape's cast does. Left without one, the
-                                        // wheel counted as off the ground and the body stayed
-                                        // down on it: a tracked excavator dropped at 24 Hz
-                                        // rested on its belly with every road wheel unloaded.
-                                        let normal = if hit.time_of_impact <= 0.0 {
-                                            penetration_normal(
-                                                &qp.query_pipeline,
-                                                collider,
-                                                point,
-                                                up,
-                                            )
-                                        } else {
-                                            hit.normal
-                                        };
-                                        Hit {
-                                            travel: suspension.compression_limit as f32 + radius
-                                                - hit.time_of_impact,
-                                            center: point + up * radius,
-                                            point,
-                                            normal,
-                                            collider,
-                                            face: heightfield_face(
-                                                colliders,
-                                                collider,
-                                                hit.feature,
-                                            ),
-                                        }
-                                    }),
-                            )
+                            Some(ray_contact(&qp.query_pipeline, colliders, &sweep, radius))
                         }
                         GroundProbe::Ball | GroundProbe::Cylinder => {
                             let swept = sweep.bounds(radius, tire.half_width);
