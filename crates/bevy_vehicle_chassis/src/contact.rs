@@ -798,7 +798,14 @@ fn penetration_normal(
     let projection = collider
         .shape()
         .project_point(collider.position(), center, false);
-    let outward = if projection.is_inside {
+    // A heightfield is not solid to parry, which never reports a point inside it; below its
+    // surface is inside the terrain. (Taken for outside, a wheel sunk below a heightfield
+    // was pushed down into it, which no suspension can do: a tracked excavator with shape
+    // probes dropped at 24 Hz lay on its belly with every road wheel unloaded.)
+    let inside = projection.is_inside
+        || (collider.shape().as_heightfield().is_some()
+            && (projection.point - center).dot(up) > 0.0);
+    let outward = if inside {
         projection.point - center
     } else {
         center - projection.point
