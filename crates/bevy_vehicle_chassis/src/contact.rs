@@ -2080,7 +2080,7 @@ pub(crate) fn probe_ground(
                         travel,
                         travel_rate,
                         suspension_force: {
-                            force_over_step(
+                            let landing = force_over_step(
                                 &state,
                                 [travel, approach],
                                 turn_change + ground_rate_change,
@@ -2105,7 +2105,27 @@ pub(crate) fn probe_ground(
                                         report,
                                     )
                                 },
-                            )
+                            );
+                            // A wheel that lands (off the ground the step before) pushes with
+                            // the module's force at its approach, held over the step. At a
+                            // low rate a damper's share of that can more than end the fall
+                            // within the step and throw the body back up; past the force that
+                            // ends its corner's approach (and holds its weight) the landing
+                            // would give energy back it never took. (On fixed or kinematic
+                            // ground: a dynamic body under the wheel gives way, and the
+                            // approach it ends is not the corner's alone.)
+                            let ends = corner_mass
+                                * (approach / f64::from(dt) - f64::from(gravity.dot(up)));
+                            if !state.grounded
+                                && ground_give.is_none()
+                                && approach > 0.0
+                                && dt > 0.0
+                                && ends > 0.0
+                            {
+                                landing.min(ends)
+                            } else {
+                                landing
+                            }
                         },
                         steer_angle: state.steer_angle,
                         brake_torque: state.brake_torque,
