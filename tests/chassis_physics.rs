@@ -3907,14 +3907,13 @@ fn a_hard_landing_throws_no_shipped_road_vehicle_back_up() {
         for hz in [60.0, 30.0, 24.0, 20.0, 15.0] {
             let mut app = create_app(hz);
             spawn_flat_ground(&mut app, 0.9);
-            let car = spawn_described(&mut app, &d, Transform::from_xyz(0.0, 5.0, 0.0));
-            let mut rebound: f32 = 0.0;
-            for _ in 0..(5.0 * hz) as usize {
-                tick(&mut app, 1);
-                rebound = rebound.max(velocity(&app, car).y);
-            }
-            let (y, speed) = (position(&app, car).y, velocity(&app, car).length());
-            let up = (get::<Transform>(&app, car).rotation * Vec3::Y).y;
+            let Landing {
+                rebound,
+                height: y,
+                speed,
+                up,
+                ..
+            } = drop_described(&mut app, &d, 5.0, (5.0 * hz) as usize);
             let rest = *rest.get_or_insert(y);
             println!(
                 "{name} at {hz} Hz: leaves the ground at {rebound:.2} m/s, rests at {y:.3} m, {speed:.4} m/s, up {up:.4}"

@@ -261,14 +261,13 @@ fn a_dropped_excavator_lands_on_its_tracks_at_any_step_rate() {
                     ));
                 }
             }
-            let car = spawn_described(&mut app, &d, Transform::from_xyz(0.0, 5.0, 0.0));
-            let mut rebound: f32 = 0.0;
-            for _ in 0..(8.0 * hz) as usize {
-                tick(&mut app, 1);
-                rebound = rebound.max(velocity(&app, car).y);
-            }
-            let (y, speed) = (position(&app, car).y, velocity(&app, car).length());
-            let up = (get::<Transform>(&app, car).rotation * Vec3::Y).y;
+            let Landing {
+                car,
+                rebound,
+                height: y,
+                speed,
+                up,
+            } = drop_described(&mut app, &d, 5.0, (8.0 * hz) as usize);
             let unloaded = wheels(&mut app, car)
                 .into_iter()
                 .filter(|&w| {

@@ -333,6 +333,38 @@ pub fn spawn_described(app: &mut App, d: &VehicleDescription, transform: Transfo
     e
 }
 
+/// How a vehicle dropped onto the ground ended: see [`drop_described`].
+pub struct Landing {
+    /// The vehicle entity.
+    pub car: Entity,
+    /// The body's highest upward speed over the run (m/s, world +Y).
+    pub rebound: f32,
+    /// The body's height at the end (m, world Y of its origin).
+    pub height: f32,
+    /// The body's speed at the end (m/s).
+    pub speed: f32,
+    /// The world Y component of the body's up axis at the end (1 upright).
+    pub up: f32,
+}
+
+/// Spawns the vehicle `d` upright at the origin with its body `height` (m) up, over whatever
+/// ground `app` has, and runs `steps` fixed steps.
+pub fn drop_described(app: &mut App, d: &VehicleDescription, height: f32, steps: usize) -> Landing {
+    let car = spawn_described(app, d, Transform::from_xyz(0.0, height, 0.0));
+    let mut rebound: f32 = 0.0;
+    for _ in 0..steps {
+        tick(app, 1);
+        rebound = rebound.max(velocity(app, car).y);
+    }
+    Landing {
+        car,
+        rebound,
+        height: position(app, car).y,
+        speed: velocity(app, car).length(),
+        up: (get::<Transform>(app, car).rotation * Vec3::Y).y,
+    }
+}
+
 /// Spawns flat ground of friction `mu` and the vehicle `d` on it, upright at the origin with
 /// its wheels `lift` (m) above their rest height, so it drops onto its springs.
 pub fn spawn_on_flat_ground(app: &mut App, d: &VehicleDescription, mu: f32, lift: f32) -> Entity {
