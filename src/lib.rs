@@ -34,8 +34,8 @@
 //! | plugin | what it does |
 //! |---|---|
 //! | [`DrivetrainPlugin`](drivetrain::DrivetrainPlugin) | compiles, validates and steps every vehicle's blocks |
-//! | [`RapierSetupPlugin`](chassis::RapierSetupPlugin) | Rapier in `FixedUpdate`, its time step kept equal to `Time<Fixed>` |
-//! | [`ChassisPlugin`](chassis::ChassisPlugin) | wheel contact, suspension, brakes, steering, forces into Rapier, telemetry |
+//! | [`RapierSetupPlugin`](chassis::RapierSetupPlugin) | Rapier in `FixedUpdate`, unless the app already has it |
+//! | [`ChassisPlugin`](chassis::ChassisPlugin) | wheel contact, suspension, brakes, steering, forces into Rapier, telemetry; Rapier's time step kept equal to `Time<Fixed>` |
 //! | [`VehicleAssetsPlugin`](assets::VehicleAssetsPlugin) | `*.vehicle.ron` files as assets: spawning with [`VehicleAsset`](assets::VehicleAsset), hot reload, located errors |
 //!
 //! Driver input is separate, for games that bring their own: add
@@ -47,8 +47,12 @@
 //! patches, a banked curve, cones) with a tour of it, for tests and demos; a
 //! [`PathFollower`](chassis::PathFollower) drives vehicles along such routes.
 //!
-//! Disable [`RapierSetupPlugin`](chassis::RapierSetupPlugin) (or add Rapier yourself first) to
-//! configure Rapier differently; it must run in `FixedUpdate`.
+//! To set Rapier up yourself (physics hooks, a length unit), add
+//! `RapierPhysicsPlugin::<YourHooks>::default().in_fixed_schedule()` before these plugins:
+//! [`RapierSetupPlugin`](chassis::RapierSetupPlugin) then adds none. Rapier must step once per
+//! fixed step, in `FixedUpdate`; the [`ChassisPlugin`](chassis::ChassisPlugin) keeps its time
+//! step equal to the fixed step's and logs an error when it steps elsewhere, twice or not at all
+//! ([`rapier_schedule_problem`](chassis::rapier_schedule_problem)).
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 

@@ -64,6 +64,7 @@ pub use hitch::{Coupling, Hitch, StaticPreload};
 pub use path_follower::{PathFollower, RoutePoint};
 pub use plugin::{
     ChassisPlugin, LONGEST_VALIDATED_STEP, RapierSetupPlugin, VehicleSystems, fixed_step_warning,
+    rapier_schedule_problem,
 };
 pub use statics::static_deflections;
 pub use validation::{ChassisStatus, MAX_BODY_MODE_PER_STEP};

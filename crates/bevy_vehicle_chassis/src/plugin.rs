@@ -146,6 +146,78 @@ impl Plugin for ChassisPlugin {
             .add_observer(on_reset_vehicle)
             .add_observer(on_hitch_inserted)
             .add_observer(on_hitch_removed);
+        // Here rather than in `RapierSetupPlugin`, so that it also holds for a Rapier the game
+        // sets up itself.
+        app.add_systems(
+            FixedUpdate,
+            sync_rapier_timestep.before(PhysicsSet::SyncBackend),
+        );
+    }
+
+    fn finish(&self, app: &mut App) {
+        if let Some(problem) = rapier_schedule_problem(app) {
+            error!("{problem}");
+        }
+    }
+}
+
+/// What is wrong with where Rapier steps in `app`, or `None` if it steps once per fixed step
+/// in `FixedUpdate` and nowhere else, as the vehicles need: their forces are summed once per
+/// fixed step for one Rapier step of the same length. The [`ChassisPlugin`] logs it as an
+/// error when the app is finished (after every plugin is built).
+///
+/// Counts the systems in Rapier's `PhysicsSet::StepSimulation` in each schedule, so it finds
+/// Rapier in another schedule (`RapierPhysicsPlugin` without `in_fixed_schedule()`), no
+/// Rapier at all, and two Rapier plugins (a game's `RapierPhysicsPlugin::<Hooks>` added after
+/// the vehicle plugins, which then add one of their own), which Bevy would otherwise report
+/// at the first fixed step as an ambiguous system set, in a panic that names neither.
+pub fn rapier_schedule_problem(app: &App) -> Option<String> {
+    use bevy::ecs::schedule::graph::Direction;
+    use bevy::ecs::schedule::{NodeId, ScheduleLabel};
+
+    let schedules = app.world().get_resource::<Schedules>()?;
+    let fixed = FixedUpdate.intern();
+    let (mut in_fixed, mut elsewhere) = (0, Vec::new());
+    for (label, schedule) in schedules.iter() {
+        let graph = schedule.graph();
+        let Some(set) = graph
+            .system_sets
+            .get_key(PhysicsSet::StepSimulation.intern())
+        else {
+            continue;
+        };
+        let steps = graph
+            .hierarchy()
+            .graph()
+            .neighbors_directed(NodeId::Set(set), Direction::Outgoing)
+            .filter(|node| matches!(node, NodeId::System(_)))
+            .count();
+        if label == &*fixed {
+            in_fixed += steps;
+        } else if steps > 0 {
+            elsewhere.push(format!("{label:?}"));
+        }
+    }
+    let fix = "add `RapierPhysicsPlugin::<YourHooks>::default().in_fixed_schedule()` before \
+               `VehiclePhysicsPlugins` (which then adds no Rapier of its own), or leave Rapier \
+               to `RapierSetupPlugin`";
+    if !elsewhere.is_empty() {
+        Some(format!(
+            "Rapier steps in {} rather than in `FixedUpdate`, where the vehicles sum their \
+             forces for it once per fixed step: {fix}",
+            elsewhere.join(", ")
+        ))
+    } else if in_fixed == 0 {
+        Some(format!(
+            "Rapier does not step in `FixedUpdate`, so no vehicle moves: {fix}"
+        ))
+    } else if in_fixed > 1 {
+        Some(format!(
+            "the app has {in_fixed} `RapierPhysicsPlugin`s stepping in `FixedUpdate` (Bevy \
+             refuses to order systems against Rapier's when its systems are there twice): {fix}"
+        ))
+    } else {
+        None
     }
 }
 
@@ -175,32 +247,37 @@ fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
     }
 }
 
-/// Adds Rapier to `FixedUpdate` (unless the app already has it) and keeps Rapier's time step
-/// equal to `Time<Fixed>` every step, so physics and drivetrain advance in lockstep.
+/// Adds Rapier to `FixedUpdate`, unless the app already has a `RapierPhysicsPlugin` (with any
+/// physics hooks: add yours before this plugin, in the fixed schedule). The
+/// [`ChassisPlugin`] keeps Rapier's time step equal to `Time<Fixed>` every step, so physics
+/// and drivetrain advance in lockstep, and reports a Rapier that steps elsewhere or twice
+/// ([`rapier_schedule_problem`]).
 #[derive(Default)]
 pub struct RapierSetupPlugin;
 
 impl Plugin for RapierSetupPlugin {
     fn build(&self, app: &mut App) {
-        if !app.is_plugin_added::<RapierPhysicsPlugin<NoUserData>>() {
+        // Every `RapierPhysicsPlugin::<Hooks>` inserts it when built, whatever its hooks.
+        if !app
+            .world()
+            .contains_resource::<RapierContextInitialization>()
+        {
             // Registered as messages first, so their buffers are cleared every frame.
             app.add_message::<CollisionEvent>()
                 .add_message::<ContactForceEvent>()
                 .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule());
         }
-        app.add_systems(
-            FixedUpdate,
-            sync_rapier_timestep.before(PhysicsSet::SyncBackend),
-        );
     }
 }
 
-/// Keeps Rapier's fixed time step equal to the fixed clock's.
-fn sync_rapier_timestep(time: Res<Time>, mut mode: ResMut<TimestepMode>) {
+/// Keeps Rapier's fixed time step equal to the fixed clock's, keeping the substeps the game
+/// set.
+fn sync_rapier_timestep(time: Res<Time>, mode: Option<ResMut<TimestepMode>>) {
     let dt = time.delta_secs();
-    if dt <= 0.0 {
+    // Without Rapier there is nothing to keep in step (`rapier_schedule_problem` says so).
+    let Some(mut mode) = mode.filter(|_| dt > 0.0) else {
         return;
-    }
+    };
     let substeps = match *mode {
         TimestepMode::Fixed { substeps, .. }
         | TimestepMode::Variable { substeps, .. }

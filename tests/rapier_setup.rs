@@ -1,0 +1,141 @@
+//! A game that sets up Rapier itself: with its own physics hooks, in its own plugin, or in the
+//! wrong schedule. The vehicles need Rapier to step once per fixed step, by the fixed step's
+//! length; each case is checked by how far a car falls freely in one second.
+
+mod common;
+
+use bevy::app::{PluginGroup, Plugins};
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_vehicle_physics::chassis::{RapierSetupPlugin, rapier_schedule_problem};
+use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::rapier::prelude::*;
+use common::*;
+
+/// A game's physics hooks (they filter nothing; what matters is their type).
+#[derive(SystemParam)]
+struct GameHooks<'w, 's> {
+    names: Query<'w, 's, &'static Name>,
+}
+
+impl BevyPhysicsHooks for GameHooks<'_, '_> {
+    fn filter_contact_pair(&self, context: PairFilterContextView) -> Option<SolverFlags> {
+        // Reads the query so that the hooks are a real system parameter.
+        let _ = self.names.get(context.collider1());
+        Some(SolverFlags::COMPUTE_IMPULSES)
+    }
+}
+
+/// An app at `hz` fixed steps per second (one per update) with `plugins`, finished as
+/// `App::run` would finish it, and its first update run.
+fn app_with<M>(hz: f64, plugins: impl Plugins<M>) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(plugins)
+        .insert_resource(Time::<Fixed>::from_hz(hz))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+    app.finish();
+    app.cleanup();
+    app.update();
+    app
+}
+
+/// How far (m) the default car falls from rest in `steps` fixed steps, far from any ground.
+fn fall(app: &mut App, steps: usize) -> f64 {
+    let car = spawn_car(
+        app,
+        &CarBuilder::default(),
+        Transform::from_xyz(0.0, 500.0, 0.0),
+    );
+    let start = position(app, car).y;
+    tick(app, steps);
+    f64::from(start - position(app, car).y)
+}
+
+/// The fall (m) of a body Rapier steps once per fixed step of `dt`, `n` times: Rapier
+/// integrates in its 4 solver substeps (`IntegrationParameters::num_solver_iterations`, 4 by
+/// default), each updating the velocity before the position, so after `N = 4n` substeps of
+/// `h = dt/4` the body has fallen `g·h²·N(N + 1)/2`.
+fn one_step_per_fixed_step(n: usize, dt: f64) -> f64 {
+    const SOLVER_SUBSTEPS: f64 = 4.0;
+    let (substeps, h) = (n as f64 * SOLVER_SUBSTEPS, dt / SOLVER_SUBSTEPS);
+    9.81 * h * h * substeps * (substeps + 1.0) / 2.0
+}
+
+/// A game's `RapierPhysicsPlugin::<Hooks>` added before the vehicle plugins is the one Rapier:
+/// the car falls 4.925 m in one second at 60 Hz (to 0.5 %: air drag takes 2 mm). Before, the
+/// vehicle plugins added a second `RapierPhysicsPlugin::<NoUserData>`, and Bevy panicked at
+/// the first fixed step (two of Rapier's systems of one type to order against).
+#[test]
+fn a_game_s_rapier_with_its_own_hooks_steps_once_per_fixed_step() {
+    let mut app = app_with(
+        60.0,
+        (
+            RapierPhysicsPlugin::<GameHooks>::default().in_fixed_schedule(),
+            VehiclePhysicsPlugins,
+        ),
+    );
+    assert_eq!(rapier_schedule_problem(&app), None);
+    let fallen = fall(&mut app, 60);
+    let expected = one_step_per_fixed_step(60, 1.0 / 60.0);
+    assert!(
+        rel(fallen, expected) < 0.005,
+        "fell {fallen:.3} m in 1 s, expected {expected:.3}"
+    );
+}
+
+/// With `RapierSetupPlugin` disabled the game's Rapier still steps by the fixed step's
+/// length: at 30 Hz the car falls 4.946 m in one second (Rapier's default variable step,
+/// capped at 1/60 s, would take it 1.24 m).
+#[test]
+fn a_game_s_rapier_steps_by_the_fixed_step_s_length() {
+    let mut app = app_with(
+        30.0,
+        (
+            VehiclePhysicsPlugins.build().disable::<RapierSetupPlugin>(),
+            RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule(),
+        ),
+    );
+    assert_eq!(rapier_schedule_problem(&app), None);
+    let fallen = fall(&mut app, 30);
+    let expected = one_step_per_fixed_step(30, 1.0 / 30.0);
+    assert!(
+        rel(fallen, expected) < 0.005,
+        "fell {fallen:.3} m in 1 s, expected {expected:.3}"
+    );
+}
+
+/// Rapier set up where the vehicles cannot use it is named, with the fix, when the app is
+/// finished: in `PostUpdate`, twice (a game's plugin added after the vehicle plugins, which
+/// then added their own; Bevy panics at the first fixed step), or not at all.
+#[test]
+fn a_rapier_outside_the_fixed_step_is_reported() {
+    let post_update = app_with(
+        60.0,
+        (
+            RapierPhysicsPlugin::<NoUserData>::default(),
+            VehiclePhysicsPlugins,
+        ),
+    );
+    let problem = rapier_schedule_problem(&post_update).expect("Rapier in PostUpdate");
+    assert!(problem.contains("PostUpdate"), "{problem}");
+    assert!(problem.contains("in_fixed_schedule()"), "{problem}");
+
+    let twice = app_with(
+        60.0,
+        (
+            VehiclePhysicsPlugins,
+            RapierPhysicsPlugin::<GameHooks>::default().in_fixed_schedule(),
+        ),
+    );
+    let problem = rapier_schedule_problem(&twice).expect("two Rapier plugins");
+    assert!(problem.contains("2 `RapierPhysicsPlugin`s"), "{problem}");
+
+    let none = app_with(
+        60.0,
+        VehiclePhysicsPlugins.build().disable::<RapierSetupPlugin>(),
+    );
+    let problem = rapier_schedule_problem(&none).expect("no Rapier");
+    assert!(problem.contains("does not step"), "{problem}");
+}
