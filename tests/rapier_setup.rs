@@ -41,16 +41,25 @@ fn app_with<M>(hz: f64, plugins: impl Plugins<M>) -> App {
     app
 }
 
-/// How far (m) the default car falls from rest in `steps` fixed steps, far from any ground.
-fn fall(app: &mut App, steps: usize) -> f64 {
+/// Checks that `app`, at `hz` fixed steps per second, has Rapier where the vehicles need it
+/// and steps it once per fixed step by the fixed step's length: the default car, let go far
+/// from any ground, falls in one second as [`one_step_per_fixed_step`] has it, to 0.5 % (air
+/// drag takes about 2 mm).
+fn assert_falls_freely(mut app: App, hz: usize) {
+    assert_eq!(rapier_schedule_problem(&app), None);
     let car = spawn_car(
-        app,
+        &mut app,
         &CarBuilder::default(),
         Transform::from_xyz(0.0, 500.0, 0.0),
     );
-    let start = position(app, car).y;
-    tick(app, steps);
-    f64::from(start - position(app, car).y)
+    let start = position(&app, car).y;
+    tick(&mut app, hz);
+    let fallen = f64::from(start - position(&app, car).y);
+    let expected = one_step_per_fixed_step(hz, 1.0 / hz as f64);
+    assert!(
+        rel(fallen, expected) < 0.005,
+        "fell {fallen:.3} m in 1 s at {hz} Hz, expected {expected:.3}"
+    );
 }
 
 /// The fall (m) of a body Rapier steps once per fixed step of `dt`, `n` times: Rapier
@@ -69,20 +78,14 @@ fn one_step_per_fixed_step(n: usize, dt: f64) -> f64 {
 /// the first fixed step (two of Rapier's systems of one type to order against).
 #[test]
 fn a_game_s_rapier_with_its_own_hooks_steps_once_per_fixed_step() {
-    let mut app = app_with(
+    let app = app_with(
         60.0,
         (
             RapierPhysicsPlugin::<GameHooks>::default().in_fixed_schedule(),
             VehiclePhysicsPlugins,
         ),
     );
-    assert_eq!(rapier_schedule_problem(&app), None);
-    let fallen = fall(&mut app, 60);
-    let expected = one_step_per_fixed_step(60, 1.0 / 60.0);
-    assert!(
-        rel(fallen, expected) < 0.005,
-        "fell {fallen:.3} m in 1 s, expected {expected:.3}"
-    );
+    assert_falls_freely(app, 60);
 }
 
 /// With `RapierSetupPlugin` disabled the game's Rapier still steps by the fixed step's
@@ -90,20 +93,14 @@ fn a_game_s_rapier_with_its_own_hooks_steps_once_per_fixed_step() {
 /// capped at 1/60 s, would take it 1.24 m).
 #[test]
 fn a_game_s_rapier_steps_by_the_fixed_step_s_length() {
-    let mut app = app_with(
+    let app = app_with(
         30.0,
         (
             VehiclePhysicsPlugins.build().disable::<RapierSetupPlugin>(),
             RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule(),
         ),
     );
-    assert_eq!(rapier_schedule_problem(&app), None);
-    let fallen = fall(&mut app, 30);
-    let expected = one_step_per_fixed_step(30, 1.0 / 30.0);
-    assert!(
-        rel(fallen, expected) < 0.005,
-        "fell {fallen:.3} m in 1 s, expected {expected:.3}"
-    );
+    assert_falls_freely(app, 30);
 }
 
 /// Rapier set up where the vehicles cannot use it is named, with the fix, when the app is
