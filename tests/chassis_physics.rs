@@ -3876,8 +3876,9 @@ fn a_car_in_the_air_turns_against_its_motors_spin() {
 }
 
 /// A hard landing throws no shipped road vehicle back up: each dropped upright from 5 m onto
-/// flat ground (μ 0.9) at 15, 20, 24, 30 and 60 Hz leaves it again at under 2.5 m/s, and 5 s
-/// on rests upright at its 60 Hz ride height (within 1 cm), still (below 5 cm/s).
+/// flat ground (μ 0.9), and onto a 0.2 m deck resting on a floor ([`spawn_held_deck`]), at
+/// 15, 20, 24, 30 and 60 Hz leaves it again at under 2.5 m/s, and 5 s on rests upright at its
+/// 60 Hz ride height on that ground (within 1 cm), still (below 5 cm/s).
 ///
 /// At 15–24 Hz the landing step carries the wheels into the ground before they push, and a
 /// body box low enough meets the ground too; the next step both Rapier's contact with the box
@@ -3885,8 +3886,12 @@ fn a_car_in_the_air_turns_against_its_motors_spin() {
 /// Rapier the part of the approach it ends: the sedans, hatchbacks and SUV left the ground
 /// at 4.7–7.8 m/s below 30 Hz, the automatic sedan ended on its nose at 15 Hz and the
 /// hatchback at 20 Hz, the semi truck left at 6.3 m/s at 15 Hz; now all leave at 0.8–1.9 m/s
-/// and settle. (The tracked excavator, left out, still sinks onto its body at 24 Hz, and the
-/// unbraked trailer rolls on: see `docs/known_gaps.md`.)
+/// and settle. On the deck at 15 Hz the wheels sank through it into the floor, found the
+/// floor, and took the body's gap from the floor while the body lay on the deck: eight of the
+/// ten left at 3.0–4.9 m/s at 15 Hz (the sports sedan at 3.9 at 20 Hz too), measured
+/// 2026-12-05; now 0.75–1.21 m/s at 15 Hz (the body's gap counts every collider near the
+/// wheels). (The tracked excavator has its own test, and the unbraked trailer rolls
+/// on: see `docs/known_gaps.md`.)
 #[test]
 fn a_hard_landing_throws_no_shipped_road_vehicle_back_up() {
     let mut failures = Vec::new();
@@ -3903,25 +3908,32 @@ fn a_hard_landing_throws_no_shipped_road_vehicle_back_up() {
         "tipper_6x6",
     ] {
         let d = load_vehicle(&format!("vehicles/{name}.vehicle.ron"));
-        let mut rest = None;
-        for hz in [60.0, 30.0, 24.0, 20.0, 15.0] {
-            let mut app = create_app(hz);
-            spawn_flat_ground(&mut app, 0.9);
-            let Landing {
-                rebound,
-                height: y,
-                speed,
-                up,
-                ..
-            } = drop_described(&mut app, &d, 5.0, (5.0 * hz) as usize);
-            let rest = *rest.get_or_insert(y);
-            println!(
-                "{name} at {hz} Hz: leaves the ground at {rebound:.2} m/s, rests at {y:.3} m, {speed:.4} m/s, up {up:.4}"
-            );
-            if !(rebound < 2.5 && up > 0.99 && (y - rest).abs() < 0.01 && speed < 0.05) {
-                failures.push(format!(
-                    "{name} at {hz} Hz: rebound {rebound} m/s, at {y} m (60 Hz {rest}), {speed} m/s, up {up}"
+        for deck in [false, true] {
+            let mut rest = None;
+            for hz in [60.0, 30.0, 24.0, 20.0, 15.0] {
+                let mut app = create_app(hz);
+                if deck {
+                    spawn_held_deck(&mut app);
+                } else {
+                    spawn_flat_ground(&mut app, 0.9);
+                }
+                let Landing {
+                    rebound,
+                    height: y,
+                    speed,
+                    up,
+                    ..
+                } = drop_described(&mut app, &d, 5.0, (5.0 * hz) as usize);
+                let rest = *rest.get_or_insert(y);
+                let ground = if deck { "deck" } else { "ground" };
+                println!(
+                    "{name} on the {ground} at {hz} Hz: leaves it at {rebound:.2} m/s, rests at {y:.3} m, {speed:.4} m/s, up {up:.4}"
+                );
+                if !(rebound < 2.5 && up > 0.99 && (y - rest).abs() < 0.01 && speed < 0.05) {
+                    failures.push(format!(
+                    "{name} on the {ground} at {hz} Hz: rebound {rebound} m/s, at {y} m (60 Hz {rest}), {speed} m/s, up {up}"
                 ));
+                }
             }
         }
     }

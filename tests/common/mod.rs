@@ -25,6 +25,29 @@ pub fn tick(app: &mut App, steps: usize) {
     }
 }
 
+/// Spawns a free 100 t deck 0.2 m thick, its top at y = 0 (40 m square, μ 0.9), resting on a
+/// fixed floor of μ 0.9 that holds it by friction: ground a hard landing can sink a wheel
+/// through into the floor under it.
+pub fn spawn_held_deck(app: &mut App) -> Entity {
+    use bevy_vehicle_physics::rapier::prelude::*;
+    app.world_mut().spawn((
+        RigidBody::Fixed,
+        Collider::cuboid(200.0, 1.0, 200.0),
+        Friction::coefficient(0.9),
+        Transform::from_xyz(0.0, -1.2, 0.0),
+    ));
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(20.0, 0.1, 20.0),
+            ColliderMassProperties::Mass(100_000.0),
+            Friction::coefficient(0.9),
+            Velocity::default(),
+            Transform::from_xyz(0.0, -0.1, 0.0),
+        ))
+        .id()
+}
+
 /// Spawns a vehicle entity with a drivetrain of `substeps` substeps.
 pub fn spawn_vehicle(app: &mut App, name: &str, substeps: u32) -> Entity {
     app.world_mut()

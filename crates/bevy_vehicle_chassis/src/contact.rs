@@ -1208,6 +1208,12 @@ impl GroundGive {
         }
     }
 
+    /// Whether the body gives nothing under a tire's push (its support holds it, see
+    /// [`GroundGive::held`]): the tire pushes on it as on fixed ground.
+    fn holds_still(&self) -> bool {
+        self.inverse_mass == Vec3::ZERO && self.inverse_inertia == Mat3::ZERO
+    }
+
     /// Whether the dynamic body `rb` (`handle`) is held by more than its inertia: by a joint,
     /// or by friction where it touches anything but the vehicle (`vehicle`) on it. Friction
     /// holds a body under a tire until the tire's push overcomes it, so the small pushes of a
@@ -1585,9 +1591,10 @@ pub(crate) fn probe_ground(
             );
             let heave_mass = body.heave_mass(inputs.wheels.len());
             // How far the body's own colliders are from the ground collider `ground` (m,
-            // negative where they overlap), if within Rapier's prediction distance of it, where
-            // Rapier's contact keeps the body from closing more than that gap in the coming
-            // step. (A shape pair parry cannot test counts as apart.)
+            // negative where they overlap), if within Rapier's prediction distance of it and
+            // the ground faces up to the body there, where Rapier's contact keeps the body from
+            // closing more than that gap in the coming step. (A shape pair parry cannot test
+            // counts as apart.)
             let reach = ctx.simulation.integration_parameters.prediction_distance();
             let body_gap = |ground: ColliderHandle| -> Option<f32> {
                 let ground = colliders.get(ground)?;
@@ -1609,6 +1616,7 @@ pub(crate) fn probe_ground(
                     // From the witness points: parry's `dist` for a compound against a
                     // half-space measures from the compound's far side (−2.1 m for an
                     // excavator's box 0.3 m above the ground).
+                    .filter(|contact| contact.normal2.dot(up) >= MIN_SUPPORT_FACING)
                     .map(|contact| (contact.point1 - contact.point2).dot(contact.normal2))
                     .filter(|gap| *gap < reach)
                     .reduce(f32::min)
@@ -2068,8 +2076,18 @@ pub(crate) fn probe_ground(
                     // nose. (The travel is clamped to full compression in `f32`: within a
                     // micron.)
                     let bottomed = travel >= suspension.compression_limit - 1e-6;
+                    // The body may rest on another collider than the one the wheel found
+                    // (a wheel sunk through a thin deck into the floor under it finds the
+                    // floor, where the body lies on the deck), so every one near the wheels
+                    // counts.
                     let approach = if bottomed && travel_rate > 0.0 && dt > 0.0 {
-                        body_gap(hit.collider).map_or(travel_rate, |gap| {
+                        let gap = neighbours
+                            .iter()
+                            .map(|(handle, ..)| *handle)
+                            .chain([hit.collider])
+                            .filter_map(body_gap)
+                            .reduce(f32::min);
+                        gap.map_or(travel_rate, |gap| {
                             travel_rate.min(f64::from(gap.max(0.0) / dt))
                         })
                     } else {
@@ -2112,12 +2130,14 @@ pub(crate) fn probe_ground(
                             // within the step and throw the body back up; past the force that
                             // ends its corner's approach (and holds its weight) the landing
                             // would give energy back it never took. (On fixed or kinematic
-                            // ground: a dynamic body under the wheel gives way, and the
-                            // approach it ends is not the corner's alone.)
+                            // ground, and on a body its support holds: a free body under the
+                            // wheel gives way, and the approach it ends is not the corner's
+                            // alone. A braked car on a free 400 kg slab crept at 10 mm/s at
+                            // 20 Hz with the cap there.)
                             let ends = corner_mass
                                 * (approach / f64::from(dt) - f64::from(gravity.dot(up)));
                             if !state.grounded
-                                && ground_give.is_none()
+                                && ground_give.as_ref().is_none_or(GroundGive::holds_still)
                                 && approach > 0.0
                                 && dt > 0.0
                                 && ends > 0.0
