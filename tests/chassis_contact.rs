@@ -549,27 +549,11 @@ fn despawned_ground_carries_no_wheel() {
 /// y = −0.2 m, and on it a free slab of `mass` (kg), 20 m × 0.2 m × 200 m, its top at y = 0,
 /// with friction 0.9; returns the slab.
 fn spawn_slab_on_frictionless_floor(app: &mut App, mass: f32) -> Entity {
-    app.world_mut().spawn((
-        RigidBody::Fixed,
-        Collider::cuboid(200.0, 1.0, 200.0),
-        Friction {
-            coefficient: 0.0,
-            combine_rule: CoefficientCombineRule::Min,
-        },
-        Transform::from_xyz(0.0, -1.2, 0.0),
-    ));
-    app.world_mut()
-        .spawn((
-            RigidBody::Dynamic,
-            Collider::cuboid(10.0, 0.1, 100.0),
-            ColliderMassProperties::Mass(mass),
-            Friction::coefficient(0.9),
-            ExternalImpulse::default(),
-            Velocity::default(),
-            ReadMassProperties::default(),
-            Transform::from_xyz(0.0, -0.1, 0.0),
-        ))
-        .id()
+    let floor = Friction {
+        coefficient: 0.0,
+        combine_rule: CoefficientCombineRule::Min,
+    };
+    spawn_slab_on_floor(app, [10.0, 100.0], mass, floor)
 }
 
 /// A braked car on a deck that a force pushes along: a free 100 t deck, weightless and held

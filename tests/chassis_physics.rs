@@ -3931,8 +3931,8 @@ fn a_hard_landing_throws_no_shipped_road_vehicle_back_up() {
                 );
                 if !(rebound < 2.5 && up > 0.99 && (y - rest).abs() < 0.01 && speed < 0.05) {
                     failures.push(format!(
-                    "{name} on the {ground} at {hz} Hz: rebound {rebound} m/s, at {y} m (60 Hz {rest}), {speed} m/s, up {up}"
-                ));
+                        "{name} on the {ground} at {hz} Hz: rebound {rebound} m/s, at {y} m (60 Hz {rest}), {speed} m/s, up {up}"
+                    ));
                 }
             }
         }

@@ -55,21 +55,28 @@ fn assert_falls_freely(mut app: App, hz: usize) {
     let start = position(&app, car).y;
     tick(&mut app, hz);
     let fallen = f64::from(start - position(&app, car).y);
-    let expected = one_step_per_fixed_step(hz, 1.0 / hz as f64);
+    let solver_substeps = app
+        .world_mut()
+        .query::<&RapierContextSimulation>()
+        .single(app.world())
+        .expect("one Rapier context")
+        .integration_parameters
+        .num_solver_iterations;
+    let expected = one_step_per_fixed_step(hz, 1.0 / hz as f64, solver_substeps);
     assert!(
         rel(fallen, expected) < 0.005,
         "fell {fallen:.3} m in 1 s at {hz} Hz, expected {expected:.3}"
     );
 }
 
-/// The fall (m) of a body Rapier steps once per fixed step of `dt`, `n` times: Rapier
-/// integrates in its 4 solver substeps (`IntegrationParameters::num_solver_iterations`, 4 by
-/// default), each updating the velocity before the position, so after `N = 4n` substeps of
-/// `h = dt/4` the body has fallen `g·h²·N(N + 1)/2`.
-fn one_step_per_fixed_step(n: usize, dt: f64) -> f64 {
-    const SOLVER_SUBSTEPS: f64 = 4.0;
-    let (substeps, h) = (n as f64 * SOLVER_SUBSTEPS, dt / SOLVER_SUBSTEPS);
-    9.81 * h * h * substeps * (substeps + 1.0) / 2.0
+/// The fall (m) of a body Rapier steps once per fixed step of `dt` (s), `n` times, under
+/// [`GRAVITY`]: Rapier integrates in its `solver_substeps` solver substeps
+/// (`IntegrationParameters::num_solver_iterations`, 4 by default), each updating the velocity
+/// before the position, so after `N = n·solver_substeps` substeps of `h = dt/solver_substeps`
+/// the body has fallen `g·h²·N(N + 1)/2`.
+fn one_step_per_fixed_step(n: usize, dt: f64, solver_substeps: usize) -> f64 {
+    let (substeps, h) = ((n * solver_substeps) as f64, dt / solver_substeps as f64);
+    GRAVITY * h * h * substeps * (substeps + 1.0) / 2.0
 }
 
 /// A game's `RapierPhysicsPlugin::<Hooks>` added before the vehicle plugins is the one Rapier:

@@ -25,27 +25,43 @@ pub fn tick(app: &mut App, steps: usize) {
     }
 }
 
-/// Spawns a free 100 t deck 0.2 m thick, its top at y = 0 (40 m square, μ 0.9), resting on a
-/// fixed floor of μ 0.9 that holds it by friction: ground a hard landing can sink a wheel
-/// through into the floor under it.
-pub fn spawn_held_deck(app: &mut App) -> Entity {
+/// Spawns a fixed floor of friction `floor` (its top at y = −0.2 m, 400 m square) and on it a
+/// free slab of `mass` (kg), 0.2 m thick with `half_extents` (m, x and z) across, its top at
+/// y = 0, with friction 0.9; returns the slab.
+pub fn spawn_slab_on_floor(
+    app: &mut App,
+    half_extents: [f32; 2],
+    mass: f32,
+    floor: bevy_vehicle_physics::rapier::prelude::Friction,
+) -> Entity {
     use bevy_vehicle_physics::rapier::prelude::*;
     app.world_mut().spawn((
         RigidBody::Fixed,
         Collider::cuboid(200.0, 1.0, 200.0),
-        Friction::coefficient(0.9),
+        floor,
         Transform::from_xyz(0.0, -1.2, 0.0),
     ));
+    let [x, z] = half_extents;
     app.world_mut()
         .spawn((
             RigidBody::Dynamic,
-            Collider::cuboid(20.0, 0.1, 20.0),
-            ColliderMassProperties::Mass(100_000.0),
+            Collider::cuboid(x, 0.1, z),
+            ColliderMassProperties::Mass(mass),
             Friction::coefficient(0.9),
+            ExternalImpulse::default(),
             Velocity::default(),
+            ReadMassProperties::default(),
             Transform::from_xyz(0.0, -0.1, 0.0),
         ))
         .id()
+}
+
+/// Spawns a free 100 t deck 0.2 m thick, its top at y = 0 (40 m square, μ 0.9), resting on a
+/// floor of μ 0.9 that holds it by friction ([`spawn_slab_on_floor`]): ground a hard landing
+/// can sink a wheel through into the floor under it.
+pub fn spawn_held_deck(app: &mut App) -> Entity {
+    let floor = bevy_vehicle_physics::rapier::prelude::Friction::coefficient(0.9);
+    spawn_slab_on_floor(app, [20.0, 20.0], 100_000.0, floor)
 }
 
 /// Spawns a vehicle entity with a drivetrain of `substeps` substeps.
