@@ -3887,7 +3887,7 @@ fn a_car_in_the_air_turns_against_its_motors_spin() {
 /// at 4.7–7.8 m/s below 30 Hz, the automatic sedan ended on its nose at 15 Hz and the
 /// hatchback at 20 Hz, the semi truck left at 6.3 m/s at 15 Hz; now all leave at 0.8–1.9 m/s
 /// and settle. On the deck at 15 Hz the wheels sank through it into the floor, found the
-/// floor, and took the body's gap from the floor while the body lay on the deck: eight of the
+/// floor, and took the body's gap from the floor while the body lay on the deck: seven of the
 /// ten left at 3.0–4.9 m/s at 15 Hz (the sports sedan at 3.9 at 20 Hz too), measured
 /// 2026-12-05; now 0.75–1.21 m/s at 15 Hz (the body's gap counts every collider near the
 /// wheels). (The tracked excavator has its own test, and the unbraked trailer rolls
