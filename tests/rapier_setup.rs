@@ -110,6 +110,41 @@ fn a_game_s_rapier_steps_by_the_fixed_step_s_length() {
     assert_falls_freely(app, 30);
 }
 
+/// A car moved by its `Transform` between steps (a reset, a game's teleport) moves in Rapier,
+/// in a headless app (`MinimalPlugins`, no `TransformPlugin`) and in one with Bevy's
+/// `TransformPlugin` before or after the vehicle plugins: lifted 0.6 m off the ground where it
+/// stood at rest, it falls freely from there, `0.6 m − g·h²·N(N + 1)/2` above its rest height
+/// after six steps at 30 Hz (to 1 mm; air drag takes 0.01 mm).
+///
+/// With Bevy's `multi_threaded` feature, in Bevy's default features, the transform
+/// propagation Rapier runs first panicked in a headless app (it reads a resource only the
+/// `TransformPlugin` makes), and then skipped every tree of entities nothing had marked
+/// changed: the car, a tree with its colliders, kept its old `GlobalTransform`, and Rapier
+/// never lifted it (it stayed at its rest height). The test suite's default build is
+/// single-threaded, where that propagation is another function; `.ci/run` also runs this file
+/// with `--features multi_threaded`.
+#[test]
+fn a_car_moved_by_its_transform_moves_in_rapier() {
+    use bevy::transform::TransformPlugin;
+    let headless = app_with(30.0, VehiclePhysicsPlugins);
+    let before = app_with(30.0, (TransformPlugin, VehiclePhysicsPlugins));
+    let after = app_with(30.0, (VehiclePhysicsPlugins, TransformPlugin));
+    for (name, mut app) in [("headless", headless), ("before", before), ("after", after)] {
+        spawn_flat_ground(&mut app, 0.9);
+        let car = spawn_car_at_rest(&mut app, &CarBuilder::default());
+        tick(&mut app, 30);
+        let rest = position(&app, car).y;
+        set::<Transform>(&mut app, car, |t| t.translation.y += 0.6);
+        tick(&mut app, 6);
+        let height = f64::from(position(&app, car).y - rest);
+        let expected = 0.6 - one_step_per_fixed_step(6, 1.0 / 30.0, 4);
+        assert!(
+            (height - expected).abs() < 1e-3,
+            "TransformPlugin {name}: {height:.4} m above its rest height, expected {expected:.4}"
+        );
+    }
+}
+
 /// Rapier set up where the vehicles cannot use it is named, with the fix, when the app is
 /// finished: in `PostUpdate`, twice (a game's plugin added after the vehicle plugins, which
 /// then added their own; Bevy panics at the first fixed step), or not at all.

@@ -85,6 +85,7 @@ pub struct ChassisPlugin;
 
 impl Plugin for ChassisPlugin {
     fn build(&self, app: &mut App) {
+        headless_transform_propagation(app);
         app.init_resource::<RotorSpeeds<Engine>>()
             .init_resource::<RotorSpeeds<Motor>>()
             .init_resource::<RotorSpeeds<AssistMotor>>()
@@ -94,7 +95,7 @@ impl Plugin for ChassisPlugin {
                     VehicleSystems::Validate
                         .before(VehicleSystems::Controls)
                         .before(DrivetrainSystems::Controls),
-                    VehicleSystems::Controls.before(DrivetrainSystems::SyncIn),
+                    VehicleSystems::Controls.before(DrivetrainSystems::Controls),
                     VehicleSystems::Contact
                         .after(DrivetrainSystems::Rebuild)
                         .after(VehicleSystems::Controls)
@@ -116,6 +117,8 @@ impl Plugin for ChassisPlugin {
                     follow_paths
                         .before(VehicleSystems::Validate)
                         .before(DrivetrainSystems::Controls),
+                    // Before any block takes its controls (`DrivetrainSystems::Controls`): a
+                    // trailer's brakes follow its tractor's within the step.
                     (follow_tow_brakes, note_wheel_changes, begin_modules)
                         .chain()
                         .in_set(VehicleSystems::Controls),
@@ -130,17 +133,21 @@ impl Plugin for ChassisPlugin {
                     probe_ground.in_set(VehicleSystems::Contact),
                     (
                         take_out_refused_drivetrains,
+                        // In one order: their reactions add up on the same body.
                         (
                             rotor_reaction::<Engine>,
                             rotor_reaction::<Motor>,
                             rotor_reaction::<AssistMotor>,
-                        ),
+                        )
+                            .chain(),
                         apply_forces,
                         hold_vehicles_over_new_ground,
                     )
                         .chain()
                         .in_set(VehicleSystems::ApplyForces),
-                    (update_telemetry, place_wheels).in_set(VehicleSystems::Telemetry),
+                    (place_wheels, update_telemetry)
+                        .chain()
+                        .in_set(VehicleSystems::Telemetry),
                 ),
             )
             .add_observer(on_reset_vehicle)
@@ -150,7 +157,23 @@ impl Plugin for ChassisPlugin {
         // sets up itself.
         app.add_systems(
             FixedUpdate,
-            sync_rapier_timestep.before(PhysicsSet::SyncBackend),
+            sync_rapier_timestep
+                .before(VehicleSystems::Validate)
+                .before(PhysicsSet::SyncBackend),
+        );
+        // Rapier brings its bodies' `GlobalTransform`s up to date with Bevy's transform
+        // propagation before it reads them, and with Bevy's `multi_threaded` feature (in its
+        // default features) that propagation skips every tree of entities that Bevy's
+        // `mark_dirty_trees` did not mark changed. Bevy's `TransformPlugin` runs that in
+        // `PostUpdate` only, after the fixed steps, and a headless app has none: a vehicle (a
+        // tree, with its colliders) moved by its `Transform` in `Update` or between updates
+        // kept its old `GlobalTransform`, and Rapier never moved it (a reset did nothing).
+        // So the trees are marked again just before Rapier's propagation.
+        app.add_systems(
+            FixedUpdate,
+            bevy::transform::systems::mark_dirty_trees
+                .after(VehicleSystems::ApplyForces)
+                .before(RapierTransformPropagateSet),
         );
     }
 
@@ -247,6 +270,16 @@ fn warn_long_fixed_step(time: Res<Time>, mut warned: Local<bool>) {
     }
 }
 
+/// What Rapier's transform propagation needs in an app without Bevy's `TransformPlugin` (a
+/// headless app on `MinimalPlugins`): Rapier propagates its bodies' transforms with Bevy's own
+/// system, which with Bevy's `multi_threaded` feature (in its default features) reads
+/// `StaticTransformOptimizations`, made only by the `TransformPlugin`. Without it such an app
+/// panicked at its first fixed step. (A `TransformPlugin` added later keeps it.) See also
+/// [`ChassisPlugin`]'s `mark_dirty_trees`.
+fn headless_transform_propagation(app: &mut App) {
+    app.init_resource::<bevy::transform::StaticTransformOptimizations>();
+}
+
 /// Adds Rapier to `FixedUpdate`, unless the app already has a `RapierPhysicsPlugin` (with any
 /// physics hooks: add yours before this plugin, in the fixed schedule). The
 /// [`ChassisPlugin`] keeps Rapier's time step equal to `Time<Fixed>` every step, so physics
@@ -257,6 +290,7 @@ pub struct RapierSetupPlugin;
 
 impl Plugin for RapierSetupPlugin {
     fn build(&self, app: &mut App) {
+        headless_transform_propagation(app);
         // Every `RapierPhysicsPlugin::<Hooks>` inserts it when built, whatever its hooks.
         if !app
             .world()
