@@ -3,14 +3,16 @@
 //! **Drivetrain alone**: the cost of one fixed step of the drivetrain systems (rebuild check,
 //! input sync, four RK4 substeps, sensor sync) for engine → clutch → gearbox → differential →
 //! 2 wheels, with a scripted driver changing the throttle of every vehicle every step, at 1,
-//! 100 and 10 000 vehicles, single-threaded. Reported in µs per vehicle-step, with ratios
+//! 100 and 10 000 vehicles, single-threaded (built with the `multi_threaded` feature: on every
+//! core, see `ParallelStep`). Reported in µs per vehicle-step, with ratios
 //! against the 2 µs target and against the 100-vehicle figure (cost per vehicle must stay
 //! flat), and the bytes one vehicle's drivetrain occupies (all heap, ECS storage included,
 //! measured by a counting allocator).
 //!
 //! **Full vehicle**: one whole fixed step (controls, ground probes, suspension, drivetrain with
 //! four RK4 substeps and tires, forces, Rapier's own step, telemetry) for 1 to 4000 complete
-//! cars driving on a flat box ground and on a heightfield, single-threaded, against the same
+//! cars driving on a flat box ground and on a heightfield, single-threaded (or as above),
+//! against the same
 //! number of chassis driven by Rapier's `DynamicRayCastVehicleController` in the same world
 //! setup. Reported in µs per vehicle-step, with the ratio ours/Rapier, ours against the 5 µs
 //! target, and the cost per vehicle against the 100-vehicle figure (it must stay flat).
@@ -56,6 +58,36 @@ unsafe impl GlobalAlloc for CountingAlloc {
 static ALLOC: CountingAlloc = CountingAlloc;
 
 const HZ: f64 = 60.0;
+
+/// How many threads step the vehicles: one, unless built with the `multi_threaded` feature
+/// (then Bevy's compute task pool has one per core, and `ParallelStep` splits the vehicles
+/// over them; Rapier's own step stays on one thread).
+fn threads() -> String {
+    if cfg!(feature = "multi_threaded") {
+        let n = bevy::tasks::available_parallelism();
+        format!("{n} compute threads (multi_threaded)")
+    } else {
+        "one thread".to_owned()
+    }
+}
+
+/// `MinimalPlugins`, with one compute thread per core when built with `multi_threaded` (Bevy's
+/// default leaves half of a 2- or 4-core machine's threads to its IO and async pools).
+fn minimal_plugins() -> impl PluginGroup {
+    let cores = bevy::tasks::available_parallelism();
+    MinimalPlugins.set(TaskPoolPlugin {
+        task_pool_options: TaskPoolOptions {
+            compute: bevy::app::TaskPoolThreadAssignmentPolicy {
+                min_threads: cores,
+                max_threads: cores,
+                percent: 1.0,
+                on_thread_spawn: None,
+                on_thread_destroy: None,
+            },
+            ..default()
+        },
+    })
+}
 const TARGET_US: f64 = 2.0;
 
 /// The scripted driver: every engine's throttle changes every step.
@@ -157,7 +189,7 @@ const BLOCKS: usize = 7;
 
 fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, DrivetrainPlugin::default()))
+    app.add_plugins((minimal_plugins(), DrivetrainPlugin::default()))
         .init_resource::<StepCount>()
         .add_systems(FixedUpdate, driver.before(DrivetrainSystems::SyncIn));
     app.finish();
@@ -399,7 +431,8 @@ fn spawn_raycast_car(world: &mut World, at: Vec3) {
 /// µs per vehicle-step of one whole fixed step (median of the timed blocks).
 fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins).init_resource::<StepCount>();
+    app.add_plugins(minimal_plugins())
+        .init_resource::<StepCount>();
     match model {
         Model::Ours(_) => {
             app.add_plugins(VehiclePhysicsPlugins)
@@ -498,7 +531,8 @@ fn vehicle_counts(default: &[usize]) -> Vec<usize> {
 
 fn run_full_benchmarks() {
     println!(
-        "== full vehicle: probes + suspension + drivetrain (4 substeps) + tires + Rapier step, one thread =="
+        "== full vehicle: probes + suspension + drivetrain (4 substeps) + tires + Rapier step, {} ==",
+        threads()
     );
     let sizes = vehicle_counts(&[1, 100, 1000, 4000]);
     println!(
@@ -566,7 +600,8 @@ fn main() {
 
     if wants("drivetrain") {
         println!(
-            "== drivetrain alone: engine → clutch → gearbox → LSD → 2 wheels, 4 RK4 substeps, one thread =="
+            "== drivetrain alone: engine → clutch → gearbox → LSD → 2 wheels, 4 RK4 substeps, {} ==",
+            threads()
         );
         // 1000 and 3000 vehicles bracket the step in cost where the vehicles' data leaves
         // the processor's cache, 40 000 shows the cost past it holding.

@@ -24,6 +24,7 @@
 //! | [`curve`] | torque tables and rpm conversions |
 //! | [`plugin`] | [`DrivetrainPlugin`], [`Drivetrain`], [`RegisterBlock`] |
 //! | [`prefetch`] | cache hints for systems that step thousands of vehicles |
+//! | [`parallel`] | stepping vehicles on every compute thread, [`ParallelStep`] |
 //!
 //! Units are SI throughout (engine speeds in tables and engine settings are in rpm, as spec
 //! sheets give them, and say so). Shaft speeds are signed about each shaft's own positive
@@ -34,6 +35,7 @@ pub mod blocks;
 pub mod controls;
 pub mod curve;
 pub mod graph;
+pub mod parallel;
 pub mod plugin;
 pub mod prefetch;
 pub mod relations;
@@ -46,6 +48,7 @@ pub use block::{
 };
 pub use controls::VehicleControls;
 pub use graph::{DrivetrainError, VehicleError};
+pub use parallel::ParallelStep;
 pub use plugin::{
     BlockRegistry, BlockSlot, DEFAULT_MAX_SUBSTEP, Drivetrain, DrivetrainPlugin,
     DrivetrainSchedule, DrivetrainStatus, DrivetrainSystems, ExternalDrive, ExternalStep,
@@ -65,6 +68,7 @@ pub mod prelude {
     pub use crate::controls::{ShiftSchedule, ThrottleEasing, VehicleControls};
     pub use crate::curve::{TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
     pub use crate::graph::{DrivetrainError, VehicleError};
+    pub use crate::parallel::ParallelStep;
     pub use crate::plugin::{
         Drivetrain, DrivetrainPlugin, DrivetrainStatus, DrivetrainSystems, RegisterBlock,
     };

@@ -17,6 +17,7 @@ use crate::blocks::{
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
+use crate::parallel::ParallelStep;
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
 use crate::shaft::Shaft;
 use crate::solver::{BlockCell, Cell, Program, StageWheels};
@@ -552,6 +553,7 @@ impl Plugin for DrivetrainPlugin {
         app.insert_resource(DrivetrainSchedule(self.schedule))
             .init_resource::<BlockRegistry>()
             .init_resource::<DirtyDrivetrains>()
+            .init_resource::<ParallelStep>()
             .configure_sets(
                 self.schedule,
                 (
@@ -1003,6 +1005,7 @@ fn sync_block_in<B: Block>(
 
 fn step_drivetrains(
     time: Res<Time>,
+    parallel: Res<ParallelStep>,
     mut vehicles: Query<&mut Drivetrain, Without<ExternalStep>>,
     mut sensors: SensorWriter,
     mut scratch: Local<Vec<f64>>,
@@ -1016,17 +1019,31 @@ fn step_drivetrains(
     // pointers the hardware cannot predict. So each vehicle's component starts loading two
     // vehicles before its step, and its boxed cells (whose addresses are in the component)
     // one vehicle before.
-    crate::prefetch::pipelined(
-        vehicles.iter_mut(),
-        &mut (),
-        |_, d| crate::prefetch::value(&**d),
-        |_, d| d.prefetch(),
-        |_, mut d| {
-            d.step_with(dt, &mut scratch);
-            // While the vehicle's program is still in cache.
-            sensors.write(&mut d);
-        },
-    );
+    let tasks = parallel.task_count(vehicles.iter().len());
+    if tasks <= 1 {
+        crate::prefetch::pipelined(
+            vehicles.iter_mut(),
+            &mut (),
+            |_, d| crate::prefetch::value(&**d),
+            |_, d| d.prefetch(),
+            |_, mut d| {
+                d.step_with(dt, &mut scratch);
+                // While the vehicle's program is still in cache.
+                sensors.write(&mut d);
+            },
+        );
+    } else {
+        // On every compute thread; the sensors follow in `SyncOut`.
+        let mut items: Vec<_> = vehicles.iter_mut().collect();
+        crate::parallel::for_each(
+            &mut items,
+            tasks,
+            Vec::new,
+            |_, d| crate::prefetch::value(&**d),
+            |_, d| d.prefetch(),
+            |scratch, d| d.step_with(dt, scratch),
+        );
+    }
 }
 
 /// Writes the sensor components of a vehicle's built-in blocks ([`EngineSensors`],

@@ -1,9 +1,11 @@
 //! Calling the modules: `begin_step` in the controls set, the stage functions inside the
 //! drivetrain's RK4 stages, and (from the contact system) the suspension and anti-roll bars.
 
+use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::controls::set_if_changed;
+use bevy_vehicle_drivetrain::parallel::{self, ParallelStep};
 use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
@@ -449,26 +451,35 @@ fn rate_limited(from: f64, target: f64, max_rate: f64, dt: f64) -> (f64, f64) {
     (from + change, from + change * (1.0 - 0.5 * ramp))
 }
 
+/// What [`step_vehicles`] steps: a vehicle's drivetrain, its modules and their scratch, and
+/// what the step reports.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct SteppedVehicle {
+    drivetrain: &'static mut Drivetrain,
+    modules: &'static mut VehicleModules,
+    scratch: &'static mut ModuleScratch,
+    telemetry: &'static mut VehicleTelemetry,
+    limiter: Option<&'static SpeedLimiter>,
+    ready: Has<ChassisReady>,
+    entity: Entity,
+}
+
 /// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
 /// each RK4 stage; then turns each wheel's heading to its final steering angle.
+///
+/// Each vehicle's step reads and writes its own data only, so with more than one compute
+/// thread the vehicles are stepped on all of them ([`parallel::for_each`]), with the same
+/// result bit for bit; what a step writes to its wheels' states then follows in one pass, and
+/// the blocks' sensors in [`DrivetrainSystems::SyncOut`](bevy_vehicle_drivetrain::DrivetrainSystems::SyncOut).
 pub(crate) fn step_vehicles(
     time: Res<Time>,
-    mut vehicles: Query<
-        (
-            &mut Drivetrain,
-            &mut VehicleModules,
-            &mut ModuleScratch,
-            &mut VehicleTelemetry,
-            Option<&SpeedLimiter>,
-            Has<ChassisReady>,
-            Entity,
-        ),
-        With<Vehicle>,
-    >,
-    states: Query<&mut WheelState>,
+    parallel: Res<ParallelStep>,
+    mut vehicles: Query<SteppedVehicle, With<Vehicle>>,
+    mut states: Query<&mut WheelState>,
     slots: Query<&BlockSlot>,
-    sensors: SensorWriter,
-    buffer: Local<Vec<f64>>,
+    mut sensors: SensorWriter,
+    mut buffer: Local<Vec<f64>>,
 ) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
@@ -477,323 +488,370 @@ pub(crate) fn step_vehicles(
     // With thousands of vehicles their data is not in the cache: each vehicle's components
     // start loading two vehicles before its step, and what they point to (the drivetrain's
     // boxed cells, the modules' boxes, the wheels' states) one vehicle before.
-    pipelined(
-        vehicles.iter_mut(),
-        &mut (states, slots, sensors, buffer),
-        |_, (drivetrain, modules, scratch, ..)| {
-            prefetch::value(&**drivetrain);
-            prefetch::value(&**modules);
-            prefetch::value(&scratch.inputs.wheels);
-        },
-        |(states, ..), (drivetrain, modules, scratch, ..)| {
-            drivetrain.prefetch();
-            modules.prefetch();
-            for wheel in &scratch.inputs.wheels {
-                if let Ok(state) = states.get(wheel.entity) {
-                    prefetch::value(state);
-                }
+    let far = |v: &SteppedVehicleItem| {
+        prefetch::value(&*v.drivetrain);
+        prefetch::value(&*v.modules);
+        prefetch::value(&v.scratch.inputs.wheels);
+    };
+    let near = |states: &Query<&WheelState>, v: &SteppedVehicleItem| {
+        v.drivetrain.prefetch();
+        v.modules.prefetch();
+        for wheel in &v.scratch.inputs.wheels {
+            if let Ok(state) = states.get(wheel.entity) {
+                prefetch::value(state);
             }
-        },
-        |(states, slots, sensors, buffer),
-         (mut drivetrain, mut modules, mut scratch, mut telemetry, limiter, ready, vehicle)| {
-            if !ready {
-                drivetrain.step_with(dt, buffer);
-                sensors.write(&mut drivetrain);
-                scratch.inputs.spin_reaction = Vec3::ZERO;
-                return;
-            }
-            let ModuleScratch {
-                inputs,
-                brakes,
-                angles,
-                drives,
-                module_brakes,
-                traction_brakes,
-                rack,
-                invalid_warned,
-                ..
-            } = &mut *scratch;
-            let VehicleModules {
-                brake,
-                steering,
-                drivetrain: drive,
-                report,
-                ..
-            } = &mut *modules;
-            for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
-                // The drivetrain may have been recompiled since the wheels were gathered: a wheel
-                // no longer at its node is looked up again.
-                if drivetrain
-                    .runtime::<Wheel>(wheel.entity, wheel.node)
-                    .is_none()
-                    && let Ok(slot) = slots.get(wheel.entity)
-                {
-                    wheel.node = slot.node;
-                }
-                // Each wheel block integrates the contact `probe_ground` measured. Handed over
-                // here, not there: the program is touched once per step, by the step that needs it.
-                if let Ok(state) = states.get(wheel.entity)
-                    && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
-                {
-                    runtime.contact = WheelContact {
-                        load: state.load,
-                        velocity: [0, 1].map(|i| state.velocity[i] - state.ground_step[i]),
-                        acceleration: state.acceleration,
-                        friction: state.friction,
-                        body_mass_fraction: state.body_mass_fraction,
-                        body_mass: state.body_mass,
-                        displacement: state.displacement,
-                        camber: state.camber,
-                        lateral_coupled: state.body_mass > 0.0,
-                        on_dynamic_body: state.ground_body.is_some(),
-                    };
-                    // The compliance steer, solved with the tire's cornering stiffness as it
-                    // stands after the last step.
-                    let c = inputs.compliance_steer[i];
-                    if c != 0.0 {
-                        let toe = compliance_toe(
-                            c,
-                            inputs.compliance_toe[i],
-                            inputs.lateral_force[i],
-                            runtime.tire.stiffness()[1],
-                        );
-                        inputs.compliance_toe[i] = toe;
-                        inputs.toe[i] += toe;
-                    }
-                }
-            }
-            // The body's answer to the tires' side forces within the step (room for a tracked
-            // vehicle's road wheels on the stack).
-            let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
-            drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
-            let count = inputs.wheels.len();
-            for buffer in [
-                &mut *brakes,
-                &mut *angles,
-                &mut *drives,
-                &mut *module_brakes,
-                &mut *traction_brakes,
-            ] {
-                buffer.resize(count, 0.0);
-            }
-            let corrections_before = report.brake_corrections;
-            // Stage-independent modules run at the first stage only; the wheels keep what they
-            // set (see the module docs).
-            let every_stage = brake.every_stage()
-                || steering.every_stage()
-                || drive.as_ref().is_some_and(|d| d.every_stage());
-            let every_substep = brake.every_substep();
-            // The traction control acts on each stage's slips, so it needs every stage.
-            let traction = inputs.brakes.traction_control.clone();
-            // Each wheel's brake at full pedal, the most the traction control may put on it.
-            let brake_limit: PerWheel = match &traction {
-                Some(_) => {
-                    let split = AxleSplit::new(&inputs.brakes, &inputs.wheels);
-                    let most = inputs.brakes.max_torque.max(0.0);
-                    inputs
-                        .wheels
-                        .iter()
-                        .map(|w| most * split.share(w))
-                        .collect()
-                }
-                None => PerWheel::new(),
-            };
-            let direction = inputs.command.direction();
-            // The speed limiter's share of the drive, once per step.
-            let governed = limiter.map_or(1.0, |l| {
-                l.drive_share(inputs.context(0.0).state.forward_speed())
-            });
-            // The stability control's, set with its brakes (`begin_modules`).
-            let stabilized = 1.0 - telemetry.stability_cut;
-            let mut traction_limit = 1.0;
-            let mut first_stage = true;
-            // While the traction control cuts the drive, finer substeps for this step
-            // (`TractionControl::SUBSTEP_SHARE`).
-            let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
-                drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
-            } else {
-                drivetrain.max_substep
-            };
-            let mut hook = |stage: &mut StageWheels| {
-                let first = first_stage;
-                first_stage = false;
-                inputs.substep = stage.substep();
-                if first {
-                    // The wheels have set up their tires for this step's load and surface.
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        if let Some(rt) = stage.wheel_mut(wheel.node) {
-                            inputs.peak_force[i] = rt.peak_force[0];
-                            inputs.peak_slip[i] = rt.peak_slip[0];
-                        }
-                    }
-                }
-                if let Some(tc) = &traction {
-                    // The largest slip, looking ahead and measured against the tire's peak slip,
-                    // of a grounded tire in the direction the gear drives; and the brake on each
-                    // tire that spins on past the cut.
-                    let mut slip: f64 = 0.0;
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        traction_brakes[i] = 0.0;
-                        if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
-                            let relative = tc.relative_slip(
-                                s * direction,
-                                rate * direction,
-                                inputs.peak_slip[i],
-                            );
-                            slip = slip.max(relative);
-                            // Braking a wheel takes slip off its tire only while it turns the
-                            // way the gear drives it. One at rest or turning back under a
-                            // vehicle that rolls back against the gear (a hill start that slid
-                            // back, a shift from reverse at speed) is dragged back by the road:
-                            // braked, it locked and slid at full slip for as long as the
-                            // vehicle rolled, and the control, reading that slip, kept the
-                            // drive cut (until 2026-12-02).
-                            let turning = stage
-                                .spin(wheel.node)
-                                .is_some_and(|spin| spin * direction > 0.0);
-                            traction_brakes[i] = if turning {
-                                tc.brake_torque(
-                                    relative,
-                                    inputs.peak_force[i],
-                                    wheel.radius,
-                                    brake_limit[i],
-                                )
-                            } else {
-                                0.0
-                            };
-                        }
-                    }
-                    traction_limit = tc.drive_limit(slip);
-                }
-                if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
-                    stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
-                }
-                // Per-substep decisions, at the state committed at the substep's start.
-                let decides = every_substep && stage.starts_substep();
-                // The modules see this stage's wheel spins (gathered once for both calls).
-                if decides || every_stage || first {
-                    for (i, wheel) in inputs.wheels.iter().enumerate() {
-                        if let Some(s) = stage.spin(wheel.node) {
-                            inputs.spin[i] = s;
-                        }
-                    }
-                }
-                let changed = decides && brake.begin_substep(&inputs.context(stage.time()));
-                if !(every_stage || first || changed) {
-                    if traction.is_some() {
-                        for (i, wheel) in inputs.wheels.iter().enumerate() {
-                            if let Some(rt) = stage.wheel_mut(wheel.node) {
-                                rt.brake = module_brakes[i] + traction_brakes[i];
-                            }
-                        }
-                    }
-                    return;
-                }
-                let ctx = inputs.context(stage.time());
-                // Every module of the stage first, then one pass over the wheels.
-                brakes.fill(0.0);
-                brake.wheel_torques(&ctx, brakes);
-                angles.fill(0.0);
-                *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
-                drives.fill(0.0);
-                if let Some(drive) = drive {
-                    drive.wheel_torques(&ctx, drives);
-                }
-                for (i, wheel) in inputs.wheels.iter().enumerate() {
-                    let Some(rt) = stage.wheel_mut(wheel.node) else {
-                        continue;
-                    };
-                    let torque = finite_or(brakes[i], 0.0, report);
-                    if torque * inputs.spin[i] > 0.0 {
-                        report.brake_corrections += 1;
-                    }
-                    module_brakes[i] = torque.abs();
-                    rt.brake = module_brakes[i] + traction_brakes[i];
-                    let probe = inputs.probe_angle[i];
-                    rt.set_steer(finite_or(angles[i] + inputs.toe[i], probe, report) - probe);
-                    if drive.is_some() {
-                        rt.drive = finite_or(drives[i], 0.0, report);
-                    }
-                }
-            };
-            drivetrain.step_hooked_within(dt, max_substep, buffer, &mut hook);
-            if corrections_before == 0 && report.brake_corrections > 0 {
-                warn!(
-                    "brake module '{}' returned torques that would drive a wheel; they are applied \
-                 against the spin instead (counted in ModuleReport::brake_corrections)",
-                    brake.name()
-                );
-            }
-            // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
-            if report.invalid_outputs > 0 && !*invalid_warned {
-                *invalid_warned = true;
-                warn!(
-                    "vehicle {vehicle}: a module returned a number that is not finite (a brake \
-                 torque, a steering angle, a drive torque or a suspension force); it was replaced \
-                 by a neutral value (no torque or force, the angle measured) and the vehicle drives \
-                 on without it (counted in ModuleReport::invalid_outputs)"
-                );
-            }
-            // While the vehicle's program is still in cache.
-            sensors.write(&mut drivetrain);
-            set_if_changed(&mut telemetry.rack_travel, *rack);
-            set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
-            set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
+        }
+    };
+    let tasks = parallel.task_count(vehicles.iter().len());
+    if tasks <= 1 {
+        pipelined(
+            vehicles.iter_mut(),
+            &mut (&mut states, &mut *buffer, &mut sensors),
+            |_, v| far(v),
+            |(states, ..), v| near(&states.as_readonly(), v),
+            |(states, buffer, sensors), mut v| {
+                step_vehicle(dt, &states.as_readonly(), &slots, buffer, &mut v);
+                end_wheel_states(&v, states);
+                // While the vehicle's program is still in cache.
+                sensors.write(&mut v.drivetrain);
+            },
+        );
+    } else {
+        let mut items: Vec<_> = vehicles.iter_mut().collect();
+        let read = states.as_readonly();
+        parallel::for_each(
+            &mut items,
+            tasks,
+            Vec::new,
+            |_, v| far(v),
+            |_, v| near(&read, v),
+            |buffer, v| step_vehicle(dt, &read, &slots, buffer, v),
+        );
+        for v in &items {
+            end_wheel_states(v, &mut states);
+        }
+    }
+}
 
-            // What turns a wheel in the air, its brake or its drive, turns the body the other
-            // way: the caliper and the drive's housings are the body's. So the body takes minus
-            // the airborne wheels' change of angular momentum about their axles (`I·Δω` along
-            // the wheel's left, the axle a forward spin turns about). Without it a car braking
-            // its spinning wheels in the air, or spinning them up, did not pitch at all. (On
-            // the ground the body takes the road's push at the contact, and with it the road's
-            // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
-            // docs/known_gaps.md.)
-            inputs.spin_reaction = Vec3::ZERO;
-            for wheel in &inputs.wheels {
-                let Ok(state) = states.get(wheel.entity) else {
-                    continue;
-                };
-                if state.grounded {
-                    continue;
-                }
-                let (Some(after), Some(rt)) = (
-                    drivetrain.state(wheel.entity),
-                    drivetrain.runtime::<Wheel>(wheel.entity, wheel.node),
-                ) else {
-                    continue;
-                };
-                let left = state.normal.cross(state.heading).normalize_or_zero();
-                inputs.spin_reaction +=
-                    spin_reaction(left, wheel.inertia, rt.spin_at_step_start, after[1], dt);
+/// One vehicle's step: its drivetrain with the modules at each stage, and what it reports.
+/// Reads its wheels' states and writes nothing outside the vehicle.
+fn step_vehicle(
+    dt: f64,
+    states: &Query<&WheelState>,
+    slots: &Query<&BlockSlot>,
+    buffer: &mut Vec<f64>,
+    v: &mut SteppedVehicleItem,
+) {
+    let ready = v.ready;
+    let limiter = v.limiter;
+    let vehicle = v.entity;
+    let drivetrain: &mut Drivetrain = &mut v.drivetrain;
+    let scratch: &mut ModuleScratch = &mut v.scratch;
+    let modules = &mut v.modules;
+    let telemetry = &mut v.telemetry;
+    if !ready {
+        drivetrain.step_with(dt, buffer);
+        scratch.inputs.spin_reaction = Vec3::ZERO;
+        return;
+    }
+    let modules: &mut VehicleModules = modules;
+    let telemetry: &mut VehicleTelemetry = telemetry;
+    let ModuleScratch {
+        inputs,
+        brakes,
+        angles,
+        drives,
+        module_brakes,
+        traction_brakes,
+        rack,
+        invalid_warned,
+        ..
+    } = &mut *scratch;
+    let VehicleModules {
+        brake,
+        steering,
+        drivetrain: drive,
+        report,
+        ..
+    } = &mut *modules;
+    for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
+        // The drivetrain may have been recompiled since the wheels were gathered: a wheel
+        // no longer at its node is looked up again.
+        if drivetrain
+            .runtime::<Wheel>(wheel.entity, wheel.node)
+            .is_none()
+            && let Ok(slot) = slots.get(wheel.entity)
+        {
+            wheel.node = slot.node;
+        }
+        // Each wheel block integrates the contact `probe_ground` measured. Handed over
+        // here, not there: the program is touched once per step, by the step that needs it.
+        if let Ok(state) = states.get(wheel.entity)
+            && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
+        {
+            runtime.contact = WheelContact {
+                load: state.load,
+                velocity: [0, 1].map(|i| state.velocity[i] - state.ground_step[i]),
+                acceleration: state.acceleration,
+                friction: state.friction,
+                body_mass_fraction: state.body_mass_fraction,
+                body_mass: state.body_mass,
+                displacement: state.displacement,
+                camber: state.camber,
+                lateral_coupled: state.body_mass > 0.0,
+                on_dynamic_body: state.ground_body.is_some(),
+            };
+            // The compliance steer, solved with the tire's cornering stiffness as it
+            // stands after the last step.
+            let c = inputs.compliance_steer[i];
+            if c != 0.0 {
+                let toe = compliance_toe(
+                    c,
+                    inputs.compliance_toe[i],
+                    inputs.lateral_force[i],
+                    runtime.tire.stiffness()[1],
+                );
+                inputs.compliance_toe[i] = toe;
+                inputs.toe[i] += toe;
             }
-            // Each wheel ends the step at its last stage's angle: its heading, and the velocity
-            // measured in the tire frame, turn with it.
+        }
+    }
+    // The body's answer to the tires' side forces within the step (room for a tracked
+    // vehicle's road wheels on the stack).
+    let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
+    drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
+    let count = inputs.wheels.len();
+    for buffer in [
+        &mut *brakes,
+        &mut *angles,
+        &mut *drives,
+        &mut *module_brakes,
+        &mut *traction_brakes,
+    ] {
+        buffer.resize(count, 0.0);
+    }
+    let corrections_before = report.brake_corrections;
+    // Stage-independent modules run at the first stage only; the wheels keep what they
+    // set (see the module docs).
+    let every_stage = brake.every_stage()
+        || steering.every_stage()
+        || drive.as_ref().is_some_and(|d| d.every_stage());
+    let every_substep = brake.every_substep();
+    // The traction control acts on each stage's slips, so it needs every stage.
+    let traction = inputs.brakes.traction_control.clone();
+    // Each wheel's brake at full pedal, the most the traction control may put on it.
+    let brake_limit: PerWheel = match &traction {
+        Some(_) => {
+            let split = AxleSplit::new(&inputs.brakes, &inputs.wheels);
+            let most = inputs.brakes.max_torque.max(0.0);
+            inputs
+                .wheels
+                .iter()
+                .map(|w| most * split.share(w))
+                .collect()
+        }
+        None => PerWheel::new(),
+    };
+    let direction = inputs.command.direction();
+    // The speed limiter's share of the drive, once per step.
+    let governed = limiter.map_or(1.0, |l| {
+        l.drive_share(inputs.context(0.0).state.forward_speed())
+    });
+    // The stability control's, set with its brakes (`begin_modules`).
+    let stabilized = 1.0 - telemetry.stability_cut;
+    let mut traction_limit = 1.0;
+    let mut first_stage = true;
+    // While the traction control cuts the drive, finer substeps for this step
+    // (`TractionControl::SUBSTEP_SHARE`).
+    let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
+        drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
+    } else {
+        drivetrain.max_substep
+    };
+    let mut hook = |stage: &mut StageWheels| {
+        let first = first_stage;
+        first_stage = false;
+        inputs.substep = stage.substep();
+        if first {
+            // The wheels have set up their tires for this step's load and surface.
             for (i, wheel) in inputs.wheels.iter().enumerate() {
-                let Some((turn, brake)) = drivetrain
-                    .runtime::<Wheel>(wheel.entity, wheel.node)
-                    .map(|rt| (rt.steer(), rt.brake))
-                else {
-                    continue;
-                };
-                let Ok(mut state) = states.get_mut(wheel.entity) else {
-                    continue;
-                };
-                set_if_changed(&mut state.brake_torque, brake);
-                set_if_changed(&mut state.toe, inputs.toe[i]);
-                let angle = inputs.probe_angle[i] + turn;
-                if turn == 0.0 {
-                    set_if_changed(&mut state.steer_angle, angle);
-                    continue;
+                if let Some(rt) = stage.wheel_mut(wheel.node) {
+                    inputs.peak_force[i] = rt.peak_force[0];
+                    inputs.peak_slip[i] = rt.peak_slip[0];
                 }
-                state.steer_angle = angle;
-                state.heading = Quat::from_axis_angle(state.normal, turn as f32) * state.heading;
-                let (s, c) = turn.sin_cos();
-                let rotate = |[x, y]: [f64; 2]| [x * c + y * s, y * c - x * s];
-                state.velocity = rotate(state.velocity);
-                state.acceleration = rotate(state.acceleration);
             }
-        },
-    );
+        }
+        if let Some(tc) = &traction {
+            // The largest slip, looking ahead and measured against the tire's peak slip,
+            // of a grounded tire in the direction the gear drives; and the brake on each
+            // tire that spins on past the cut.
+            let mut slip: f64 = 0.0;
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                traction_brakes[i] = 0.0;
+                if let Some((s, rate)) = stage.grounded_slip(wheel.node) {
+                    let relative =
+                        tc.relative_slip(s * direction, rate * direction, inputs.peak_slip[i]);
+                    slip = slip.max(relative);
+                    // Braking a wheel takes slip off its tire only while it turns the
+                    // way the gear drives it. One at rest or turning back under a
+                    // vehicle that rolls back against the gear (a hill start that slid
+                    // back, a shift from reverse at speed) is dragged back by the road:
+                    // braked, it locked and slid at full slip for as long as the
+                    // vehicle rolled, and the control, reading that slip, kept the
+                    // drive cut (until 2026-12-02).
+                    let turning = stage
+                        .spin(wheel.node)
+                        .is_some_and(|spin| spin * direction > 0.0);
+                    traction_brakes[i] = if turning {
+                        tc.brake_torque(
+                            relative,
+                            inputs.peak_force[i],
+                            wheel.radius,
+                            brake_limit[i],
+                        )
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            traction_limit = tc.drive_limit(slip);
+        }
+        if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
+            stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
+        }
+        // Per-substep decisions, at the state committed at the substep's start.
+        let decides = every_substep && stage.starts_substep();
+        // The modules see this stage's wheel spins (gathered once for both calls).
+        if decides || every_stage || first {
+            for (i, wheel) in inputs.wheels.iter().enumerate() {
+                if let Some(s) = stage.spin(wheel.node) {
+                    inputs.spin[i] = s;
+                }
+            }
+        }
+        let changed = decides && brake.begin_substep(&inputs.context(stage.time()));
+        if !(every_stage || first || changed) {
+            if traction.is_some() {
+                for (i, wheel) in inputs.wheels.iter().enumerate() {
+                    if let Some(rt) = stage.wheel_mut(wheel.node) {
+                        rt.brake = module_brakes[i] + traction_brakes[i];
+                    }
+                }
+            }
+            return;
+        }
+        let ctx = inputs.context(stage.time());
+        // Every module of the stage first, then one pass over the wheels.
+        brakes.fill(0.0);
+        brake.wheel_torques(&ctx, brakes);
+        angles.fill(0.0);
+        *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
+        drives.fill(0.0);
+        if let Some(drive) = drive {
+            drive.wheel_torques(&ctx, drives);
+        }
+        for (i, wheel) in inputs.wheels.iter().enumerate() {
+            let Some(rt) = stage.wheel_mut(wheel.node) else {
+                continue;
+            };
+            let torque = finite_or(brakes[i], 0.0, report);
+            if torque * inputs.spin[i] > 0.0 {
+                report.brake_corrections += 1;
+            }
+            module_brakes[i] = torque.abs();
+            rt.brake = module_brakes[i] + traction_brakes[i];
+            let probe = inputs.probe_angle[i];
+            rt.set_steer(finite_or(angles[i] + inputs.toe[i], probe, report) - probe);
+            if drive.is_some() {
+                rt.drive = finite_or(drives[i], 0.0, report);
+            }
+        }
+    };
+    drivetrain.step_hooked_within(dt, max_substep, buffer, &mut hook);
+    if corrections_before == 0 && report.brake_corrections > 0 {
+        warn!(
+            "brake module '{}' returned torques that would drive a wheel; they are applied \
+         against the spin instead (counted in ModuleReport::brake_corrections)",
+            brake.name()
+        );
+    }
+    // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
+    if report.invalid_outputs > 0 && !*invalid_warned {
+        *invalid_warned = true;
+        warn!(
+            "vehicle {vehicle}: a module returned a number that is not finite (a brake \
+         torque, a steering angle, a drive torque or a suspension force); it was replaced \
+         by a neutral value (no torque or force, the angle measured) and the vehicle drives \
+         on without it (counted in ModuleReport::invalid_outputs)"
+        );
+    }
+    set_if_changed(&mut telemetry.rack_travel, *rack);
+    set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
+    set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
+
+    // What turns a wheel in the air, its brake or its drive, turns the body the other
+    // way: the caliper and the drive's housings are the body's. So the body takes minus
+    // the airborne wheels' change of angular momentum about their axles (`I·Δω` along
+    // the wheel's left, the axle a forward spin turns about). Without it a car braking
+    // its spinning wheels in the air, or spinning them up, did not pitch at all. (On
+    // the ground the body takes the road's push at the contact, and with it the road's
+    // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
+    // docs/known_gaps.md.)
+    inputs.spin_reaction = Vec3::ZERO;
+    for wheel in &inputs.wheels {
+        let Ok(state) = states.get(wheel.entity) else {
+            continue;
+        };
+        if state.grounded {
+            continue;
+        }
+        let (Some(after), Some(rt)) = (
+            drivetrain.state(wheel.entity),
+            drivetrain.runtime::<Wheel>(wheel.entity, wheel.node),
+        ) else {
+            continue;
+        };
+        let left = state.normal.cross(state.heading).normalize_or_zero();
+        inputs.spin_reaction +=
+            spin_reaction(left, wheel.inertia, rt.spin_at_step_start, after[1], dt);
+    }
+}
+
+/// What a vehicle's step leaves on its wheels' states: the brake torque, the toe and the
+/// steering angle each ended the step at, with its heading and the velocity measured in the
+/// tire frame turned by the angle.
+fn end_wheel_states(v: &SteppedVehicleItem, states: &mut Query<&mut WheelState>) {
+    if !v.ready {
+        return;
+    }
+    let drivetrain = &v.drivetrain;
+    let inputs = &v.scratch.inputs;
+    // Each wheel ends the step at its last stage's angle: its heading, and the velocity
+    // measured in the tire frame, turn with it.
+    for (i, wheel) in inputs.wheels.iter().enumerate() {
+        let Some((turn, brake)) = drivetrain
+            .runtime::<Wheel>(wheel.entity, wheel.node)
+            .map(|rt| (rt.steer(), rt.brake))
+        else {
+            continue;
+        };
+        let Ok(mut state) = states.get_mut(wheel.entity) else {
+            continue;
+        };
+        set_if_changed(&mut state.brake_torque, brake);
+        set_if_changed(&mut state.toe, inputs.toe[i]);
+        let angle = inputs.probe_angle[i] + turn;
+        if turn == 0.0 {
+            set_if_changed(&mut state.steer_angle, angle);
+            continue;
+        }
+        state.steer_angle = angle;
+        state.heading = Quat::from_axis_angle(state.normal, turn as f32) * state.heading;
+        let (s, c) = turn.sin_cos();
+        let rotate = |[x, y]: [f64; 2]| [x * c + y * s, y * c - x * s];
+        state.velocity = rotate(state.velocity);
+        state.acceleration = rotate(state.acceleration);
+    }
 }
 
 /// A block whose rotor spins in mounts on the vehicle's body: an [`Engine`]'s crank, a
