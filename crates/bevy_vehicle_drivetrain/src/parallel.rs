@@ -111,13 +111,10 @@ mod tests {
                 for_each(
                     &mut items,
                     tasks,
-                    || 0u32,
+                    || (),
                     |_, _| {},
                     |_, _| {},
-                    |visits, item| {
-                        *visits += 1;
-                        item.1 += 1;
-                    },
+                    |_, item| item.1 += 1,
                 );
                 assert!(items.iter().enumerate().all(|(i, item)| *item == (i, 1)));
             }

@@ -547,15 +547,13 @@ fn step_vehicle(
     let vehicle = v.entity;
     let drivetrain: &mut Drivetrain = &mut v.drivetrain;
     let scratch: &mut ModuleScratch = &mut v.scratch;
-    let modules = &mut v.modules;
-    let telemetry = &mut v.telemetry;
     if !ready {
         drivetrain.step_with(dt, buffer);
         scratch.inputs.spin_reaction = Vec3::ZERO;
         return;
     }
-    let modules: &mut VehicleModules = modules;
-    let telemetry: &mut VehicleTelemetry = telemetry;
+    let modules: &mut VehicleModules = &mut v.modules;
+    let telemetry: &mut VehicleTelemetry = &mut v.telemetry;
     let ModuleScratch {
         inputs,
         brakes,
