@@ -74,6 +74,29 @@ fn valid_chain_compiles_in_pass_order() {
     assert_eq!(drivetrain(&app, car).blocks_in_order(), blocks.to_vec());
 }
 
+/// A `Drivetrain` put in place of a running one (to change its substeps, say) is compiled at
+/// the next step, with no block changed, and steps from there.
+#[test]
+fn a_drivetrain_put_in_place_of_another_is_compiled() {
+    let mut app = create_app(60.0);
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let blocks = spawn_chain(&mut app, car);
+    tick(&mut app, 30);
+    app.world_mut().entity_mut(car).insert(Drivetrain::new(8));
+    tick(&mut app, 1);
+    assert_eq!(*drivetrain(&app, car).status(), DrivetrainStatus::Ready);
+    assert_eq!(drivetrain(&app, car).substeps, 8);
+    assert_eq!(drivetrain(&app, car).blocks_in_order(), blocks.to_vec());
+    // And it steps: the engine's speed moves on.
+    let before = get::<EngineSensors>(&app, blocks[0]).rpm;
+    tick(&mut app, 10);
+    let after = get::<EngineSensors>(&app, blocks[0]).rpm;
+    assert!(
+        after.is_finite() && after != before,
+        "engine at {before} then {after} rpm"
+    );
+}
+
 #[test]
 fn cycle_is_refused_and_named() {
     let mut app = create_app(60.0);

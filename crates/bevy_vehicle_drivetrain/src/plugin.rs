@@ -445,6 +445,12 @@ impl Default for BlockSlot {
 #[derive(Resource, Default)]
 struct DirtyDrivetrains(EntityHashSet);
 
+/// Vehicles whose drivetrain the last compilation refused: retried when one of their blocks
+/// changes ([`retry_refused_vehicles`]). Every other vehicle without a compiled program is in
+/// [`DirtyDrivetrains`], waiting for its first (or next) compilation.
+#[derive(Resource, Default)]
+struct RefusedDrivetrains(EntityHashSet);
+
 /// A block type the plugin knows.
 struct BlockType {
     name: &'static str,
@@ -553,6 +559,7 @@ impl Plugin for DrivetrainPlugin {
         app.insert_resource(DrivetrainSchedule(self.schedule))
             .init_resource::<BlockRegistry>()
             .init_resource::<DirtyDrivetrains>()
+            .init_resource::<RefusedDrivetrains>()
             .init_resource::<ParallelStep>()
             .configure_sets(
                 self.schedule,
@@ -575,7 +582,8 @@ impl Plugin for DrivetrainPlugin {
                     write_builtin_sensors.in_set(DrivetrainSystems::SyncOut),
                 ),
             )
-            .add_observer(on_drivetrain_added)
+            .add_observer(on_drivetrain_inserted)
+            .add_observer(on_drivetrain_removed)
             .add_observer(on_external_drive_added)
             .add_observer(on_external_drive_removed)
             .add_observer(on_driven_by_inserted)
@@ -605,8 +613,14 @@ fn mark_block_vehicle(block: Entity, block_of: &Query<&BlockOf>, dirty: &mut Dir
     }
 }
 
-fn on_drivetrain_added(ev: On<Add, Drivetrain>, mut dirty: ResMut<DirtyDrivetrains>) {
+/// A vehicle given a `Drivetrain` (a new one, or one put in place of its old one) is compiled
+/// at the next step.
+fn on_drivetrain_inserted(ev: On<Insert, Drivetrain>, mut dirty: ResMut<DirtyDrivetrains>) {
     dirty.0.insert(ev.entity);
+}
+
+fn on_drivetrain_removed(ev: On<Remove, Drivetrain>, mut refused: ResMut<RefusedDrivetrains>) {
+    refused.0.remove(&ev.entity);
 }
 
 fn on_external_drive_added(ev: On<Add, ExternalDrive>, mut dirty: ResMut<DirtyDrivetrains>) {
@@ -716,6 +730,7 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
         return;
     }
     let result = compile(world, registry, vehicle);
+    let compiled = result.is_ok();
     let mut slots = Vec::new();
     let Some(mut drivetrain) = world.get_mut::<Drivetrain>(vehicle) else {
         return;
@@ -753,6 +768,12 @@ fn rebuild_one(world: &mut World, registry: &BlockRegistry, vehicle: Entity) {
             drivetrain.program = None;
             drivetrain.status = DrivetrainStatus::Invalid(Box::new(error));
         }
+    }
+    let refused = &mut world.resource_mut::<RefusedDrivetrains>().0;
+    if compiled {
+        refused.remove(&vehicle);
+    } else {
+        refused.insert(vehicle);
     }
     for (entity, node) in slots {
         if let Some(mut slot) = world.get_mut::<BlockSlot>(entity) {
@@ -923,15 +944,19 @@ fn apply_controls<B: Block>(
     }
 }
 
-/// A vehicle that was refused (or not yet compiled) is retried when one of its blocks changes,
-/// since the change may fix it.
+/// A vehicle that was refused is retried when one of its blocks changes, since the change may
+/// fix it. (Most steps there is none, and the blocks a driver changes every step are not
+/// looked at.)
 fn retry_refused_vehicles<B: Block>(
     changed: Query<&BlockOf, Changed<B>>,
-    vehicles: Query<&Drivetrain>,
+    refused: Res<RefusedDrivetrains>,
     mut dirty: ResMut<DirtyDrivetrains>,
 ) {
+    if refused.0.is_empty() {
+        return;
+    }
     for block_of in &changed {
-        if vehicles.get(block_of.0).is_ok_and(|d| d.program.is_none()) {
+        if refused.0.contains(&block_of.0) {
             dirty.0.insert(block_of.0);
         }
     }

@@ -637,6 +637,11 @@ impl Program {
                     );
                 }
                 Cell::Wheel(c) => crate::prefetch::value(&**c),
+                // Its ratio tables, which `begin_step` reads (the cell lies in the program).
+                Cell::Gearbox(c) => {
+                    crate::prefetch::slice(&c.block.forward_ratios);
+                    crate::prefetch::slice(&c.block.reverse_ratios);
+                }
                 _ => {}
             }
         }
