@@ -1532,6 +1532,17 @@ type WheelQuery<'w, 's> = Query<
     ),
 >;
 
+/// [`WheelQuery`] read-only, as tasks share it.
+type WheelQueryRead<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Suspension,
+        &'static GroundProbe,
+        &'static WheelState,
+    ),
+>;
+
 /// The states a vehicle's probe wrote in a task, by wheel, for the system to write back.
 type WrittenStates = SmallVec<[(Entity, WheelState); 4]>;
 
@@ -1563,15 +1574,7 @@ impl ProbedWheels for WheelQuery<'_, '_> {
 
 /// Wheels read from the shared query, with the states a task's probe writes kept aside.
 struct WheelCopies<'a, 'w, 's> {
-    read: &'a Query<
-        'w,
-        's,
-        (
-            &'static Suspension,
-            &'static GroundProbe,
-            &'static WheelState,
-        ),
-    >,
+    read: &'a WheelQueryRead<'w, 's>,
     written: &'a mut WrittenStates,
 }
 
@@ -2339,7 +2342,7 @@ pub(crate) fn probe_ground(
         prefetch::value(&*v.modules);
         prefetch::value(&v.scratch.inputs.wheels);
     };
-    let near = |wheels: &Query<(&Suspension, &GroundProbe, &WheelState)>, v: &ProbedVehicleItem| {
+    let near = |wheels: &WheelQueryRead, v: &ProbedVehicleItem| {
         for wheel in &v.scratch.inputs.wheels {
             if let Ok((suspension, _, state)) = wheels.get(wheel.entity) {
                 prefetch::value(suspension);
