@@ -2361,11 +2361,11 @@ pub(crate) fn probe_ground(
         );
     } else {
         // Each task writes its vehicles' wheel states aside; they are written back below.
-        let mut written = core::mem::take(&mut *written_states);
-        written.resize_with(vehicles.iter().len(), WrittenStates::new);
+        // (Each run leaves them empty: the write-back drains them.)
+        written_states.resize_with(vehicles.iter().len(), WrittenStates::new);
         {
             let read = wheels.as_readonly();
-            let mut items: Vec<_> = vehicles.iter_mut().zip(written.iter_mut()).collect();
+            let mut items: Vec<_> = vehicles.iter_mut().zip(written_states.iter_mut()).collect();
             parallel::for_each(
                 &mut items,
                 tasks,
@@ -2373,7 +2373,6 @@ pub(crate) fn probe_ground(
                 |_, (v, _)| far(v),
                 |_, (v, _)| near(&read, v),
                 |_, (v, written)| {
-                    written.clear();
                     probe(
                         v,
                         &mut WheelCopies {
@@ -2384,12 +2383,11 @@ pub(crate) fn probe_ground(
                 },
             );
         }
-        for (entity, state) in written.iter_mut().flat_map(|w| w.drain(..)) {
+        for (entity, state) in written_states.iter_mut().flat_map(|w| w.drain(..)) {
             if let Ok((.., mut wheel)) = wheels.get_mut(entity) {
                 *wheel = state;
             }
         }
-        *written_states = written;
     }
     Ok(())
 }
