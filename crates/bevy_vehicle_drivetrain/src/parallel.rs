@@ -5,10 +5,14 @@
 //! system's vehicles into contiguous runs, one per task ([`ParallelStep`] says how many), and
 //! steps each run in order with the prefetch pipeline of [`pipelined`]. With one compute
 //! thread (Bevy without its `multi_threaded` feature, which its default features include) or
-//! too few vehicles to be worth a task, a system steps them on its own thread.
+//! too few vehicles to be worth a task, a system steps them on its own thread. A task writes
+//! the components of its vehicles' own blocks (their sensors, a wheel's state) through
+//! [`owned_block_mut`], which lets each block be reached by one vehicle's step alone.
 
+use crate::plugin::BlockSlot;
 use crate::prefetch::pipelined;
-use bevy::prelude::Resource;
+use bevy::ecs::component::Mutable;
+use bevy::prelude::{Component, Entity, Mut, Query, Resource};
 use bevy::tasks::ComputeTaskPool;
 
 /// How the vehicle systems split their vehicles into tasks on Bevy's compute task pool. The
@@ -81,6 +85,43 @@ pub fn for_each<T: Send, C>(
         }
         _ => run(items),
     }
+}
+
+/// A vehicle's own block `block`'s component `C`, for writing from a task of a parallel step
+/// ([`for_each`]): `None` unless the block's [`BlockSlot`] names `vehicle` and `node`, which
+/// at most one vehicle's step ever does for a block at a time, even where a vehicle still
+/// holds a block another vehicle has taken over (a vehicle's blocks are written by that
+/// vehicle's step alone, wherever they are listed).
+///
+/// The crate's only `unsafe` code outside [`prefetch`](crate::prefetch): Bevy cannot see that
+/// tasks stepping different vehicles reach different block entities, so a task reaches them
+/// through [`Query::get_unchecked`] behind the slot's check.
+///
+/// # Safety
+///
+/// - Calls for the same `vehicle` must not overlap: not at the same time on two threads (so
+///   step each vehicle in one task, as [`for_each`] does with a query's items), and not
+///   while a value an earlier call returned for it is still alive.
+/// - Nothing else may reach `components` while any of these calls' values is alive (borrow
+///   the query mutably, or only share it with these calls, for the whole parallel step).
+#[allow(unsafe_code)]
+pub unsafe fn owned_block_mut<'q, 'w, 's, C: Component<Mutability = Mutable>>(
+    components: &'q Query<'w, 's, &mut C>,
+    slots: &Query<&BlockSlot>,
+    vehicle: Entity,
+    block: Entity,
+    node: u32,
+) -> Option<Mut<'q, C>> {
+    let owned = slots
+        .get(block)
+        .is_ok_and(|slot| slot.vehicle == vehicle && slot.node == node);
+    // SAFETY: the slot names one vehicle and one node, so of all calls running at once (each
+    // for a different vehicle, as the caller promises) only this one passes the check for
+    // `block`, and the caller keeps everything else off `components` meanwhile: the `Mut`
+    // is the only reference to this component.
+    owned
+        .then(|| unsafe { components.get_unchecked(block) }.ok())
+        .flatten()
 }
 
 #[cfg(test)]

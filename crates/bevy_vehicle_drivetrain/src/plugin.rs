@@ -1031,7 +1031,7 @@ fn sync_block_in<B: Block>(
 fn step_drivetrains(
     time: Res<Time>,
     parallel: Res<ParallelStep>,
-    mut vehicles: Query<&mut Drivetrain, Without<ExternalStep>>,
+    mut vehicles: Query<(Entity, &mut Drivetrain), Without<ExternalStep>>,
     mut sensors: SensorWriter,
     mut scratch: Local<Vec<f64>>,
 ) {
@@ -1043,30 +1043,41 @@ fn step_drivetrains(
     // With thousands of vehicles their data is not in the cache, and the step reads it through
     // pointers the hardware cannot predict. So each vehicle's component starts loading two
     // vehicles before its step, and its boxed cells (whose addresses are in the component)
-    // one vehicle before.
+    // one vehicle before. The sensors are written right after each step, while the vehicle's
+    // program is still in cache.
+    let far = |(_, d): &(Entity, Mut<Drivetrain>)| crate::prefetch::value(&**d);
+    let near = |(_, d): &(Entity, Mut<Drivetrain>)| d.prefetch();
     let tasks = parallel.task_count(vehicles.iter().len());
     if tasks <= 1 {
         crate::prefetch::pipelined(
             vehicles.iter_mut(),
             &mut (),
-            |_, d| crate::prefetch::value(&**d),
-            |_, d| d.prefetch(),
-            |_, mut d| {
+            |_, v| far(v),
+            |_, v| near(v),
+            |_, (_, mut d)| {
                 d.step_with(dt, &mut scratch);
-                // While the vehicle's program is still in cache.
                 sensors.write(&mut d);
             },
         );
     } else {
-        // On every compute thread; the sensors follow in `SyncOut`.
+        // On every compute thread.
         let mut items: Vec<_> = vehicles.iter_mut().collect();
+        let sensors = &sensors;
         crate::parallel::for_each(
             &mut items,
             tasks,
             Vec::new,
-            |_, d| crate::prefetch::value(&**d),
-            |_, d| d.prefetch(),
-            |scratch, d| d.step_with(dt, scratch),
+            |_, v| far(v),
+            |_, v| near(v),
+            |scratch, (vehicle, d)| {
+                d.step_with(dt, scratch);
+                // SAFETY: each vehicle is stepped in one task, and `sensors` is used by these
+                // calls alone until the tasks are done.
+                #[allow(unsafe_code)]
+                unsafe {
+                    sensors.write_owned(*vehicle, d)
+                };
+            },
         );
     }
 }
@@ -1079,7 +1090,8 @@ fn step_drivetrains(
 /// drivetrains itself (see [`ExternalStep`]) may instead write each vehicle's right after
 /// stepping it, while the vehicle's data is still in the processor's cache: with thousands of
 /// vehicles that is several times cheaper than a second pass over all of them. `SyncOut` then
-/// leaves that vehicle alone for this step.
+/// leaves that vehicle alone for this step. From the tasks of a parallel step, each task
+/// writes its own vehicles' ([`SensorWriter::write_owned`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub struct SensorWriter<'w, 's> {
     engines: Query<'w, 's, &'static mut EngineSensors>,
@@ -1088,25 +1100,71 @@ pub struct SensorWriter<'w, 's> {
     gearboxes: Query<'w, 's, &'static mut GearboxSensors>,
     differentials: Query<'w, 's, &'static mut DifferentialSensors>,
     wheels: Query<'w, 's, &'static mut WheelSensors>,
+    slots: Query<'w, 's, &'static BlockSlot>,
 }
 
 impl SensorWriter<'_, '_> {
     /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled, and marks them
     /// written for this step.
     pub fn write(&mut self, drivetrain: &mut Drivetrain) {
-        self.write_sensors(drivetrain);
+        self.write_every(drivetrain);
         drivetrain.sensors_written = true;
     }
 
     /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled.
-    fn write_sensors(&mut self, drivetrain: &Drivetrain) {
-        fn write<B: Block>(
-            sensors: &mut Query<&mut B::Sensors>,
+    #[allow(unsafe_code)]
+    fn write_every(&mut self, drivetrain: &Drivetrain) {
+        // SAFETY: `&mut self`: nothing else reaches the sensors.
+        unsafe { self.write_sensors(None, drivetrain) };
+    }
+
+    /// [`SensorWriter::write`] from a task of a parallel step, for the vehicle entity
+    /// `vehicle` that holds `drivetrain`: writes only the blocks whose [`BlockSlot`] names
+    /// `vehicle` (all of a compiled vehicle's), so tasks stepping different vehicles never
+    /// write the same block.
+    ///
+    /// # Safety
+    ///
+    /// As [`owned_block_mut`](crate::parallel::owned_block_mut): calls for the same `vehicle`
+    /// must not overlap (step each vehicle in one task), and nothing but these calls may use
+    /// this writer while they run.
+    #[allow(unsafe_code)]
+    pub unsafe fn write_owned(&self, vehicle: Entity, drivetrain: &mut Drivetrain) {
+        // SAFETY: passed on to the caller.
+        unsafe { self.write_sensors(Some(vehicle), drivetrain) };
+        drivetrain.sensors_written = true;
+    }
+
+    /// Writes the sensors of `drivetrain`'s built-in blocks, if it is compiled: each one's
+    /// with `owner` `None`, else only those of the vehicle `owner`'s own blocks.
+    ///
+    /// # Safety
+    ///
+    /// With `owner` `None` the caller has this writer to itself; with `Some`, the contract
+    /// of [`SensorWriter::write_owned`].
+    #[allow(unsafe_code)]
+    unsafe fn write_sensors(&self, owner: Option<Entity>, drivetrain: &Drivetrain) {
+        /// # Safety
+        ///
+        /// As [`SensorWriter::write_sensors`].
+        unsafe fn write<B: Block>(
+            sensors: &Query<&mut B::Sensors>,
+            slots: &Query<&BlockSlot>,
+            owner: Option<Entity>,
             program: &Program,
             cell: &BlockCell<B>,
             i: usize,
         ) {
-            if let Ok(mut s) = sensors.get_mut(program.nodes[i].entity) {
+            let entity = program.nodes[i].entity;
+            // SAFETY: without an owner the caller reaches the sensors alone; with one, the
+            // caller keeps `owned_block_mut`'s contract.
+            let sensor = match owner {
+                None => unsafe { sensors.get_unchecked(entity) }.ok(),
+                Some(vehicle) => unsafe {
+                    crate::parallel::owned_block_mut(sensors, slots, vehicle, entity, i as u32)
+                },
+            };
+            if let Some(mut s) = sensor {
                 *s = program.sensors_of(cell, i);
             }
         }
@@ -1114,15 +1172,19 @@ impl SensorWriter<'_, '_> {
         let Some(p) = drivetrain.program.as_ref().filter(|p| p.diverged.is_none()) else {
             return;
         };
+        let slots = &self.slots;
         for i in 0..p.nodes.len() {
-            match &p.blocks[i] {
-                Cell::Engine(c) => write(&mut self.engines, p, c, i),
-                Cell::Motor(c) => write(&mut self.motors, p, c, i),
-                Cell::Clutch(c) => write(&mut self.clutches, p, c, i),
-                Cell::Gearbox(c) => write(&mut self.gearboxes, p, c, i),
-                Cell::Differential(c) => write(&mut self.differentials, p, c, i),
-                Cell::Wheel(c) => write(&mut self.wheels, p, c, i),
-                Cell::Custom(_) | Cell::OpenEnd => {}
+            // SAFETY: the caller keeps this function's contract, which is `write`'s.
+            unsafe {
+                match &p.blocks[i] {
+                    Cell::Engine(c) => write(&self.engines, slots, owner, p, c, i),
+                    Cell::Motor(c) => write(&self.motors, slots, owner, p, c, i),
+                    Cell::Clutch(c) => write(&self.clutches, slots, owner, p, c, i),
+                    Cell::Gearbox(c) => write(&self.gearboxes, slots, owner, p, c, i),
+                    Cell::Differential(c) => write(&self.differentials, slots, owner, p, c, i),
+                    Cell::Wheel(c) => write(&self.wheels, slots, owner, p, c, i),
+                    Cell::Custom(_) | Cell::OpenEnd => {}
+                }
             }
         }
     }
@@ -1139,7 +1201,7 @@ fn write_builtin_sensors(
     for (vehicle, mut drivetrain) in &mut vehicles {
         let drivetrain = drivetrain.bypass_change_detection();
         if !core::mem::take(&mut drivetrain.sensors_written) {
-            sensors.write_sensors(drivetrain);
+            sensors.write_every(drivetrain);
         }
         if let Some(block) = drivetrain.divergence_to_name.take() {
             let name = |e: Entity| {

@@ -470,8 +470,9 @@ pub(crate) struct SteppedVehicle {
 ///
 /// Each vehicle's step reads and writes its own data only, so with more than one compute
 /// thread the vehicles are stepped on all of them ([`parallel::for_each`]), with the same
-/// result bit for bit; what a step writes to its wheels' states then follows in one pass, and
-/// the blocks' sensors in [`DrivetrainSystems::SyncOut`](bevy_vehicle_drivetrain::DrivetrainSystems::SyncOut).
+/// result bit for bit: each task writes its vehicles' block sensors right after their steps,
+/// and once every step is done, what they leave on their wheels' states (a step reads its
+/// wheels' states, so no task writes one while another may still read it).
 pub(crate) fn step_vehicles(
     time: Res<Time>,
     parallel: Res<ParallelStep>,
@@ -511,7 +512,11 @@ pub(crate) fn step_vehicles(
             |(states, ..), v| near(&states.as_readonly(), v),
             |(states, buffer, sensors), mut v| {
                 step_vehicle(dt, &states.as_readonly(), &slots, buffer, &mut v);
-                end_wheel_states(&v, states);
+                // SAFETY: the system's own query, on this thread alone.
+                #[allow(unsafe_code)]
+                unsafe {
+                    end_wheel_states(&v, states, None)
+                };
                 // While the vehicle's program is still in cache.
                 sensors.write(&mut v.drivetrain);
             },
@@ -519,17 +524,35 @@ pub(crate) fn step_vehicles(
     } else {
         let mut items: Vec<_> = vehicles.iter_mut().collect();
         let read = states.as_readonly();
+        let sensors = &sensors;
         parallel::for_each(
             &mut items,
             tasks,
             Vec::new,
             |_, v| far(v),
             |_, v| near(&read, v),
-            |buffer, v| step_vehicle(dt, &read, &slots, buffer, v),
+            |buffer, v| {
+                step_vehicle(dt, &read, &slots, buffer, v);
+                // SAFETY: each vehicle is stepped in one task, and `sensors` is used by these
+                // calls alone until the tasks are done.
+                #[allow(unsafe_code)]
+                unsafe {
+                    sensors.write_owned(v.entity, &mut v.drivetrain)
+                };
+            },
         );
-        for v in &items {
-            end_wheel_states(v, &mut states);
-        }
+        let states = &states;
+        parallel::for_each(
+            &mut items,
+            tasks,
+            || (),
+            |_, _| {},
+            |_, _| {},
+            // SAFETY: each vehicle is in one task, and `states` is used by these calls alone
+            // until the tasks are done.
+            #[allow(unsafe_code)]
+            |_, v| unsafe { end_wheel_states(v, states, Some(&slots)) },
+        );
     }
 }
 
@@ -817,8 +840,20 @@ fn step_vehicle(
 
 /// What a vehicle's step leaves on its wheels' states: the brake torque, the toe and the
 /// steering angle each ended the step at, with its heading and the velocity measured in the
-/// tire frame turned by the angle.
-fn end_wheel_states(v: &SteppedVehicleItem, states: &mut Query<&mut WheelState>) {
+/// tire frame turned by the angle. With `slots`, only the vehicle's own wheels (those whose
+/// [`BlockSlot`] names it) are written, as tasks stepping other vehicles may write theirs.
+///
+/// # Safety
+///
+/// Without `slots`, nothing else reaches `states` while this runs; with them, the contract of
+/// [`parallel::owned_block_mut`] for `states`: calls for the same vehicle do not overlap, and
+/// nothing else reaches `states` while they run.
+#[allow(unsafe_code)]
+unsafe fn end_wheel_states(
+    v: &SteppedVehicleItem,
+    states: &Query<&mut WheelState>,
+    slots: Option<&Query<&BlockSlot>>,
+) {
     if !v.ready {
         return;
     }
@@ -833,7 +868,16 @@ fn end_wheel_states(v: &SteppedVehicleItem, states: &mut Query<&mut WheelState>)
         else {
             continue;
         };
-        let Ok(mut state) = states.get_mut(wheel.entity) else {
+        // SAFETY: passed on to the caller.
+        let state = unsafe {
+            match slots {
+                None => states.get_unchecked(wheel.entity).ok(),
+                Some(slots) => {
+                    parallel::owned_block_mut(states, slots, v.entity, wheel.entity, wheel.node)
+                }
+            }
+        };
+        let Some(mut state) = state else {
             continue;
         };
         set_if_changed(&mut state.brake_torque, brake);
