@@ -1,6 +1,7 @@
 //! Stepping vehicles in tasks on Bevy's compute task pool (`ParallelStep`: the drivetrains'
-//! step, the ground probes and the chassis's step) changes no result: a mixed fleet driven for
-//! 2 s ends bit for bit where it ends stepped one vehicle after another on one thread.
+//! step, the ground probes, the modules' per-step start, the chassis's step and the telemetry)
+//! changes no result: a mixed fleet driven for 2 s ends bit for bit where it ends stepped one
+//! vehicle after another on one thread.
 
 mod common;
 
@@ -9,8 +10,8 @@ use bevy_rapier3d::prelude::Velocity;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
-/// Every number a run ends with: each car's pose and velocity, each wheel's spin, load and
-/// heading, each drivetrain-only vehicle's engine speed, as raw bits.
+/// Every number a run ends with: each car's pose, velocity and telemetry, each wheel's spin,
+/// load and heading, each drivetrain-only vehicle's engine speed, as raw bits.
 fn run(tasks: Option<usize>) -> Vec<u64> {
     let mut app = create_app(60.0);
     app.insert_resource(ParallelStep {
@@ -85,6 +86,21 @@ fn run(tasks: Option<usize>) -> Vec<u64> {
         bits.extend(t.rotation.to_array().map(|x| u64::from(x.to_bits())));
         bits.extend(v.linear.to_array().map(|x| u64::from(x.to_bits())));
         bits.extend(v.angular.to_array().map(|x| u64::from(x.to_bits())));
+        // What the telemetry and the modules' per-step start wrote (each in tasks too).
+        let telemetry = get::<VehicleTelemetry>(&app, car);
+        bits.extend(
+            [
+                telemetry.forward_speed,
+                telemetry.lateral_speed,
+                telemetry.yaw_rate,
+                telemetry.engine_rpm,
+                telemetry.steering,
+                telemetry.steering_torque,
+            ]
+            .map(f64::to_bits),
+        );
+        bits.push(u64::from(telemetry.grounded_wheels));
+        bits.push(telemetry.gear as u64);
         for w in wheels(&mut app, car) {
             let sensors = get::<WheelSensors>(&app, w);
             let state = get::<WheelState>(&app, w);

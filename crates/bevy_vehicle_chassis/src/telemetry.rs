@@ -2,15 +2,18 @@
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
-use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
+use bevy_vehicle_drivetrain::parallel::{self, ParallelStep};
+use bevy_vehicle_drivetrain::prefetch;
 use bevy_vehicle_drivetrain::prelude::*;
 
 use crate::components::{Suspension, VehicleTelemetry, WheelMount, WheelState};
 use crate::modules::systems::ModuleScratch;
 use crate::vehicle::Vehicle;
 
-/// Fills [`VehicleTelemetry`] from the chassis's motion and the drivetrain's sensors.
+/// Fills [`VehicleTelemetry`] from the chassis's motion and the drivetrain's sensors, on every
+/// compute thread ([`parallel::for_each_of`]): each vehicle writes its own telemetry alone.
 pub(crate) fn update_telemetry(
+    parallel: Res<ParallelStep>,
     mut vehicles: Query<
         (
             &Transform,
@@ -35,16 +38,17 @@ pub(crate) fn update_telemetry(
 ) {
     // Each vehicle's block and wheel lists start loading two vehicles ahead, its wheels one
     // ahead (see `step_vehicles`).
-    pipelined(
+    let tasks = parallel.task_count(vehicles.iter().len());
+    parallel::for_each_of(
         vehicles.iter_mut(),
-        &mut (),
-        |_, (_, _, blocks, scratch, _)| {
+        tasks,
+        |(_, _, blocks, scratch, _)| {
             prefetch::slice(blocks.collection());
             if let Some(scratch) = scratch {
                 prefetch::value(&scratch.inputs.wheels);
             }
         },
-        |_, (.., scratch, _)| {
+        |(.., scratch, _)| {
             for wheel in scratch.iter().flat_map(|s| &s.inputs.wheels) {
                 if let Ok((state, mount, sensors, wheel, suspension)) = wheels.get(wheel.entity) {
                     prefetch::value(state);
@@ -57,7 +61,7 @@ pub(crate) fn update_telemetry(
                 }
             }
         },
-        |_, (transform, velocity, blocks, _, mut telemetry)| {
+        |(transform, velocity, blocks, _, telemetry)| {
             let forward = transform.rotation * Vec3::NEG_Z;
             let right = transform.rotation * Vec3::X;
             let up = transform.rotation * Vec3::Y;

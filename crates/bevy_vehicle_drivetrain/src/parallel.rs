@@ -87,6 +87,36 @@ pub fn for_each<T: Send, C>(
     }
 }
 
+/// [`for_each`] over items straight from an iterator (a query's `iter_mut`, say), without a
+/// context: on the calling thread, and without collecting them first, when `tasks` ≤ 1.
+pub fn for_each_of<T: Send>(
+    items: impl Iterator<Item = T>,
+    tasks: usize,
+    far: impl Fn(&T) + Sync,
+    near: impl Fn(&T) + Sync,
+    each: impl Fn(&mut T) + Sync,
+) {
+    if tasks <= 1 {
+        pipelined(
+            items,
+            &mut (),
+            |_, item| far(item),
+            |_, item| near(item),
+            |_, mut item| each(&mut item),
+        );
+    } else {
+        let mut items: Vec<T> = items.collect();
+        for_each(
+            &mut items,
+            tasks,
+            || (),
+            |_, item| far(item),
+            |_, item| near(item),
+            |_, item| each(item),
+        );
+    }
+}
+
 /// A vehicle's own block `block`'s component `C`, for writing from a task of a parallel step
 /// ([`for_each`]): `None` unless the block's [`BlockSlot`] names `vehicle` and `node`, which
 /// at most one vehicle's step ever does for a block at a time, even where a vehicle still

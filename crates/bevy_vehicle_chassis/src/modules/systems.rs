@@ -205,9 +205,11 @@ pub(crate) fn note_wheel_changes(
 }
 
 /// Once per fixed step: the steering input's rate limit, the modules' inputs, and each
-/// module's `begin_step`.
+/// module's `begin_step`; on every compute thread ([`parallel::for_each_of`]), as each
+/// vehicle writes its own components alone.
 pub(crate) fn begin_modules(
     time: Res<Time>,
+    parallel: Res<ParallelStep>,
     mut vehicles: Query<
         (
             &Transform,
@@ -228,14 +230,15 @@ pub(crate) fn begin_modules(
     let dt = time.delta_secs_f64();
     // Each vehicle's modules and wheel list start loading two vehicles ahead, its modules'
     // boxes and its wheels one ahead (see `step_vehicles`).
-    pipelined(
+    let tasks = parallel.task_count(vehicles.iter().len());
+    parallel::for_each_of(
         vehicles.iter_mut(),
-        &mut (),
-        |_, (.., modules, scratch)| {
+        tasks,
+        |(.., modules, scratch)| {
             prefetch::value(&**modules);
             prefetch::value(&scratch.inputs.wheels);
         },
-        |_, (.., modules, scratch)| {
+        |(.., modules, scratch)| {
             modules.prefetch();
             for wheel in &scratch.inputs.wheels {
                 if let Ok((sensors, state, suspension)) = values.get(wheel.entity) {
@@ -247,18 +250,7 @@ pub(crate) fn begin_modules(
                 }
             }
         },
-        |_,
-         (
-            transform,
-            velocity,
-            controls,
-            brakes,
-            steering,
-            blocks,
-            mut telemetry,
-            mut modules,
-            mut scratch,
-        )| {
+        |(transform, velocity, controls, brakes, steering, blocks, telemetry, modules, scratch)| {
             let (applied, mean) = rate_limited(
                 telemetry.steering,
                 controls.steering(),
@@ -267,7 +259,7 @@ pub(crate) fn begin_modules(
             );
             set_if_changed(&mut telemetry.steering, applied);
 
-            let scratch = &mut *scratch;
+            let scratch: &mut ModuleScratch = scratch;
             // The wheels themselves (mount, radius, pass-order node) only when they changed
             // (`note_wheel_changes`); their spin, travel, load and steering angle every step. A
             // wheel that lost one of its components is gathered again.
@@ -335,7 +327,7 @@ pub(crate) fn begin_modules(
                 &mut telemetry.stability_cut,
                 stability.map_or(0.0, |demand| demand.drive_cut),
             );
-            let modules = &mut *modules;
+            let modules: &mut VehicleModules = modules;
             modules.brake.begin_step(&ctx);
             modules.steering.begin_step(&ctx);
             if let Some(drivetrain) = &mut modules.drivetrain {
