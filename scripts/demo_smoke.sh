@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Smoke test of the demo in a real window under Xvfb with Mesa's software Vulkan (lavapipe):
-# 300 frames of scripted driving (throttle, right, left; then R, Tab and P) with a telemetry recording and the
-# debug view, then a screenshot (demo_screenshot.png, or the path given). The demo checks
-# itself and exits non-zero with "smoke run: FAIL: ..." lines unless the vehicle drove more
-# than 5 m, the screenshot is not blank (many colours, a HUD that stands out from the sky) and
-# the telemetry CSV has the columns examples/plot_telemetry.rs reads.
+# 300 frames of scripted driving (throttle, right, left; then R, Tab and P) with a telemetry
+# recording and the debug view, then a screenshot (demo_screenshot.png, or the path given).
+# The smoke run renders at half resolution (640x360 pixels, the 1280x720 layout), which
+# halves the software renderer's time. The demo checks itself and exits non-zero with
+# "smoke run: FAIL: ..." lines unless the vehicle drove more than 5 m, the screenshot is not
+# blank (many colours, a HUD that stands out from the sky) and the telemetry CSV has the
+# columns examples/plot_telemetry.rs reads.
 # DEMO_SMOKE_FRAMES sets the frame count (at least 300); DEMO_TELEMETRY_DIR where the CSV goes
 # (a temporary folder by default).
 set -euo pipefail

@@ -6,7 +6,8 @@
 //!
 //! * `--smoke N`: drive forward and steer by script for `N` (at least 300) frames, record
 //!   telemetry, turn the debug view on, save a screenshot, check it and exit (CI runs this
-//!   under Xvfb: `scripts/demo_smoke.sh`);
+//!   under Xvfb: `scripts/demo_smoke.sh`); it renders at half resolution (640×360 pixels,
+//!   the same layout);
 //! * `--screenshot PATH`: where the smoke run saves its screenshot (default
 //!   `demo_screenshot.png`);
 //! * `--view chase|orbit|cockpit`: the camera view to start in (V switches);
@@ -21,6 +22,7 @@
 
 use bevy::light::DirectionalLightShadowMap;
 use bevy::prelude::*;
+use bevy::window::WindowResolution;
 use bevy_vehicle_physics::input::VehicleInputPlugin;
 use bevy_vehicle_physics::prelude::*;
 
@@ -79,7 +81,13 @@ fn main() -> AppExit {
         DefaultPlugins.set(WindowPlugin {
             primary_window: Some(Window {
                 title: "bevy_vehicle_physics demo".into(),
-                resolution: (1280, 720).into(),
+                // The smoke run renders half the pixels (the same 1280×720 layout at a
+                // scale factor of 0.5): half the time under a software renderer.
+                resolution: if smoke.is_some() {
+                    WindowResolution::new(640, 360).with_scale_factor_override(0.5)
+                } else {
+                    WindowResolution::new(1280, 720)
+                },
                 ..default()
             }),
             ..default()
