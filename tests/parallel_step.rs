@@ -1,7 +1,8 @@
 //! Stepping vehicles in tasks on Bevy's compute task pool (`ParallelStep`: the drivetrains'
 //! step, the ground probes, the modules' per-step start, the chassis's step and the telemetry)
 //! changes no result: a mixed fleet driven for 2 s ends bit for bit where it ends stepped one
-//! vehicle after another on one thread.
+//! vehicle after another on one thread, and so do drivetrains whose wheel moves to another
+//! vehicle mid-run (a task writes only the blocks whose `BlockSlot` names its vehicle).
 
 mod common;
 
@@ -118,10 +119,10 @@ fn run(tasks: Option<usize>) -> Vec<u64> {
     bits
 }
 
-#[test]
-fn vehicles_stepped_in_tasks_end_bit_for_bit_where_one_thread_leaves_them() {
+/// Asserts that `run` ends with the same bits in each of `tasks` tasks as on one thread.
+fn assert_alike_in_tasks(run: impl Fn(Option<usize>) -> Vec<u64>, tasks: &[usize]) {
     let one = run(Some(1));
-    for tasks in [2, 3, 14] {
+    for &tasks in tasks {
         let split = run(Some(tasks));
         assert_eq!(one.len(), split.len());
         let differ = one.iter().zip(&split).filter(|(a, b)| a != b).count();
@@ -132,4 +133,113 @@ fn vehicles_stepped_in_tasks_end_bit_for_bit_where_one_thread_leaves_them() {
             one.len()
         );
     }
+}
+
+#[test]
+fn vehicles_stepped_in_tasks_end_bit_for_bit_where_one_thread_leaves_them() {
+    assert_alike_in_tasks(run, &[2, 3, 14]);
+}
+
+/// The sensors and states of drivetrain-only vehicles whose wheel moves from one vehicle to
+/// another mid-run, as raw bits, with each vehicle's status. Vehicle `2k` starts as motor →
+/// differential → two wheels, vehicle `2k + 1` as the same with its right wheel missing
+/// (refused: a required port left unconnected). After 1 s each even vehicle's right wheel is
+/// connected to its odd neighbour's differential, which refuses the even one and compiles
+/// the odd one with the moved wheel: a block whose vehicle changed between two steps.
+fn run_with_moved_wheels(tasks: Option<usize>) -> Vec<u64> {
+    let mut app = create_app(60.0);
+    app.insert_resource(ParallelStep {
+        tasks,
+        min_vehicles_per_task: 1,
+    });
+    let mut pairs = Vec::new();
+    for k in 0..4 {
+        let mut blocks = Vec::new();
+        for odd in [false, true] {
+            let vehicle = spawn_vehicle(&mut app, &format!("vehicle {k} {odd}"), 4);
+            let torque = 40.0 + 10.0 * k as f64 + if odd { 5.0 } else { 0.0 };
+            let motor = spawn_block(
+                &mut app,
+                vehicle,
+                "motor",
+                constant_torque_motor(torque, 0.2),
+                None,
+            );
+            let diff = spawn_block(
+                &mut app,
+                vehicle,
+                "differential",
+                Differential {
+                    lock_torque: 20.0 * k as f64,
+                    ..default()
+                },
+                Some((motor, Port::OUT)),
+            );
+            let left = spawn_block(
+                &mut app,
+                vehicle,
+                "left",
+                wheel(1.0, WheelLoad::Viscous(0.5)),
+                Some((diff, Port::LEFT)),
+            );
+            let right = (!odd).then(|| {
+                spawn_block(
+                    &mut app,
+                    vehicle,
+                    "right",
+                    wheel(1.5 + 0.25 * k as f64, WheelLoad::Viscous(0.8)),
+                    Some((diff, Port::RIGHT)),
+                )
+            });
+            blocks.push((vehicle, motor, diff, left, right));
+        }
+        pairs.push(blocks);
+    }
+    tick(&mut app, 60);
+    for pair in &pairs {
+        let (_, _, _, _, right) = pair[0];
+        let (to, _, to_diff, _, _) = pair[1];
+        let right = right.expect("the even vehicle has a right wheel");
+        app.world_mut()
+            .entity_mut(right)
+            .insert((BlockOf(to), DrivenBy::port(to_diff, Port::RIGHT)));
+    }
+    tick(&mut app, 60);
+
+    let mut bits = Vec::new();
+    for pair in &pairs {
+        let moved = pair[0].4.unwrap();
+        for (i, &(vehicle, motor, diff, left, _)) in pair.iter().enumerate() {
+            let ready = matches!(drivetrain(&app, vehicle).status(), DrivetrainStatus::Ready);
+            // The even vehicle lost its wheel, the odd one gained it.
+            assert_eq!(ready, i == 1, "vehicle {vehicle} ready: {ready}");
+            bits.push(u64::from(ready));
+            bits.push(get::<MotorSensors>(&app, motor).speed.to_bits());
+            let d = get::<DifferentialSensors>(&app, diff);
+            bits.extend([d.input_speed, d.input_torque].map(f64::to_bits));
+            bits.push(get::<WheelSensors>(&app, left).speed.to_bits());
+            if ready {
+                bits.extend(state(&app, vehicle, moved).iter().map(|x| x.to_bits()));
+            }
+        }
+        let slot = get::<bevy_vehicle_physics::drivetrain::BlockSlot>(&app, moved);
+        assert_eq!(
+            slot.vehicle, pair[1].0,
+            "the moved wheel's slot names its new vehicle"
+        );
+        let sensors = get::<WheelSensors>(&app, moved);
+        // Driven by its new vehicle for the last second: it spins.
+        assert!(
+            sensors.speed > 1.0,
+            "moved wheel at {} rad/s",
+            sensors.speed
+        );
+        bits.push(sensors.speed.to_bits());
+    }
+    bits
+}
+
+#[test]
+fn a_wheel_moved_to_another_vehicle_is_stepped_alike_in_tasks() {
+    assert_alike_in_tasks(run_with_moved_wheels, &[2, 3, 8]);
 }
