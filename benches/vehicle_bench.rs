@@ -71,6 +71,16 @@ fn threads() -> String {
     }
 }
 
+/// `BENCH_TASKS=n` sets how many tasks the vehicle systems split their vehicles into
+/// (`ParallelStep::tasks`; one per compute thread unless set): `1` measures the
+/// multi-threaded build with the vehicles stepped on one thread.
+fn parallel_step() -> ParallelStep {
+    let tasks = std::env::var("BENCH_TASKS")
+        .ok()
+        .map(|n| n.parse().expect("BENCH_TASKS is a number"));
+    ParallelStep { tasks, ..default() }
+}
+
 /// `MinimalPlugins`, with one compute thread per core when built with `multi_threaded` (Bevy's
 /// default leaves half of a 2- or 4-core machine's threads to its IO and async pools).
 fn minimal_plugins() -> impl PluginGroup {
@@ -190,6 +200,7 @@ const BLOCKS: usize = 7;
 fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
     let mut app = App::new();
     app.add_plugins((minimal_plugins(), DrivetrainPlugin::default()))
+        .insert_resource(parallel_step())
         .init_resource::<StepCount>()
         .add_systems(FixedUpdate, driver.before(DrivetrainSystems::SyncIn));
     app.finish();
@@ -432,6 +443,7 @@ fn spawn_raycast_car(world: &mut World, at: Vec3) {
 fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
     let mut app = App::new();
     app.add_plugins(minimal_plugins())
+        .insert_resource(parallel_step())
         .init_resource::<StepCount>();
     match model {
         Model::Ours(_) => {
