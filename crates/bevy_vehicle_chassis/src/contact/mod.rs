@@ -32,10 +32,11 @@ use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
 use smallvec::SmallVec;
 
 use crate::body_mass::BodyMass;
-use crate::components::{AntiRollBars, GroundProbe, Side, Suspension, WheelState};
-use crate::modules::systems::{ModuleScratch, finite_or};
+use crate::components::{AntiRollBar, AntiRollBars, GroundProbe, Side, Suspension, WheelState};
+use crate::modules::systems::{ModuleInputs, ModuleScratch, finite_or};
 use crate::modules::{
-    AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, VehicleModules,
+    AntiRollBarModule, AxleInput, CornerInput, LinearAntiRollBar, ModuleContext, ModuleReport,
+    VehicleModules,
 };
 use crate::vehicle::Vehicle;
 
@@ -315,6 +316,114 @@ impl ProbedWheels for WheelCopies<'_, '_, '_> {
             }
         };
         Some((suspension, probe, &mut self.written[index].1))
+    }
+}
+
+/// Adds each axle's anti-roll bar force to its two wheels' suspension forces (and to
+/// [`WheelState::anti_roll_force`]), for the wheels on the ground: the built-in bars'
+/// (`builtin`, summed per axle into a [`LinearAntiRollBar`]) and any installed module's in
+/// their place or on other axles (`modules`, by axle). Each bar reads its wheels'
+/// deflections `lead` (s, [`spring_lead`]) ahead, as the springs do. A force that is not a
+/// number counts as none and in `report`.
+fn add_anti_roll_bars(
+    builtin: &[AntiRollBar],
+    modules: &[(u8, Box<dyn AntiRollBarModule>)],
+    module_ctx: &ModuleContext,
+    inputs: &ModuleInputs,
+    wheels: &mut dyn ProbedWheels,
+    lead: f64,
+    report: &mut ModuleReport,
+) {
+    let axles = builtin
+        .iter()
+        .map(|b| b.axle)
+        .chain(modules.iter().map(|(axle, _)| *axle));
+    let mut done: SmallVec<[u8; 4]> = SmallVec::new();
+    for axle in axles {
+        if done.contains(&axle) {
+            continue;
+        }
+        done.push(axle);
+        let linear;
+        let bar: &dyn AntiRollBarModule = match modules.iter().find(|(a, _)| *a == axle) {
+            Some((_, module)) => &**module,
+            None => {
+                let stiffness = builtin
+                    .iter()
+                    .filter(|b| b.axle == axle)
+                    .map(|b| b.stiffness)
+                    .sum();
+                linear = LinearAntiRollBar { stiffness };
+                &linear
+            }
+        };
+        let side = |side: Side| {
+            inputs
+                .wheels
+                .iter()
+                .position(|w| w.mount.axle == axle && w.mount.side == side)
+        };
+        let (Some(l), Some(r)) = (side(Side::Left), side(Side::Right)) else {
+            continue;
+        };
+        let [left, right] = [l, r].map(|i| inputs.wheels[i].entity);
+        let (Some((.., sl)), Some((.., sr))) = (wheels.wheel(left), wheels.wheel(right)) else {
+            continue;
+        };
+        let input = AxleInput {
+            axle,
+            wheels: [l, r],
+            deflection: [
+                sl.travel + lead * sl.travel_rate,
+                sr.travel + lead * sr.travel_rate,
+            ],
+            rate: [sl.travel_rate, sr.travel_rate],
+        };
+        let forces = bar.forces(module_ctx, &input);
+        for (e, f) in [(left, forces[0]), (right, forces[1])] {
+            let f = finite_or(f, 0.0, report);
+            if let Some((.., state)) = wheels.wheel_mut(e)
+                && state.grounded
+            {
+                state.suspension_force += f;
+                state.anti_roll_force += f;
+            }
+        }
+    }
+}
+
+/// Sets each wheel's tire load from its suspension force (none in the air) and its share of
+/// the body's mass `body_mass` (kg) in proportion to its load, and hands the loads and travels
+/// to the modules' inputs: the drivetrain step hands each load to its wheel block, with the
+/// contact's velocity and friction, as the contact it integrates over the coming step.
+fn set_tire_loads(inputs: &mut ModuleInputs, wheels: &mut dyn ProbedWheels, body_mass: f32) {
+    let mut total_load = 0.0;
+    for (i, wheel) in inputs.wheels.iter().enumerate() {
+        let Some((.., state)) = wheels.wheel_mut(wheel.entity) else {
+            continue;
+        };
+        state.load = if state.grounded {
+            state.suspension_force.max(0.0)
+        } else {
+            0.0
+        };
+        total_load += state.load;
+        // The modules' stage functions see the loads and travels just measured.
+        inputs.load[i] = state.load;
+        inputs.travel[i] = state.travel;
+    }
+    // Each tire's share of the body's mass, in proportion to its load: together the shares
+    // make the whole mass whatever the body's vertical acceleration (a landing, a banked
+    // turn), so no tire takes the body for heavier than it is.
+    let mass_per_load = if total_load > 0.0 {
+        f64::from(body_mass) / total_load
+    } else {
+        0.0
+    };
+    for wheel in &inputs.wheels {
+        if let Some((.., state)) = wheels.wheel_mut(wheel.entity) {
+            state.body_mass = state.load * mass_per_load;
+        }
     }
 }
 
@@ -954,98 +1063,19 @@ pub(crate) fn probe_ground(
             }
         });
 
-        // Anti-roll bars move load between the two sides of an axle: the built-in bars, and
-        // any installed in their place or on other axles.
-        let builtin = bars.map_or(&[][..], |b| &b.0[..]);
-        let axles = builtin
-            .iter()
-            .map(|b| b.axle)
-            .chain(anti_roll_bars.iter().map(|(axle, _)| *axle));
-        let mut done: SmallVec<[u8; 4]> = SmallVec::new();
-        for axle in axles {
-            if done.contains(&axle) {
-                continue;
-            }
-            done.push(axle);
-            let linear;
-            let bar: &dyn AntiRollBarModule = match anti_roll_bars.iter().find(|(a, _)| *a == axle)
-            {
-                Some((_, module)) => &**module,
-                None => {
-                    let stiffness = builtin
-                        .iter()
-                        .filter(|b| b.axle == axle)
-                        .map(|b| b.stiffness)
-                        .sum();
-                    linear = LinearAntiRollBar { stiffness };
-                    &linear
-                }
-            };
-            let side = |side: Side| {
-                inputs
-                    .wheels
-                    .iter()
-                    .position(|w| w.mount.axle == axle && w.mount.side == side)
-            };
-            let (Some(l), Some(r)) = (side(Side::Left), side(Side::Right)) else {
-                continue;
-            };
-            let [left, right] = [l, r].map(|i| inputs.wheels[i].entity);
-            let (Some((.., sl)), Some((.., sr))) = (wheels.wheel(left), wheels.wheel(right)) else {
-                continue;
-            };
-            let input = AxleInput {
-                axle,
-                wheels: [l, r],
-                deflection: [
-                    sl.travel + lead * sl.travel_rate,
-                    sr.travel + lead * sr.travel_rate,
-                ],
-                rate: [sl.travel_rate, sr.travel_rate],
-            };
-            let forces = bar.forces(&module_ctx, &input);
-            for (e, f) in [(left, forces[0]), (right, forces[1])] {
-                let f = finite_or(f, 0.0, report);
-                if let Some((.., state)) = wheels.wheel_mut(e)
-                    && state.grounded
-                {
-                    state.suspension_force += f;
-                    state.anti_roll_force += f;
-                }
-            }
-        }
-
-        // Tire loads: the drivetrain step hands each to its wheel block, with the velocity and
-        // friction above, as the contact it integrates over the coming step.
+        // The anti-roll bars move load between the two sides of each axle; then the tires
+        // take their loads.
+        add_anti_roll_bars(
+            bars.map_or(&[][..], |b| &b.0[..]),
+            anti_roll_bars,
+            &module_ctx,
+            inputs,
+            wheels,
+            lead,
+            report,
+        );
         let inputs = &mut scratch.inputs;
-        let mut total_load = 0.0;
-        for (i, wheel) in inputs.wheels.iter().enumerate() {
-            let Some((.., state)) = wheels.wheel_mut(wheel.entity) else {
-                continue;
-            };
-            state.load = if state.grounded {
-                state.suspension_force.max(0.0)
-            } else {
-                0.0
-            };
-            total_load += state.load;
-            // The modules' stage functions see the loads and travels just measured.
-            inputs.load[i] = state.load;
-            inputs.travel[i] = state.travel;
-        }
-        // Each tire's share of the body's mass, in proportion to its load: together the shares
-        // make the whole mass whatever the body's vertical acceleration (a landing, a banked
-        // turn), so no tire takes the body for heavier than it is.
-        let mass_per_load = if total_load > 0.0 {
-            f64::from(body.mass) / total_load
-        } else {
-            0.0
-        };
-        for wheel in &inputs.wheels {
-            if let Some((.., state)) = wheels.wheel_mut(wheel.entity) {
-                state.body_mass = state.load * mass_per_load;
-            }
-        }
+        set_tire_loads(inputs, wheels, body.mass);
         body.carry_load_change(inputs, &last_loads, wheels);
         body.lateral_mobility(inputs, wheels, &gives);
     };
