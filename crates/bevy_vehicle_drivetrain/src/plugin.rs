@@ -263,7 +263,7 @@ impl Drivetrain {
     }
 
     /// Asks the processor to start loading the parts of the compiled drivetrain that live
-    /// outside this component (the engine's and the wheels' cells), so that a system stepping
+    /// outside this component (its blocks' boxed cells), so that a system stepping
     /// many vehicles can call it on the next vehicle while it steps this one. A hint only: it
     /// changes no state and no result.
     #[inline]
