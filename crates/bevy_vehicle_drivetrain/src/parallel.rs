@@ -123,9 +123,10 @@ pub fn for_each_of<T: Send>(
 /// holds a block another vehicle has taken over (a vehicle's blocks are written by that
 /// vehicle's step alone, wherever they are listed).
 ///
-/// The crate's only `unsafe` code outside [`prefetch`](crate::prefetch): Bevy cannot see that
-/// tasks stepping different vehicles reach different block entities, so a task reaches them
-/// through [`Query::get_unchecked`] behind the slot's check.
+/// Bevy cannot see that tasks stepping different vehicles reach different block entities, so
+/// a task reaches them through [`Query::get_unchecked`] behind the slot's check. With
+/// [`SensorWriter`](crate::plugin::SensorWriter)'s writes, which come through here from tasks,
+/// and the [`prefetch`](crate::prefetch) intrinsic, this is the crate's `unsafe` code.
 ///
 /// # Safety
 ///

@@ -5,7 +5,10 @@
 //! (with [`Drivetrain::prefetch`](crate::Drivetrain::prefetch) for its boxed cells), and so
 //! do the chassis's systems.
 //!
-//! The crate's only `unsafe` code: the SSE prefetch intrinsic, which Rust marks `unsafe`.
+//! The `unsafe` here is the SSE prefetch intrinsic's, which Rust marks `unsafe` (a prefetch
+//! reads nothing and cannot fault). The crate's other `unsafe` code is
+//! [`parallel::owned_block_mut`](crate::parallel::owned_block_mut) and the sensor writes that
+//! go through it.
 #![allow(unsafe_code)]
 
 /// Asks the processor to load every cache line of `value` (a trait object's too).

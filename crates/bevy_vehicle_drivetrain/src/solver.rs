@@ -265,29 +265,29 @@ impl Cell {
     /// Wraps block `block` of any registered type: a built-in in its own variant, any other
     /// behind [`ErasedBlock`].
     pub fn new<B: Block>(block: B) -> Cell {
-        fn take<T: Block>(any: Box<dyn Any>) -> BlockCell<T> {
-            *any.downcast::<BlockCell<T>>().expect("type checked")
+        // The cell is boxed once, as `dyn Any`, and taken back out as its own type.
+        fn boxed<T: Block>(any: Box<dyn Any>) -> Box<BlockCell<T>> {
+            any.downcast::<BlockCell<T>>().expect("type checked")
         }
-        let cell = BlockCell::new(block);
         let id = core::any::TypeId::of::<B>();
-        let any: Box<dyn Any> = Box::new(cell);
+        let any: Box<dyn Any> = Box::new(BlockCell::new(block));
         if id == core::any::TypeId::of::<Engine>() {
-            Cell::Engine(Box::new(take(any)))
+            Cell::Engine(boxed(any))
         } else if id == core::any::TypeId::of::<Motor>() {
-            Cell::Motor(Box::new(take(any)))
+            Cell::Motor(boxed(any))
         } else if id == core::any::TypeId::of::<Clutch>() {
-            Cell::Clutch(Box::new(take(any)))
+            Cell::Clutch(boxed(any))
         } else if id == core::any::TypeId::of::<Gearbox>() {
-            Cell::Gearbox(Box::new(take(any)))
+            Cell::Gearbox(boxed(any))
         } else if id == core::any::TypeId::of::<Differential>() {
-            Cell::Differential(Box::new(take(any)))
+            Cell::Differential(boxed(any))
         } else if id == core::any::TypeId::of::<Wheel>() {
             Cell::Wheel(Box::new(WheelCell {
-                cell: take(any),
+                cell: *boxed(any),
                 road: 0.0,
             }))
         } else {
-            Cell::Custom(Box::new(take::<B>(any)))
+            Cell::Custom(boxed::<B>(any))
         }
     }
 
