@@ -531,10 +531,15 @@ impl RegisterBlock for App {
             component,
             extract: extract::<B>,
         });
+        if B::TAKES_CONTROLS {
+            self.add_systems(
+                schedule,
+                apply_controls::<B>.in_set(DrivetrainSystems::Controls),
+            );
+        }
         self.add_systems(
             schedule,
             (
-                apply_controls::<B>.in_set(DrivetrainSystems::Controls),
                 retry_refused_vehicles::<B>
                     .in_set(DrivetrainSystems::Rebuild)
                     .before(rebuild_drivetrains),

@@ -279,6 +279,7 @@ impl Differential {
 
 impl Block for Differential {
     const TYPE_NAME: &'static str = "Differential";
+    const TAKES_CONTROLS: bool = false;
     type Runtime = DifferentialRuntime;
     type Sensors = DifferentialSensors;
 

@@ -113,6 +113,7 @@ impl SummingGear {
 
 impl Block for SummingGear {
     const TYPE_NAME: &'static str = "SummingGear";
+    const TAKES_CONTROLS: bool = false;
     type Runtime = ();
     type Sensors = SummingGearSensors;
 

@@ -63,3 +63,87 @@ pub use wheel::{
     BODY_SPRING_LIMIT, BrakeMode, FLOOR_SUBSTEP, HELD_DAMPING_SPEED, LATERAL_ANCHOR_SPEED,
     PATCH_SPRING_LIMIT, Tire, Wheel, WheelContact, WheelLoad, WheelRuntime, WheelSensors,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::{Block, DrivePath};
+    use crate::controls::VehicleControls;
+
+    /// Every control set, on either drive path.
+    fn every_control_set() -> Vec<(VehicleControls, DrivePath)> {
+        let controls = VehicleControls {
+            engine_running: false,
+            throttle: 1.0,
+            brake: 1.0,
+            clutch: 1.0,
+            steering: -1.0,
+            gear: -1,
+            handbrake: 1.0,
+            parking: true,
+            retarder: Some(1.0),
+            range: Some(TransferRange::Low),
+        };
+        [false, true]
+            .into_iter()
+            .flat_map(|through| {
+                let path = DrivePath {
+                    through_direction_selector: through,
+                };
+                [(VehicleControls::default(), path), (controls.clone(), path)]
+            })
+            .collect()
+    }
+
+    /// A block type that says it takes no controls is handed none by the plugin: it must
+    /// ignore them, unchanged and reporting no change.
+    fn ignores_controls<B: Block + Default + PartialEq>() {
+        assert!(!B::TAKES_CONTROLS, "{}", B::TYPE_NAME);
+        for (controls, path) in every_control_set() {
+            let mut block = B::default();
+            assert!(
+                !block.apply_controls_on(&controls, path),
+                "{}",
+                B::TYPE_NAME
+            );
+            assert!(block == B::default(), "{} changed", B::TYPE_NAME);
+        }
+    }
+
+    #[test]
+    fn blocks_that_take_no_controls_ignore_them() {
+        ignores_controls::<Wheel>();
+        ignores_controls::<Differential>();
+        ignores_controls::<Track>();
+        ignores_controls::<SummingGear>();
+    }
+
+    /// And the ones that take them say so: each one's inputs change with some control set
+    /// (set up to take them: an automatic lock-up, a track's lever).
+    #[test]
+    fn blocks_that_take_controls_say_so() {
+        fn takes<B: Block>(block: B) {
+            assert!(B::TAKES_CONTROLS, "{}", B::TYPE_NAME);
+            let changed = every_control_set()
+                .into_iter()
+                .any(|(controls, path)| block.clone().apply_controls_on(&controls, path));
+            assert!(changed, "{} took nothing", B::TYPE_NAME);
+        }
+        takes(Engine::default());
+        takes(Motor::default());
+        takes(Clutch::default());
+        takes(Gearbox::default());
+        takes(TorqueConverter {
+            auto_lockup: Some(AutoLockup::default()),
+            ..Default::default()
+        });
+        takes(AutomaticTransmission::default());
+        takes(TransferCase::default());
+        takes(Retarder::default());
+        takes(Hydrostatic {
+            lever: TrackLever::Left,
+            ..Default::default()
+        });
+        takes(AssistMotor::default());
+    }
+}

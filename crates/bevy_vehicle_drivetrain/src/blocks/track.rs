@@ -50,6 +50,7 @@ pub struct TrackSensors {
 
 impl Block for Track {
     const TYPE_NAME: &'static str = "Track";
+    const TAKES_CONTROLS: bool = false;
     type Runtime = ();
     type Sensors = TrackSensors;
 

@@ -1283,6 +1283,7 @@ fn anchor_held_patch(rt: &WheelRuntime, state: &mut [f64], dt: f64, sigma: f64) 
 
 impl Block for Wheel {
     const TYPE_NAME: &'static str = "Wheel";
+    const TAKES_CONTROLS: bool = false;
     type Runtime = WheelRuntime;
     type Sensors = WheelSensors;
 
