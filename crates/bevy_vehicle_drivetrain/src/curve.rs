@@ -27,23 +27,88 @@ pub fn rad_s_to_rpm(speed: f64) -> f64 {
 /// torque (down to 0 rpm); at or below 0 rpm it is 0, since an engine turning backward does
 /// not fire. Above the last point it holds the last torque (the engine's rev limiter cuts
 /// fuel separately).
-#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TorqueCurve {
     /// (rpm, N·m) points, strictly increasing in rpm, at least two; torques ≥ 0.
-    pub points: Vec<(f64, f64)>,
+    pub points: CurvePoints,
 }
 
-impl Clone for TorqueCurve {
-    fn clone(&self) -> Self {
-        TorqueCurve {
-            points: self.points.clone(),
-        }
-    }
+/// The points of a [`TorqueCurve`]: a `Vec<(f64, f64)>` to read and change (it derefs to
+/// one), shared by the curve's copies.
+///
+/// A block's settings are copied into the solver, and compared with the component each time
+/// one of its inputs changes ([`Block::take_inputs`](crate::Block::take_inputs)): shared,
+/// two copies of the same table compare equal without reading it, which with thousands of
+/// engines saves fetching two tables per vehicle from memory every step. Changing the points
+/// through `&mut` (indexing, `push`, iterating) changes this copy alone: a table shared with
+/// another copy is copied first, so the solver's copy never changes behind its back.
+#[derive(Clone, Default)]
+pub struct CurvePoints(Arc<Vec<(f64, f64)>>);
 
-    /// Reuses the allocation: blocks are cloned into the solver whenever an input changes.
-    fn clone_from(&mut self, source: &Self) {
-        self.points.clone_from(&source.points);
+impl core::ops::Deref for CurvePoints {
+    type Target = Vec<(f64, f64)>;
+
+    fn deref(&self) -> &Vec<(f64, f64)> {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for CurvePoints {
+    /// This copy's own points (copied first if another copy shares them).
+    fn deref_mut(&mut self) -> &mut Vec<(f64, f64)> {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl PartialEq for CurvePoints {
+    /// Equal when the two share their points (a table no `&mut` has changed since they were
+    /// copied, so equal without reading it, even if it holds a `NaN`), otherwise point by
+    /// point (where a `NaN` is unequal to everything).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+    }
+}
+
+impl core::fmt::Debug for CurvePoints {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<Vec<(f64, f64)>> for CurvePoints {
+    fn from(points: Vec<(f64, f64)>) -> Self {
+        CurvePoints(Arc::new(points))
+    }
+}
+
+impl<'a> IntoIterator for &'a CurvePoints {
+    type Item = &'a (f64, f64);
+    type IntoIter = core::slice::Iter<'a, (f64, f64)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut CurvePoints {
+    type Item = &'a mut (f64, f64);
+    type IntoIter = core::slice::IterMut<'a, (f64, f64)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        core::ops::DerefMut::deref_mut(self).iter_mut()
+    }
+}
+
+impl serde::Serialize for CurvePoints {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CurvePoints {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::deserialize(deserializer).map(CurvePoints::from)
     }
 }
 
@@ -60,7 +125,7 @@ impl TorqueCurve {
     /// A curve through `points` of (rpm, N·m).
     pub fn new(points: impl Into<Vec<(f64, f64)>>) -> Self {
         TorqueCurve {
-            points: points.into(),
+            points: CurvePoints::from(points.into()),
         }
     }
 
@@ -357,6 +422,30 @@ mod tests {
         assert!(a.follows(&curve()) && b.follows(&changed));
         assert_eq!(a.torque_at(3000.0), 202.5);
         assert_eq!(b.torque_at(3000.0), 210.0);
+    }
+
+    /// A copy shares its curve's points until either changes them, and a change through
+    /// `&mut` reaches that copy alone; copies compare as their points do.
+    #[test]
+    fn copies_share_points_until_one_changes_them() {
+        let original = TorqueCurve::new(vec![(1000.0, 100.0), (3000.0, 200.0)]);
+        let mut copy = original.clone();
+        assert!(Arc::ptr_eq(&original.points.0, &copy.points.0));
+        assert_eq!(copy, original);
+        copy.points[1].1 = 210.0;
+        assert!(!Arc::ptr_eq(&original.points.0, &copy.points.0));
+        assert_eq!(original.points[1].1, 200.0);
+        assert_ne!(copy, original);
+        let shared = copy.clone();
+        for point in &mut copy.points {
+            point.1 = f64::NAN;
+        }
+        assert_eq!(shared.points[1].1, 210.0);
+        assert_ne!(copy, shared);
+        let separate = TorqueCurve::new(copy.points.to_vec());
+        assert_ne!(copy, separate, "NaN points differ point by point");
+        let rebuilt = TorqueCurve::new(vec![(1000.0, 100.0), (3000.0, 200.0)]);
+        assert_eq!(rebuilt, original, "equal points in separate tables");
     }
 
     #[test]
