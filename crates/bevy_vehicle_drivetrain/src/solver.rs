@@ -641,12 +641,8 @@ impl Program {
                     );
                 }
                 Cell::Wheel(c) => crate::prefetch::value(&**c),
-                // Its ratio tables, which `begin_step` reads.
-                Cell::Gearbox(c) => {
-                    crate::prefetch::value(&**c);
-                    crate::prefetch::slice(&c.block.forward_ratios);
-                    crate::prefetch::slice(&c.block.reverse_ratios);
-                }
+                // Not its ratio tables: a step reads them only when the gear changes.
+                Cell::Gearbox(c) => crate::prefetch::value(&**c),
                 Cell::Motor(c) => crate::prefetch::value(&**c),
                 Cell::Clutch(c) => crate::prefetch::value(&**c),
                 Cell::Differential(c) => crate::prefetch::value(&**c),

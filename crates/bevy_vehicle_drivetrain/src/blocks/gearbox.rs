@@ -263,11 +263,14 @@ impl Block for Gearbox {
             rt.shift_timer = self.shift_time;
             if rt.engaged != 0 {
                 rt.engaged = 0;
+                // The ratio and gain follow the engaged gear (and the flow, and the settings:
+                // each change of them resolves them again), so only a change here reads the
+                // ratio tables, which with thousands of vehicles are rarely in cache.
+                rt.resolve(self);
                 change = ModeChange::Smooth;
             }
         }
         // The new gear engages in `begin_substep`.
-        rt.resolve(self);
         change
     }
 
