@@ -26,10 +26,12 @@
 //! Polynomials are evaluated by Estrin's scheme, which halves the dependency chain of
 //! Horner's: the tire formulas chain `atan → atan → sin`, so latency matters.
 //!
-//! The `atan`, `sin` and `cos` kernels are written once, over one `f64` or over the two
-//! lanes of an SSE2 register. The crate evaluates several tires' curves with the two-lane
-//! `atan` and `sin` on x86-64 (one lane at a time elsewhere); each lane is bit-equal to the
-//! public scalar function, since both apply the same IEEE operations.
+//! The `atan`, `sin` and `cos` kernels are written once, over one `f64`, the two lanes of
+//! an SSE2 register or the four of an AVX register. The crate evaluates several tires'
+//! curves four lanes at a time on x86-64 processors with AVX2 (detected at run time), two
+//! at a time on other x86-64 ones, and one at a time elsewhere; each lane is bit-equal to
+//! the public scalar function, since all apply the same IEEE operations (no fused
+//! multiply-add).
 //!
 //! # Accuracy
 //!
@@ -235,7 +237,7 @@ impl Real for f64 {
 
 /// Two `f64` lanes in an SSE2 register (every x86-64 processor has SSE2).
 ///
-/// The crate's only `unsafe` code: calls of SSE2 intrinsics, which Rust marks `unsafe`
+/// `unsafe` only to call SSE2 intrinsics, which Rust marks `unsafe`
 /// unless the calling function itself enables SSE2 (and such functions cannot be inlined
 /// into others that don't).
 #[cfg(target_arch = "x86_64")]
@@ -359,6 +361,182 @@ mod sse2 {
     }
 }
 
+/// Four `f64` lanes in an AVX register, for processors that have AVX2 (checked at run time:
+/// [`avx2::magic_curves`] is the only way in).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx2 {
+    use core::arch::x86_64::*;
+    use core::ops::{Add, Div, Mul, Sub};
+
+    use super::{CODY_WAITE_LIMIT, Real};
+
+    /// Runs AVX2 intrinsics.
+    ///
+    /// SAFETY: an `F4` is only made inside [`magic_curves_avx2`], which runs with AVX2
+    /// enabled and is only called once the processor is known to have it; the intrinsics
+    /// read no memory through pointers but the arrays they are handed.
+    macro_rules! avx2 {
+        ($e:expr) => {
+            unsafe { $e }
+        };
+    }
+
+    /// Four `f64` lanes.
+    #[derive(Clone, Copy)]
+    struct F4(__m256d);
+
+    impl F4 {
+        #[inline(always)]
+        fn new(v: &[f64; 4]) -> Self {
+            avx2!(F4(_mm256_loadu_pd(v.as_ptr())))
+        }
+
+        #[inline(always)]
+        fn get(self) -> [f64; 4] {
+            let mut v = [0.0; 4];
+            avx2!(_mm256_storeu_pd(v.as_mut_ptr(), self.0));
+            v
+        }
+
+        /// Every lane is below `limit` (false for a NaN lane).
+        #[inline(always)]
+        fn all_lt(self, limit: f64) -> bool {
+            avx2!(_mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(
+                self.0,
+                _mm256_set1_pd(limit)
+            ))) == 0b1111
+        }
+
+        /// `self == 0` (either sign; false for NaN).
+        #[inline(always)]
+        fn eq_zero(self) -> __m256d {
+            avx2!(_mm256_cmp_pd::<_CMP_EQ_OQ>(self.0, _mm256_setzero_pd()))
+        }
+    }
+
+    macro_rules! op {
+        ($trait:ident, $method:ident, $intrinsic:ident) => {
+            impl $trait for F4 {
+                type Output = F4;
+                #[inline(always)]
+                fn $method(self, other: F4) -> F4 {
+                    avx2!(F4($intrinsic(self.0, other.0)))
+                }
+            }
+        };
+    }
+    op!(Add, add, _mm256_add_pd);
+    op!(Sub, sub, _mm256_sub_pd);
+    op!(Mul, mul, _mm256_mul_pd);
+    op!(Div, div, _mm256_div_pd);
+
+    #[inline(always)]
+    fn sign() -> __m256d {
+        avx2!(_mm256_set1_pd(-0.0))
+    }
+
+    impl Real for F4 {
+        type Mask = __m256d;
+        #[inline(always)]
+        fn splat(v: f64) -> Self {
+            avx2!(F4(_mm256_set1_pd(v)))
+        }
+        #[inline(always)]
+        fn abs(self) -> Self {
+            avx2!(F4(_mm256_andnot_pd(sign(), self.0)))
+        }
+        #[inline(always)]
+        fn copysign(self, s: Self) -> Self {
+            avx2!(F4(_mm256_or_pd(
+                _mm256_andnot_pd(sign(), self.0),
+                _mm256_and_pd(sign(), s.0),
+            )))
+        }
+        #[inline(always)]
+        fn gt(self, other: Self) -> __m256d {
+            avx2!(_mm256_cmp_pd::<_CMP_GT_OQ>(self.0, other.0))
+        }
+        #[inline(always)]
+        fn gt_or_nan(self, other: Self) -> __m256d {
+            avx2!(_mm256_cmp_pd::<_CMP_NLE_UQ>(self.0, other.0))
+        }
+        #[inline(always)]
+        fn select(m: __m256d, a: Self, b: Self) -> Self {
+            avx2!(F4(_mm256_or_pd(
+                _mm256_and_pd(m, a.0),
+                _mm256_andnot_pd(m, b.0)
+            )))
+        }
+        #[inline(always)]
+        fn bit0(q: Self) -> __m256d {
+            avx2!({
+                let one = _mm256_set1_epi64x(1);
+                let low = _mm256_and_si256(_mm256_castpd_si256(q.0), one);
+                _mm256_castsi256_pd(_mm256_cmpeq_epi64(low, one))
+            })
+        }
+        #[inline(always)]
+        fn negate_by_bit1(self, q: Self) -> Self {
+            avx2!({
+                let bit1 = _mm256_and_si256(_mm256_castpd_si256(q.0), _mm256_set1_epi64x(2));
+                F4(_mm256_xor_pd(
+                    self.0,
+                    _mm256_castsi256_pd(_mm256_slli_epi64::<62>(bit1)),
+                ))
+            })
+        }
+        #[inline(always)]
+        fn negate_by_sign_of(self, x: Self) -> Self {
+            avx2!(F4(_mm256_xor_pd(self.0, _mm256_and_pd(x.0, sign()))))
+        }
+    }
+
+    /// [`super::magic_curves`] four lanes at a time, or `None` where the processor lacks
+    /// AVX2 or `N` is not a multiple of four.
+    #[inline(always)]
+    pub(super) fn magic_curves<const N: usize>(
+        x: [f64; N],
+        e: [f64; N],
+        c: [f64; N],
+    ) -> Option<[f64; N]> {
+        if !N.is_multiple_of(4) || !std::arch::is_x86_feature_detected!("avx2") {
+            return None;
+        }
+        // SAFETY: the processor has AVX2 (checked just above).
+        Some(unsafe { magic_curves_avx2(&x, &e, &c) })
+    }
+
+    /// The curves of four lanes at a time with AVX2 enabled, so that the `F4` operations
+    /// the kernels are made of compile to single instructions.
+    #[target_feature(enable = "avx2")]
+    fn magic_curves_avx2<const N: usize>(x: &[f64; N], e: &[f64; N], c: &[f64; N]) -> [f64; N] {
+        let mut out = [0.0; N];
+        let (x, e, c) = (
+            x.as_chunks::<4>().0,
+            e.as_chunks::<4>().0,
+            c.as_chunks::<4>().0,
+        );
+        let lanes = x.iter().zip(e).zip(c);
+        for (out, ((x, e), c)) in out.as_chunks_mut::<4>().0.iter_mut().zip(lanes) {
+            let (x, e, c) = (F4::new(x), F4::new(e), F4::new(c));
+            // `φ` as `phi` takes it, whose `e = 0` branch skips the inner `atan`.
+            let one = F4::splat(1.0);
+            let phi = F4::select(e.eq_zero(), x, (one - e) * x + e * super::atan_of(x));
+            let v = super::atan_of(phi) * c;
+            // `sin(v)` as `sin_x2` takes it: Cody–Waite when every lane allows it.
+            let a = v.abs();
+            *out = if a.all_lt(CODY_WAITE_LIMIT) {
+                let (q, r) = super::reduce_small(a);
+                super::sine_of_quadrant(q, r).negate_by_sign_of(v).get()
+            } else {
+                v.get().map(super::sin)
+            };
+        }
+        out
+    }
+}
+
 /// `c[0] + c[1]·z + … + c[10]·z¹⁰` by Estrin's scheme: the same operations count as Horner
 /// but a dependency chain of about 5 multiply-adds instead of 10, which matters because
 /// the tire formulas chain several of these functions.
@@ -470,6 +648,37 @@ pub(crate) fn atan_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
 #[inline(always)]
 pub(crate) fn sin_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
     by_pairs(x, sin_x2, sin)
+}
+
+/// The Magic Formula's curve `sin(c·atan(φ))`, `φ = (1 − e)·x + e·atan(x)` (`φ = x` where
+/// `e = 0`), in every lane: bit-equal to the scalar `sin(c·atan(phi(x, e)))` of each. Four
+/// lanes at a time on x86-64 processors with AVX2 (detected at run time), two otherwise.
+#[inline(always)]
+pub(crate) fn magic_curves<const N: usize>(x: [f64; N], e: [f64; N], c: [f64; N]) -> [f64; N] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v) = avx2::magic_curves(x, e, c) {
+        return v;
+    }
+    magic_curves_by_pairs(x, e, c)
+}
+
+/// [`magic_curves`] two lanes at a time.
+#[inline(always)]
+fn magic_curves_by_pairs<const N: usize>(x: [f64; N], e: [f64; N], c: [f64; N]) -> [f64; N] {
+    let mut v = atan_lanes(x);
+    for i in 0..N {
+        // As `phi`, whose `e = 0` branch skips the `atan` this has already taken.
+        if e[i] == 0.0 {
+            v[i] = x[i];
+        } else {
+            v[i] = (1.0 - e[i]) * x[i] + e[i] * v[i];
+        }
+    }
+    v = atan_lanes(v);
+    for i in 0..N {
+        v[i] *= c[i];
+    }
+    sin_lanes(v)
 }
 
 /// Applies a function to every lane of `v`: two lanes at a time with `pair`, the last odd
@@ -713,6 +922,54 @@ mod tests {
             }
         }
         assert!(checked > 16_000, "{checked}");
+    }
+
+    /// The Magic Formula's curve over lanes is the scalar formula bit for bit, by either
+    /// path (four lanes with AVX2, two without), for curvatures of zero of both signs and
+    /// not, and shapes that take `sin` past the Cody–Waite limit in one lane only.
+    #[test]
+    fn curve_lanes_are_the_scalar_formula_to_the_bit() {
+        let scalar = |x: f64, e: f64, c: f64| {
+            let phi = if e == 0.0 {
+                x
+            } else {
+                (1.0 - e) * x + e * atan(x)
+            };
+            sin(c * atan(phi))
+        };
+        let mut xs = vec![0.0, -0.0, f64::MIN_POSITIVE, 1e300, f64::INFINITY, f64::NAN];
+        xs.extend((0..3000).map(|i| (f64::from(i) - 1500.0) * 0.0093));
+        xs.extend(xs.clone().iter().map(|v| -v));
+        let es = [0.0, -0.0, 0.5, -1.5, 0.97, 1.0, -8.0, f64::NAN];
+        let cs = [1.3, 1.65, 0.0, -1.2, 2.0, 1e7, f64::NAN];
+        let bits = |v: [f64; 4]| v.map(f64::to_bits);
+        let (mut checked, mut with_avx2) = (0, 0);
+        for i in 0..xs.len() {
+            let lane = |k: usize| (i * 4 + k) * 7919 + k;
+            let x = [0, 1, 2, 3].map(|k| xs[lane(k) % xs.len()]);
+            let e = [0, 1, 2, 3].map(|k| es[lane(k) % es.len()]);
+            // Mostly tire-like shapes; one set in 64 with a lane far past the limit.
+            let c = [0, 1, 2, 3].map(|k| cs[lane(k) % if i % 64 == 0 { 7 } else { 5 }]);
+            let expected = bits([0, 1, 2, 3].map(|k| scalar(x[k], e[k], c[k])));
+            let at = format!("x {x:?}, e {e:?}, c {c:?}");
+            assert_eq!(
+                bits(magic_curves_by_pairs(x, e, c)),
+                expected,
+                "pairs: {at}"
+            );
+            assert_eq!(bits(magic_curves(x, e, c)), expected, "{at}");
+            #[cfg(target_arch = "x86_64")]
+            if let Some(v) = avx2::magic_curves(x, e, c) {
+                assert_eq!(bits(v), expected, "avx2: {at}");
+                with_avx2 += 1;
+            }
+            checked += 1;
+        }
+        assert!(checked > 6000, "{checked}");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            assert_eq!(with_avx2, checked);
+        }
     }
 
     #[test]

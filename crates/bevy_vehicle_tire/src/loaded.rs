@@ -646,20 +646,11 @@ impl Curve {
     /// dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
     fn values<const N: usize>(curves: [Curve; N]) -> [f64; N] {
-        let mut v = fastmath::atan_lanes(curves.map(|q| q.x));
-        for (v, q) in v.iter_mut().zip(&curves) {
-            // As `phi`, whose `E = 0` branch skips the `atan` this has already taken.
-            *v = if q.e == 0.0 {
-                q.x
-            } else {
-                (1.0 - q.e) * q.x + q.e * *v
-            };
-        }
-        v = fastmath::atan_lanes(v);
-        for (v, q) in v.iter_mut().zip(&curves) {
-            *v *= q.c;
-        }
-        fastmath::sin_lanes(v)
+        fastmath::magic_curves(
+            curves.map(|q| q.x),
+            curves.map(|q| q.e),
+            curves.map(|q| q.c),
+        )
     }
 }
 
