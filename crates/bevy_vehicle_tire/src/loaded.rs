@@ -343,7 +343,6 @@ impl LoadedTire {
         tan_alpha: [f64; N],
     ) -> [f64; N] {
         let mut parts = [Partial::Done(0.0); N];
-        let mut curves = [Curve::default(); N];
         for i in 0..N {
             let tire = tires[i];
             parts[i] = match &tire.kind {
@@ -353,9 +352,8 @@ impl LoadedTire {
                 }
                 _ => Partial::Done(tire.longitudinal_force(kappa[i], tan_alpha[i])),
             };
-            curves[i] = parts[i].curve();
         }
-        let mut forces = Curve::values(curves);
+        let mut forces = Curve::values_of(|i| parts[i].curve());
         for i in 0..N {
             forces[i] = parts[i].finish(forces[i]);
         }
@@ -384,7 +382,7 @@ impl LoadedTire {
                 _ => tire.forces(kappa[i], tan_alpha[i]).map(Partial::Done),
             };
         }
-        let values = [0, 1].map(|axis| Curve::values(parts.map(|p| p[axis].curve())));
+        let values = [0, 1].map(|axis| Curve::values_of::<N>(|i| parts[i][axis].curve()));
         let mut forces = [[0.0; 2]; N];
         for i in 0..N {
             forces[i] = [0, 1].map(|axis| parts[i][axis].finish(values[axis][i]));
@@ -646,11 +644,19 @@ impl Curve {
     /// dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
     fn values<const N: usize>(curves: [Curve; N]) -> [f64; N] {
-        fastmath::magic_curves(
-            curves.map(|q| q.x),
-            curves.map(|q| q.e),
-            curves.map(|q| q.c),
-        )
+        Self::values_of(|i| curves[i])
+    }
+
+    /// [`Curve::values`] of the curves `curve(0)` to `curve(N − 1)`, read straight into the
+    /// lanes (no array of curves copied on the way).
+    #[inline(always)]
+    fn values_of<const N: usize>(curve: impl Fn(usize) -> Curve) -> [f64; N] {
+        let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
+        for i in 0..N {
+            let q = curve(i);
+            (x[i], e[i], c[i]) = (q.x, q.e, q.c);
+        }
+        fastmath::magic_curves(x, e, c)
     }
 }
 
