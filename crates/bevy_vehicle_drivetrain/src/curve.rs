@@ -34,8 +34,8 @@ pub struct TorqueCurve {
     pub points: CurvePoints,
 }
 
-/// The points of a [`TorqueCurve`]: a `Vec<(f64, f64)>` to read and change (it derefs to
-/// one), shared by the curve's copies.
+/// The points of a [`TorqueCurve`], each (rpm, N·m): a `Vec<(f64, f64)>` to read and change
+/// (it derefs to one), shared by the curve's copies.
 ///
 /// A block's settings are copied into the solver, and compared with the component each time
 /// one of its inputs changes ([`Block::take_inputs`](crate::Block::take_inputs)): shared,

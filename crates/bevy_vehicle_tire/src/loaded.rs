@@ -353,7 +353,7 @@ impl LoadedTire {
                 _ => Partial::Done(tire.longitudinal_force(kappa[i], tan_alpha[i])),
             };
         }
-        let mut forces = Curve::values_of(|i| parts[i].curve());
+        let mut forces = Curve::values(|i| parts[i].curve());
         for i in 0..N {
             forces[i] = parts[i].finish(forces[i]);
         }
@@ -382,7 +382,7 @@ impl LoadedTire {
                 _ => tire.forces(kappa[i], tan_alpha[i]).map(Partial::Done),
             };
         }
-        let values = [0, 1].map(|axis| Curve::values_of::<N>(|i| parts[i][axis].curve()));
+        let values = [0, 1].map(|axis| Curve::values::<N>(|i| parts[i][axis].curve()));
         let mut forces = [[0.0; 2]; N];
         for i in 0..N {
             forces[i] = [0, 1].map(|axis| parts[i][axis].finish(values[axis][i]));
@@ -639,18 +639,13 @@ impl Curve {
         fastmath::sin(self.c * fastmath::atan(phi(self.x, self.e)))
     }
 
-    /// The values of `N` curves, equal to [`Curve::value`] of each bit for bit. Each step
-    /// runs over all lanes before the next, so the processor overlaps the lanes' long
-    /// dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
+    /// The values of the `N` curves `curve(0)` to `curve(N − 1)`, equal to [`Curve::value`]
+    /// of each bit for bit, their parameters read straight into the lanes (no array of
+    /// curves copied on the way). Each step runs over all lanes before the next, four or two
+    /// lanes to a register ([`fastmath::magic_curves`]), so the processor overlaps the lanes'
+    /// long dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
-    fn values<const N: usize>(curves: [Curve; N]) -> [f64; N] {
-        Self::values_of(|i| curves[i])
-    }
-
-    /// [`Curve::values`] of the curves `curve(0)` to `curve(N − 1)`, read straight into the
-    /// lanes (no array of curves copied on the way).
-    #[inline(always)]
-    fn values_of<const N: usize>(curve: impl Fn(usize) -> Curve) -> [f64; N] {
+    fn values<const N: usize>(curve: impl Fn(usize) -> Curve) -> [f64; N] {
         let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
         for i in 0..N {
             let q = curve(i);
@@ -777,7 +772,7 @@ fn finish_pair<const LATERAL: bool>([fx, fy]: [Partial; 2]) -> [f64; 2] {
         return [fx.finish_scalar(), 0.0];
     }
     // Both curves together: their evaluations overlap.
-    let [vx, vy] = Curve::values([fx.curve(), fy.curve()]);
+    let [vx, vy] = Curve::values(|i| [fx, fy][i].curve());
     [fx.finish(vx), fy.finish(vy)]
 }
 
