@@ -311,6 +311,9 @@ impl Block for Differential {
         rt.resolve(self);
     }
 
+    // The stage functions are always inlined into the passes, as the wheel's are (see
+    // `Wheel::stage_load`).
+    #[inline(always)]
     fn upstream(
         &self,
         rt: &DifferentialRuntime,
@@ -362,7 +365,7 @@ impl Block for Differential {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn downstream(
         &self,
         rt: &DifferentialRuntime,

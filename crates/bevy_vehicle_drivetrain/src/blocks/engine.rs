@@ -364,7 +364,7 @@ impl Engine {
 
     /// Net torque (N·m) at crank speed `speed` (rad/s) with the driver's throttle scaled by
     /// `drive_limit` (0..1, [`StageContext::drive_limit`]; see [`Engine::limited_throttle`]).
-    #[inline]
+    #[inline(always)]
     pub fn limited_torque(&self, runtime: &EngineRuntime, speed: f64, drive_limit: f64) -> f64 {
         let rpm = rad_s_to_rpm(speed);
         let direction = if runtime.direction != 0.0 {
