@@ -956,8 +956,8 @@ impl Wheel {
     ///
     /// This, [`Wheel::downstream_loaded`] and [`Wheel::tire_stage`] are always inlined: left
     /// to the compiler, the passes called them out of line at every stage, and the drivetrain
-    /// benchmark took 6 % more instructions (2026-12-06, with the differential's and the
-    /// engine's stage functions 9 %).
+    /// benchmark took 6 % more instructions (9 % with the differential's and the engine's
+    /// stage functions, inlined since too; 2026-12-06).
     #[inline(always)]
     pub(crate) fn stage_load(
         &self,
