@@ -687,10 +687,14 @@ impl Default for BrakeDistribution {
 /// side slip too). A braking force `F` at a wheel half the track `t` from the
 /// centre line gives the yaw moment `F·t/2`; the wheel's brake torque for it is `F·radius`,
 /// at most [`Brakes::max_torque`] with the pedal's, and with an [`AntiLock`] fitted the ABS
-/// limits it as it limits the pedal's. The demand is decided once per step and handed to
-/// every module as [`ModuleContext::stability`](crate::modules::ModuleContext::stability):
-/// the built-in brakes apply its torque; a brake module of your own applies it if it is to
-/// keep the control's braking.
+/// limits it as it limits the pedal's. Under hard braking that wheel's tire may have nothing
+/// left to give: what it cannot take, the brake across the axle releases (a braking force
+/// `F` less on the other side yaws the car alike), and the ABS's select-low leaves that axle
+/// to the control ([`apply_stability_demand`](crate::modules::apply_stability_demand)). The
+/// demand is decided once per step and handed to every module as
+/// [`ModuleContext::stability`](crate::modules::ModuleContext::stability): the built-in
+/// brakes apply it; a brake module of your own applies it if it is to keep the control's
+/// braking.
 ///
 /// It also takes drive away, as the safety standard's definition of an ESC asks ("a means to
 /// modify engine torque"): the engines and motors deliver `1 − cut` of what the driver asks,

@@ -145,6 +145,55 @@ pub(crate) fn stability_demand(
     })
 }
 
+/// Applies the stability control's demand `demand` to the pedal's brake torques `pedal` (N·m,
+/// in `wheels` order, after any [`distribute_brake_force`]) of a vehicle with brakes `brakes`
+/// whose tires peak at `peak_force` (N, in `wheels` order: [`ModuleContext::peak_force`]);
+/// returns the axle it acts on, or `None` without a wheel to brake.
+///
+/// The demand's `brake_torque` joins the pedal's at its wheel, within [`Brakes::max_torque`].
+/// Under hard braking that wheel's tire may already be at its limit (its peak force times its
+/// radius, times [`AntiLock::peak_share`](crate::AntiLock::peak_share) with an ABS fitted),
+/// where more torque only locks the wheel or is taken back by the ABS. The part of the demand
+/// beyond what the tire can still take is asked instead of the wheel across the axle as less
+/// braking: a braking force `F` at half the track `t/2` on one side yaws the car as `F` less
+/// on the other, `F·t/2`. That wheel's pedal torque comes down to its own tire's limit and
+/// then by the torque `F·radius` of the same yaw moment (not below 0). Without the driver's
+/// braking there is nothing to release and only the added torque acts.
+pub fn apply_stability_demand(
+    demand: &StabilityDemand,
+    brakes: &Brakes,
+    wheels: &[ModuleWheel],
+    peak_force: &[f64],
+    pedal: &mut [f64],
+) -> Option<u8> {
+    let i = demand
+        .wheel
+        .filter(|&i| i < wheels.len().min(pedal.len()))?;
+    let max = brakes.max_torque.max(0.0);
+    let share = brakes.anti_lock.as_ref().map_or(1.0, |abs| abs.peak_share);
+    let limit = |k: usize| {
+        let peak = peak_force.get(k).copied().unwrap_or(0.0);
+        (peak * wheels[k].radius * share).min(max)
+    };
+    let asked = demand.brake_torque.max(0.0);
+    let before = pedal[i];
+    pedal[i] = (before + asked).min(max.max(before));
+    let beyond = asked - (limit(i) - before).max(0.0);
+    let (axle, side) = (wheels[i].mount.axle, wheels[i].mount.side);
+    let across = (0..wheels.len().min(pedal.len()))
+        .find(|&j| wheels[j].mount.axle == axle && wheels[j].mount.side != side);
+    if let Some(j) = across.filter(|_| beyond > 0.0) {
+        let arm = |k: usize| f64::from(wheels[k].mount.position.x.abs());
+        let (arm_i, arm_j) = (arm(i), arm(j));
+        let held = limit(j);
+        if arm_j > 0.0 && wheels[i].radius > 0.0 && held > 0.0 {
+            let release = beyond / wheels[i].radius * arm_i / arm_j * wheels[j].radius;
+            pedal[j] = (pedal[j].min(held) - release).max(0.0);
+        }
+    }
+    Some(axle)
+}
+
 /// The pedal's torque share of each axle, as a fraction of [`Brakes::max_torque`].
 pub(crate) struct AxleSplit {
     front: f64,
@@ -215,8 +264,9 @@ pub struct BuiltinBrakes {
     /// against, carried on through the step.
     speed: PerWheel,
     speed_rate: PerWheel,
-    /// Per wheel: the stability control's brake torque this step (N·m; empty without one).
-    stability: PerWheel,
+    /// The axle the stability control acts on this step, whose wheels the ABS's select-low
+    /// leaves alone ([`apply_stability_demand`]).
+    stability_axle: Option<u8>,
 }
 
 impl BuiltinBrakes {
@@ -277,8 +327,12 @@ impl BuiltinBrakes {
         let pedal = |this: &Self, i: usize| this.capacity[i] - this.held[i];
         for i in 0..ctx.wheels.len() {
             let axle = ctx.wheels[i].mount.axle;
-            // Each axle once, from its first wheel.
-            if axle == 0 || ctx.wheels[..i].iter().any(|w| w.mount.axle == axle) {
+            // Each axle once, from its first wheel; the stability control's braking or release
+            // on one wheel is what yaws the car, and overrides the select-low.
+            if axle == 0
+                || Some(axle) == self.stability_axle
+                || ctx.wheels[..i].iter().any(|w| w.mount.axle == axle)
+            {
                 continue;
             }
             let on_axle = || (i..ctx.wheels.len()).filter(|&j| ctx.wheels[j].mount.axle == axle);
@@ -316,18 +370,8 @@ impl BrakeModule for BuiltinBrakes {
         let count = ctx.wheels.len();
         self.capacity.clear();
         self.capacity.resize(count, 0.0);
-        self.stability.clear();
-        if let Some(StabilityDemand {
-            wheel: Some(i),
-            brake_torque,
-            ..
-        }) = ctx.stability
-        {
-            self.stability.resize(count, 0.0);
-            self.stability[i] = brake_torque;
-        }
         // The pedal's and the held torques, the pedal's shared out by the distribution; the
-        // stability control's torque then joins the pedal's, within the brake's capacity.
+        // stability control's demand then adds to it, or releases it across the axle.
         self.pedal.resize(count, 0.0);
         self.held.resize(count, 0.0);
         let split = AxleSplit::new(ctx.brakes, ctx.wheels);
@@ -337,12 +381,15 @@ impl BrakeModule for BuiltinBrakes {
         if let Some(distribution) = &ctx.brakes.distribution {
             distribute_brake_force(distribution, ctx.wheels, ctx.peak_force, &mut self.pedal);
         }
-        let max = ctx.brakes.max_torque.max(0.0);
-        for (pedal, stability) in self.pedal.iter_mut().zip(&self.stability) {
-            if *stability > 0.0 {
-                *pedal = (*pedal + stability).min(max.max(*pedal));
-            }
-        }
+        self.stability_axle = ctx.stability.and_then(|demand| {
+            apply_stability_demand(
+                &demand,
+                ctx.brakes,
+                ctx.wheels,
+                ctx.peak_force,
+                &mut self.pedal,
+            )
+        });
         let Some(abs) = &ctx.brakes.anti_lock else {
             for ((capacity, pedal), held) in
                 self.capacity.iter_mut().zip(&self.pedal).zip(&self.held)
@@ -423,10 +470,10 @@ impl BrakeModule for BuiltinBrakes {
             &mut self.held,
             &mut self.speed,
             &mut self.speed_rate,
-            &mut self.stability,
         ] {
             v.clear();
         }
+        self.stability_axle = None;
     }
 }
 
@@ -671,5 +718,69 @@ mod tests {
         let mut pedal = [0.0, 0.0, 900.0, 900.0];
         distribute_brake_force(&onset, &wheels, &peaks, &mut pedal);
         assert_eq!(pedal, [0.0, 0.0, 900.0, 900.0]);
+    }
+
+    /// The stability control's yaw moment `M` under braking: what its wheel's tire can still
+    /// take is added there, and the rest released across the axle so that the two sides'
+    /// braking forces part by `M / (t/2)` in all (closed form, 1e-9 N·m); without the
+    /// driver's braking only the added torque acts.
+    #[test]
+    fn the_stability_control_releases_across_the_axle_what_its_wheel_cannot_take() {
+        let mut wheels = [wheel(0), wheel(0), wheel(1), wheel(1)];
+        for (w, (x, side)) in wheels.iter_mut().zip([
+            (-0.75, Side::Left),
+            (0.75, Side::Right),
+            (-0.74, Side::Left),
+            (0.74, Side::Right),
+        ]) {
+            w.mount.position.x = x;
+            w.mount.side = side;
+        }
+        // Front tires at 4 000 N (split road: the right on low friction, 1 000 N); with the
+        // ABS's default share of their peak, the left holds 0.95 · 4 000 · 0.3 = 1 140 N·m.
+        let peaks = [4_000.0, 1_000.0, 3_000.0, 3_000.0];
+        let brakes = Brakes {
+            anti_lock: Some(AntiLock::default()),
+            ..Default::default()
+        };
+        let share = AntiLock::default().peak_share;
+        // A moment turning right (braking the right front), 600 N·m: 800 N at 0.75 m, 240 N·m.
+        let moment = 600.0;
+        let demand = StabilityDemand {
+            moment: -moment,
+            excess: 0.1,
+            oversteer: true,
+            wheel: Some(1),
+            brake_torque: moment / 0.75 * 0.3,
+            drive_cut: 0.0,
+        };
+        // Full pedal: the right front already asks more than its tire takes (0.95 · 1 000 ·
+        // 0.3 = 285 N·m), so the whole moment comes off the left front.
+        let full = brakes.max_torque * 0.76;
+        let mut pedal = [full, full, 500.0, 500.0];
+        let axle = apply_stability_demand(&demand, &brakes, &wheels, &peaks, &mut pedal);
+        assert_eq!(axle, Some(0));
+        let held = share * peaks[0] * 0.3;
+        let released = held - pedal[0];
+        assert!(
+            (released - 240.0).abs() < 1e-9,
+            "left front released {released} N·m, {pedal:?}"
+        );
+        assert_eq!(&pedal[2..], &[500.0, 500.0]);
+        // Light pedal: the right front takes 150 N·m more before its tire's 285; the other
+        // 90 N·m (300 N) come off the left front, which the pedal held below its limit.
+        let mut pedal = [135.0, 135.0, 0.0, 0.0];
+        apply_stability_demand(&demand, &brakes, &wheels, &peaks, &mut pedal);
+        // What each front tire takes: the ABS holds the right at its limit.
+        let right = pedal[1].min(share * peaks[1] * 0.3);
+        let moment_now = (right - 135.0 + 135.0 - pedal[0]) / 0.3 * 0.75;
+        assert!(
+            (moment_now - moment).abs() < 1e-9 && (pedal[0] - 45.0).abs() < 1e-9,
+            "moment {moment_now} N·m from {pedal:?}"
+        );
+        // No pedal: the torque is added whole, nothing to release.
+        let mut pedal = [0.0; 4];
+        apply_stability_demand(&demand, &brakes, &wheels, &peaks, &mut pedal);
+        assert_eq!(pedal, [0.0, 240.0, 0.0, 0.0]);
     }
 }

@@ -103,9 +103,11 @@ impl VehicleState<'_> {
 /// for in a fixed step, decided once per step before the modules' `begin_step` and handed to
 /// every module call as [`ModuleContext::stability`].
 ///
-/// The built-in brakes add `brake_torque` at `wheel` to what the pedal asks there; the
-/// drivetrain's engines and motors deliver `1 − drive_cut` of the driver's demand. A brake
-/// module of your own that should keep the stability control's braking adds it likewise;
+/// The built-in brakes add `brake_torque` at `wheel` to what the pedal asks there, and what
+/// that wheel's tire cannot take they release at the wheel across the axle
+/// ([`apply_stability_demand`](super::apply_stability_demand)); the drivetrain's engines and
+/// motors deliver `1 − drive_cut` of the driver's demand. A brake module of your own that
+/// should keep the stability control's braking calls that function on its pedal torques;
 /// the drive cut holds whatever brake module is installed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StabilityDemand {

@@ -75,7 +75,7 @@ pub(crate) mod systems;
 
 pub use builtin::{
     AckermannSteering, BuiltinBrakes, BuiltinSuspension, DirectDrive, LinearAntiRollBar,
-    ackermann_angles, builtin_brake_torques, distribute_brake_force,
+    ackermann_angles, apply_stability_demand, builtin_brake_torques, distribute_brake_force,
 };
 pub use context::{
     AxleInput, CornerInput, ModuleContext, ModuleWheel, StabilityDemand, VehicleState,
