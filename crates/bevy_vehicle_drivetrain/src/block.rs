@@ -288,6 +288,20 @@ pub fn check_non_negative(field: &str, value: f64) -> Result<(), SettingError> {
     }
 }
 
+/// Checks that `value` is finite, `> 0` and `<= 1`: an efficiency, or a share of something.
+#[inline]
+pub fn check_fraction(field: &str, value: f64) -> Result<(), SettingError> {
+    check_positive(field, value)?;
+    if value <= 1.0 {
+        Ok(())
+    } else {
+        Err(SettingError::new(
+            field,
+            format!("must not exceed 1, got {value}"),
+        ))
+    }
+}
+
 /// Checks that `value` lies in `[min, max]`.
 #[inline]
 pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<(), SettingError> {

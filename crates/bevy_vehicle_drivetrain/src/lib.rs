@@ -61,8 +61,8 @@ pub use solver::StageWheels;
 pub mod prelude {
     pub use crate::block::{
         Block, DrivePath, Input, ModeChange, NoSensors, PortSpec, Ports, SettingError, Shafts,
-        StageContext, StepContext, check_finite, check_non_negative, check_positive, check_range,
-        clamp_input, wait_over,
+        StageContext, StepContext, check_finite, check_fraction, check_non_negative,
+        check_positive, check_range, clamp_input, wait_over,
     };
     pub use crate::blocks::*;
     pub use crate::controls::{ShiftSchedule, ThrottleEasing, VehicleControls};

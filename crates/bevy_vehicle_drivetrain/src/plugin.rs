@@ -11,9 +11,9 @@ use bevy::prelude::*;
 
 use crate::block::{Block, DrivePath, Ports, SettingError};
 use crate::blocks::{
-    AssistMotor, AutomaticTransmission, Clutch, ClutchSensors, Differential, DifferentialSensors,
-    Engine, EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor, MotorSensors, Retarder,
-    SummingGear, TorqueConverter, Track, TransferCase, Wheel, WheelSensors,
+    AssistMotor, AutomaticTransmission, Clutch, ClutchSensors, Cvt, Differential,
+    DifferentialSensors, Engine, EngineSensors, Gearbox, GearboxSensors, Hydrostatic, Motor,
+    MotorSensors, Retarder, SummingGear, TorqueConverter, Track, TransferCase, Wheel, WheelSensors,
 };
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
@@ -603,6 +603,7 @@ impl Plugin for DrivetrainPlugin {
             .register_block::<Wheel>()
             .register_block::<TorqueConverter>()
             .register_block::<AutomaticTransmission>()
+            .register_block::<Cvt>()
             .register_block::<Retarder>()
             .register_block::<TransferCase>()
             .register_block::<Hydrostatic>()

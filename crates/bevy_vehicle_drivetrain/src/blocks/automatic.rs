@@ -5,7 +5,8 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
-    check_non_negative, check_positive, check_range, clamp_input, count_down, wait_over,
+    check_fraction, check_non_negative, check_positive, check_range, clamp_input, count_down,
+    wait_over,
 };
 use crate::blocks::gearbox::PowerFlow;
 use crate::controls::{VehicleControls, set_if_changed};
@@ -391,10 +392,8 @@ impl Block for AutomaticTransmission {
             }
         }
         check_positive("shift_scale", self.shift_scale)?;
-        check_positive("efficiency", self.efficiency)?;
-        check_range("efficiency", self.efficiency, 0.0, 1.0)?;
-        check_positive("shift_efficiency", self.shift_efficiency)?;
-        check_range("shift_efficiency", self.shift_efficiency, 0.0, 1.0)?;
+        check_fraction("efficiency", self.efficiency)?;
+        check_fraction("shift_efficiency", self.shift_efficiency)?;
         check_non_negative("shaft_friction", self.shaft_friction)?;
         check_non_negative("park_max_speed", self.park_max_speed)?;
         check_finite("throttle", self.throttle)?;

@@ -4,8 +4,8 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_non_negative,
-    check_positive, check_range,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_fraction,
+    check_non_negative, check_positive, check_range,
 };
 use crate::blocks::gearbox::PowerFlow;
 use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, sign};
@@ -296,13 +296,7 @@ impl Block for Differential {
         check_non_negative("lock_torque", self.lock_torque)?;
         check_positive("lock_ratio", self.lock_ratio)?;
         check_non_negative("viscous_coupling", self.viscous_coupling)?;
-        check_positive("efficiency", self.efficiency)?;
-        if self.efficiency > 1.0 {
-            return Err(SettingError::new(
-                "efficiency",
-                format!("must not exceed 1, got {}", self.efficiency),
-            ));
-        }
+        check_fraction("efficiency", self.efficiency)?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
-    check_non_negative, check_positive, clamp_input,
+    check_fraction, check_non_negative, check_positive, clamp_input,
 };
 use crate::blocks::BodyAxis;
 use crate::controls::{VehicleControls, set_if_changed};
@@ -410,14 +410,8 @@ impl Block for Engine {
         self.torque_curve.validate("torque_curve")?;
         check_positive("inertia", self.inertia)?;
         check_positive("idle_rpm", self.idle_rpm)?;
-        check_positive("idle_band", self.idle_band)?;
+        check_fraction("idle_band", self.idle_band)?;
         check_non_negative("idle_integral_time", self.idle_integral_time)?;
-        if self.idle_band > 1.0 {
-            return Err(SettingError::new(
-                "idle_band",
-                format!("must not exceed 1, got {}", self.idle_band),
-            ));
-        }
         check_non_negative("stall_rpm", self.stall_rpm)?;
         if self.stall_rpm >= self.idle_rpm {
             return Err(SettingError::new(

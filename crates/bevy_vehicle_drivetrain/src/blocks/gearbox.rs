@@ -4,8 +4,8 @@
 use bevy::prelude::*;
 
 use crate::block::{
-    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_non_negative,
-    check_positive, count_down,
+    Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_fraction,
+    check_non_negative, check_positive, count_down,
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::shaft::{Shaft, ShaftDown, ShaftUp};
@@ -233,13 +233,7 @@ impl Block for Gearbox {
     fn validate(&self) -> Result<(), SettingError> {
         check_ratio_tables(&self.forward_ratios, &self.reverse_ratios)?;
         check_non_negative("shift_time", self.shift_time)?;
-        check_positive("efficiency", self.efficiency)?;
-        if self.efficiency > 1.0 {
-            return Err(SettingError::new(
-                "efficiency",
-                format!("must not exceed 1, got {}", self.efficiency),
-            ));
-        }
+        check_fraction("efficiency", self.efficiency)?;
         Ok(())
     }
 

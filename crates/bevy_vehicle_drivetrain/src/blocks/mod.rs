@@ -10,6 +10,7 @@
 //! | [`Wheel`] | leaf, inertial | angle, spin | — |
 //! | [`TorqueConverter`] | fluid coupling, lock-up clutch | — | `out` |
 //! | [`AutomaticTransmission`] | gear (automatic shifting, park) | — | `out` |
+//! | [`Cvt`] | continuously variable gear (ratio follows a target input speed) | variator ratio | `out` |
 //! | [`Retarder`] | speed-dependent driveline brake | — | `out` |
 //! | [`TransferCase`] | high/low range, centre differential | — | `front`, `rear` |
 
@@ -32,6 +33,7 @@ macro_rules! take_inputs_fields {
 mod automatic;
 mod body_axis;
 mod clutch;
+mod cvt;
 mod differential;
 mod engine;
 pub(crate) mod gearbox;
@@ -47,6 +49,7 @@ mod wheel;
 pub use automatic::{AutomaticRuntime, AutomaticSensors, AutomaticTransmission};
 pub use body_axis::BodyAxis;
 pub use clutch::{AutomaticClutch, Clutch, ClutchMode, ClutchRuntime, ClutchSensors};
+pub use cvt::{Cvt, CvtRuntime, CvtSensors};
 pub use differential::{Differential, DifferentialMode, DifferentialRuntime, DifferentialSensors};
 pub use engine::{Engine, EngineRuntime, EngineSensors};
 pub use gearbox::{Gearbox, GearboxRuntime, GearboxSensors, PowerFlow};
@@ -138,6 +141,7 @@ mod tests {
             ..Default::default()
         });
         takes(AutomaticTransmission::default());
+        takes(Cvt::default());
         takes(TransferCase::default());
         takes(Retarder::default());
         takes(Hydrostatic {

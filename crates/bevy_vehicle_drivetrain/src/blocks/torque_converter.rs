@@ -5,7 +5,7 @@ use bevy::prelude::*;
 use super::ClutchMode;
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
-    check_non_negative, check_positive, clamp_input,
+    check_fraction, check_non_negative, check_positive, clamp_input,
 };
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{rad_s_to_rpm, rpm_to_rad_s};
@@ -508,13 +508,7 @@ impl Block for TorqueConverter {
             ("coupling_point", self.coupling_point),
             ("slippage", self.slippage),
         ] {
-            check_positive(field, value)?;
-            if value > 1.0 {
-                return Err(SettingError::new(
-                    field,
-                    format!("must not exceed 1, got {value}"),
-                ));
-            }
+            check_fraction(field, value)?;
         }
         // Efficiency, speed ratio × torque ratio, peaks at SR = TM·CP/(2·(TM − 1)) below the
         // coupling point once TM > 2, at TM²·CP/(4·(TM − 1)): past 1 the converter would give

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::block::{
     Block, Input, ModeChange, PortSpec, Ports, SettingError, Shafts, StageContext, StepContext,
-    check_non_negative, check_positive, check_range,
+    check_fraction, check_non_negative, check_positive, check_range,
 };
 use crate::blocks::{Differential, DifferentialMode, DifferentialRuntime};
 use crate::controls::{VehicleControls, set_if_changed};
@@ -221,13 +221,7 @@ impl Block for TransferCase {
         }
         check_non_negative("lock_torque", self.lock_torque)?;
         check_non_negative("viscous_coupling", self.viscous_coupling)?;
-        check_positive("efficiency", self.efficiency)?;
-        if self.efficiency > 1.0 {
-            return Err(SettingError::new(
-                "efficiency",
-                format!("must not exceed 1, got {}", self.efficiency),
-            ));
-        }
+        check_fraction("efficiency", self.efficiency)?;
         check_non_negative("max_shift_speed", self.max_shift_speed)?;
         Ok(())
     }
