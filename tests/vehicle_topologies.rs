@@ -12,6 +12,7 @@ const ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
 const TOPOLOGIES: &[(&str, usize, &[&str])] = &[
     ("fwd", 2, &["wheel_fl", "wheel_fr"]),
     ("fwd_automatic", 2, &["wheel_fl", "wheel_fr"]),
+    ("fwd_cvt", 2, &["wheel_fl", "wheel_fr"]),
     ("fwd_hybrid", 2, &["wheel_fl", "wheel_fr"]),
     ("rwd", 2, &["wheel_rl", "wheel_rr"]),
     ("awd", 2, &["wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"]),

@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use bevy::ecs::system::EntityCommands;
 use bevy::prelude::*;
 use bevy_vehicle_drivetrain::blocks::{
-    AssistMotor, AutomaticTransmission, Clutch, Differential, Engine, Gearbox, Hydrostatic, Motor,
-    Retarder, SummingGear, TorqueConverter, Track, TransferCase,
+    AssistMotor, AutomaticTransmission, Clutch, Cvt, Differential, Engine, Gearbox, Hydrostatic,
+    Motor, Retarder, SummingGear, TorqueConverter, Track, TransferCase,
 };
 use bevy_vehicle_drivetrain::prelude::*;
 use serde::Serialize;
@@ -118,7 +118,7 @@ struct BlockType {
 /// name, shared between the app and the asset loaders.
 ///
 /// Holds the built-in blocks (`Engine`, `Clutch`, `Gearbox`, `Differential`, `Motor`,
-/// `TorqueConverter`, `AutomaticTransmission`, `Retarder`, `TransferCase`, `Hydrostatic`,
+/// `TorqueConverter`, `AutomaticTransmission`, `Cvt`, `Retarder`, `TransferCase`, `Hydrostatic`,
 /// `SummingGear`, `AssistMotor`, `Track`) from the start; [`RegisterFileBlock::register_file_block`] adds more.
 #[derive(Resource, Clone)]
 pub struct FileBlockTypes {
@@ -139,6 +139,7 @@ impl Default for FileBlockTypes {
         types.add::<Motor>();
         types.add::<TorqueConverter>();
         types.add::<AutomaticTransmission>();
+        types.add::<Cvt>();
         types.add::<Retarder>();
         types.add::<TransferCase>();
         types.add::<Hydrostatic>();

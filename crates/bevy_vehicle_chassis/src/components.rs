@@ -1355,8 +1355,8 @@ pub struct VehicleTelemetry {
     /// Engine (or motor) speed (rpm).
     pub engine_rpm: f64,
     /// Engaged gear, negative in reverse: a manual gearbox's (0 in neutral and while
-    /// shifting), or an automatic transmission's (the gear engaged or being shifted into; 0 in
-    /// neutral and park).
+    /// shifting), an automatic transmission's (the gear engaged or being shifted into; 0 in
+    /// neutral and park), or a CVT's selection (1 drive, 0 neutral, −1 reverse).
     pub gear: i32,
     /// Steering input as applied after the rate limit (−1..1, positive right).
     pub steering: f64,

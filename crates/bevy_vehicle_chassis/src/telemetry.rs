@@ -28,6 +28,7 @@ pub(crate) fn update_telemetry(
     motors: Query<&MotorSensors>,
     gearboxes: Query<&GearboxSensors>,
     automatics: Query<&AutomaticSensors>,
+    cvts: Query<&CvtSensors>,
     wheels: Query<(
         &WheelState,
         &WheelMount,
@@ -94,6 +95,8 @@ pub(crate) fn update_telemetry(
                     telemetry.gear = g.gear;
                 } else if let Ok(a) = automatics.get(block) {
                     telemetry.gear = a.gear;
+                } else if let Ok(c) = cvts.get(block) {
+                    telemetry.gear = c.selection;
                 }
             }
         },
