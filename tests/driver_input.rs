@@ -175,3 +175,41 @@ fn gamepad_triggers_and_stick_are_analog() {
     tick(&mut app, 60);
     assert_eq!(get::<VehicleControls>(&app, car).steering, -1.0);
 }
+
+/// The lever reaches reverse on a car without a manual gearbox too: an automatic's reverse
+/// gear (the automatic sedan), a single-speed electric car's (its motors take the lever's
+/// sign as their direction), one press of shift-down from neutral each and no further, and
+/// the throttle then drives the car backward (faster than 1 m/s within 3 s). Until
+/// 2026-12-06 the lever's range came from a manual gearbox alone, and these cars could not
+/// be put in reverse from the keyboard or a gamepad.
+#[test]
+fn the_lever_reaches_reverse_without_a_manual_gearbox() {
+    for path in [
+        "vehicles/automatic_sedan.vehicle.ron",
+        "vehicles/electric_hatchback.vehicle.ron",
+    ] {
+        let mut app = create_input_app();
+        spawn_flat_ground(&mut app, 1.0);
+        let d = load_vehicle(path);
+        let car = spawn_described(
+            &mut app,
+            &d,
+            Transform::from_xyz(0.0, rest_height(&d) + 0.05, 0.0),
+        );
+        let driver = app.world_mut().spawn(Driver::of(car)).id();
+        app.world_mut().get_mut::<Driver>(driver).unwrap().automatic = false;
+        tick(&mut app, 120);
+        for _ in 0..3 {
+            KeyCode::KeyQ.press(app.world_mut());
+            tick(&mut app, 2);
+            KeyCode::KeyQ.release(app.world_mut());
+            tick(&mut app, 2);
+        }
+        assert_eq!(get::<VehicleControls>(&app, car).gear, -1, "{path}");
+        KeyCode::KeyW.press(app.world_mut());
+        tick(&mut app, 180);
+        let speed = get::<VehicleTelemetry>(&app, car).forward_speed;
+        println!("{path}: {speed:.2} m/s after 3 s of throttle in reverse");
+        assert!(speed < -1.0, "{path}: {speed} m/s");
+    }
+}

@@ -241,6 +241,30 @@ fn latch_presses(mut drivers: Query<(&mut Driver, &ActionState<DriveAction>)>) {
     }
 }
 
+/// The lever's range `[top, reverse]` of a vehicle without a gearbox, an automatic or a CVT
+/// (a single-speed electric car, whose motors take the lever's sign as their direction):
+/// drive, neutral and reverse.
+const LEVER_WITHOUT_GEARS: [i32; 2] = [1, 1];
+
+/// How far the lever goes, `[top, reverse]`: a manual gearbox's forward and reverse gears; an
+/// automatic's drive (any positive selection) and its reverse gears; a CVT's drive and
+/// reverse.
+fn lever_range(
+    gearbox: Option<&Gearbox>,
+    automatic: Option<&AutomaticTransmission>,
+    cvt: Option<&Cvt>,
+) -> [i32; 2] {
+    if let Some(g) = gearbox {
+        [g.forward_ratios.len() as i32, g.reverse_ratios.len() as i32]
+    } else if let Some(a) = automatic {
+        [1, a.reverse_ratios.len() as i32]
+    } else if cvt.is_some() {
+        [1, 1]
+    } else {
+        LEVER_WITHOUT_GEARS
+    }
+}
+
 fn drive_from_input(
     time: Res<Time>,
     mut drivers: Query<(&mut Driver, &ActionState<DriveAction>)>,
@@ -249,7 +273,15 @@ fn drive_from_input(
         Option<&bevy_vehicle_chassis::VehicleTelemetry>,
     )>,
     engines: Query<(&BlockOf, &Engine)>,
-    gearboxes: Query<(&BlockOf, &Gearbox)>,
+    selectors: Query<
+        (
+            &BlockOf,
+            Option<&Gearbox>,
+            Option<&AutomaticTransmission>,
+            Option<&Cvt>,
+        ),
+        Or<(With<Gearbox>, With<AutomaticTransmission>, With<Cvt>)>,
+    >,
 ) {
     let dt = time.delta_secs_f64();
     for (mut driver, actions) in &mut drivers {
@@ -293,14 +325,12 @@ fn drive_from_input(
             driver.automatic = !driver.automatic;
         }
         let lever = controls.gear;
-        let top = gearboxes
+        let [top, reverse] = selectors
             .iter()
-            .find(|(b, _)| b.0 == vehicle)
-            .map_or(1, |(_, g)| g.forward_ratios.len() as i32);
-        let reverse = gearboxes
-            .iter()
-            .find(|(b, _)| b.0 == vehicle)
-            .map_or(0, |(_, g)| g.reverse_ratios.len() as i32);
+            .find(|(b, ..)| b.0 == vehicle)
+            .map_or(LEVER_WITHOUT_GEARS, |(_, gearbox, automatic, cvt)| {
+                lever_range(gearbox, automatic, cvt)
+            });
         // Each press one gear, within the gears there are.
         let shifts = i64::from(presses.shift_up) - i64::from(presses.shift_down);
         let next = (i64::from(lever) + shifts).clamp(-i64::from(reverse), i64::from(top));
