@@ -48,26 +48,13 @@ fn gear_reflects_momentum_inertia_and_reaction_exactly() {
 /// against `r` times it (1e-12).
 fn assert_reflected_inertia<B: Block>(gear: B, r: f64) {
     let (j_engine, j_wheel, torque) = (0.25, 1.5, 40.0);
-    let mut app = create_app(60.0);
-    let car = spawn_vehicle(&mut app, "car", 4);
-    let engine = spawn_block(
-        &mut app,
-        car,
-        "engine",
-        Motor {
-            command: 0.0,
-            ..constant_torque_motor(1.0, j_engine)
-        },
-        None,
-    );
-    let gearbox = spawn_block(&mut app, car, "gear", gear, Some((engine, Port::OUT)));
-    let w = spawn_block(
-        &mut app,
-        car,
-        "wheel",
-        wheel(j_wheel, WheelLoad::Torque(torque)),
-        Some((gearbox, Port::OUT)),
-    );
+    let idle = Motor {
+        command: 0.0,
+        ..constant_torque_motor(1.0, j_engine)
+    };
+    let load = wheel(j_wheel, WheelLoad::Torque(torque));
+    let (mut app, [engine, _, w]) = motor_gearbox_wheel(60.0, idle, gear, load);
+    let car = vehicle_of(&app, w);
     tick(&mut app, 60);
     let t = 60.0 * fixed_dt(&app);
     let alpha = torque / (j_wheel + j_engine * r * r);
@@ -2036,34 +2023,19 @@ fn lossless_cvt(min_ratio: f64, max_ratio: f64, target_rpm: f64) -> Cvt {
 #[test]
 fn a_cvt_sweeping_its_ratio_without_losses_keeps_the_kinetic_energy() {
     let (j_in, j_out) = (0.2, 1.5);
-    let mut app = create_app(60.0);
-    let car = spawn_vehicle(&mut app, "car", 4);
-    let motor = spawn_block(
-        &mut app,
-        car,
-        "motor",
-        Motor {
-            command: 0.0,
-            ..constant_torque_motor(1.0, j_in)
-        },
-        None,
-    );
+    let idle = Motor {
+        command: 0.0,
+        ..constant_torque_motor(1.0, j_in)
+    };
     // Aiming for 300 rpm (31.4 rad/s) with the output near 33 rad/s: the ratio falls from
     // 2.5 toward 1.
-    let cvt = spawn_block(
-        &mut app,
-        car,
-        "cvt",
+    let (mut app, [motor, cvt, w]) = motor_gearbox_wheel(
+        60.0,
+        idle,
         lossless_cvt(0.5, 2.5, 300.0),
-        Some((motor, Port::OUT)),
-    );
-    let w = spawn_block(
-        &mut app,
-        car,
-        "wheel",
         wheel(j_out, WheelLoad::None),
-        Some((cvt, Port::OUT)),
     );
+    let car = vehicle_of(&app, w);
     tick(&mut app, 1);
     set_state(&mut app, car, w, &[0.0, 60.0]);
     tick(&mut app, 1);
@@ -2134,7 +2106,7 @@ fn a_cvt_holds_its_input_at_the_target_speed() {
             wheel(1.5, WheelLoad::Viscous(viscous)),
         );
         tick(&mut app, (60.0 * hz) as usize);
-        let car = app.world().get::<BlockOf>(w).unwrap().0;
+        let car = vehicle_of(&app, w);
         let (m, r, o) = (
             state(&app, car, motor)[0],
             state(&app, car, cvt)[0],

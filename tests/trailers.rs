@@ -341,7 +341,7 @@ fn combination_file(
         "combinations/test.combination.ron",
         text,
         &FileBlockTypes::default(),
-        |p| std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string()),
+        read_asset,
     )
 }
 

@@ -1091,10 +1091,6 @@ fn apply_static_preload_brings_a_heavier_description_back_to_its_ride_height() {
 
 /// The text of the asset at `path` (relative to the asset root), as a file reader of
 /// [`VehicleDescription::parse`] returns it.
-fn read_asset(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).map_err(|e| e.to_string())
-}
-
 /// The shipped asset at `path`, checked to hold each of `anchors` exactly once: the text a
 /// test replaces to edit it.
 fn shipped_text(path: &str, anchors: &[&str]) -> String {

@@ -218,8 +218,6 @@ fn automatic_sedan_accelerates_alike_at_any_step_rate() {
 /// the `fwd_cvt` topology (same engine, converter and final drive), its converter's lock-up
 /// kept closed at full throttle as a CVT car's is.
 fn cvt_sedan() -> VehicleDescription {
-    let read_asset =
-        |p: &str| std::fs::read_to_string(format!("{ASSET_ROOT}/{p}")).map_err(|e| e.to_string());
     let text = read_asset(SEDAN).unwrap();
     let start = text.find("\"transmission\": (").unwrap();
     let end = start + text[start..].find("\n        ),\n").unwrap() + "\n        ),\n".len();

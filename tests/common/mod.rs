@@ -124,6 +124,11 @@ pub fn state(app: &App, vehicle: Entity, block: Entity) -> Vec<f64> {
         .to_vec()
 }
 
+/// The vehicle block `block` belongs to.
+pub fn vehicle_of(app: &App, block: Entity) -> Entity {
+    app.world().get::<BlockOf>(block).expect("a block").0
+}
+
 /// Overwrites the continuous state of `block` (the next step makes it consistent first).
 pub fn set_state(app: &mut App, vehicle: Entity, block: Entity, values: &[f64]) {
     let ok = app
@@ -337,6 +342,12 @@ pub fn spawn_car_at_rest(app: &mut App, car: &CarBuilder) -> Entity {
 
 /// The repository's asset folder.
 pub const ASSET_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
+/// The text of the shipped asset at `path` (an asset path), or the reading error: what a
+/// description's parser asks for each file it references.
+pub fn read_asset(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(format!("{ASSET_ROOT}/{path}")).map_err(|e| e.to_string())
+}
 
 /// Reads the shipped vehicle file `path` (an asset path), panicking with its error.
 pub fn load_vehicle(path: &str) -> VehicleDescription {

@@ -294,15 +294,10 @@ impl Block for Cvt {
         let input = Shaft::down_of(shafts.input);
         let out = shafts.outputs[0];
         let output_speed = out.up.speed().unwrap_or(out.down.speed);
-        let target_ratio = match rt.engaged.signum() {
-            1 => self.target_ratio(output_speed),
-            -1 => -self.reverse_ratio,
-            _ => 0.0,
-        };
         CvtSensors {
             selection: rt.engaged,
             ratio: self.ratio_of(rt.engaged, state[0]),
-            target_ratio,
+            target_ratio: self.ratio_of(rt.engaged, self.target_ratio(output_speed)),
             input_speed: input.speed,
             output_speed,
             output_torque: out.down.torque,
