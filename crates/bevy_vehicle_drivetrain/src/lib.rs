@@ -30,6 +30,7 @@
 //! sheets give them, and say so). Shaft speeds are signed about each shaft's own positive
 //! sense of rotation; for a wheel that is forward rolling.
 
+mod batch;
 pub mod block;
 pub mod blocks;
 pub mod controls;

@@ -41,6 +41,8 @@
 
 use core::sync::atomic::{Ordering, compiler_fence};
 
+use crate::batch::Num;
+
 /// Which of the two solver passes a stage function is being evaluated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -164,10 +166,15 @@ impl ShaftUp {
         if self.is_held() {
             return ShaftUp::HELD;
         }
+        let [momentum, inertia, reaction] = reflected(
+            [self.momentum, self.inertia, self.reaction],
+            inv_ratio,
+            inv_gain,
+        );
         ShaftUp {
-            momentum: self.momentum * inv_gain,
-            inertia: self.inertia * inv_gain * inv_ratio,
-            reaction: self.reaction * inv_gain,
+            momentum,
+            inertia,
+            reaction,
         }
     }
 
@@ -253,8 +260,8 @@ pub struct Lumped {
 /// never depends on what was remembered; for the same reason any two compare equal.
 #[derive(Clone, Copy, Debug)]
 pub struct Reciprocal {
-    value: f64,
-    reciprocal: f64,
+    pub(crate) value: f64,
+    pub(crate) reciprocal: f64,
 }
 
 impl Default for Reciprocal {
@@ -323,11 +330,41 @@ pub fn lump_with(inertia: f64, torque: f64, load: ShaftUp, total: &Reciprocal) -
             shaft_torque: torque,
         };
     }
-    let acceleration = (torque + load.reaction) * total.of(inertia + load.inertia);
+    let [acceleration, shaft_torque] = lumped(
+        torque,
+        load.inertia,
+        load.reaction,
+        total.of(inertia + load.inertia),
+    );
     Lumped {
         acceleration,
-        shaft_torque: load.inertia * acceleration - load.reaction,
+        shaft_torque,
     }
+}
+
+/// A message up `[L, I, Tr]` (not held) reflected through a gear of reciprocal ratio
+/// `inv_ratio` and reciprocal torque gain `inv_gain` ([`ShaftUp::reflect_inv`]), for one
+/// vehicle or a batch's lanes.
+#[inline(always)]
+pub(crate) fn reflected<T: Num>(
+    [momentum, inertia, reaction]: [T; 3],
+    inv_ratio: T,
+    inv_gain: T,
+) -> [T; 3] {
+    [
+        momentum * inv_gain,
+        inertia * inv_gain * inv_ratio,
+        reaction * inv_gain,
+    ]
+}
+
+/// A driver of net torque `torque` (N·m) lumped with a load (not held) of inertia
+/// `load_inertia` and reaction `load_reaction`, given `1 / (I + I_load)` as
+/// `inv_total`: `[α, shaft torque]` ([`lump_with`]), for one vehicle or a batch's lanes.
+#[inline(always)]
+pub(crate) fn lumped<T: Num>(torque: T, load_inertia: T, load_reaction: T, inv_total: T) -> [T; 2] {
+    let acceleration = (torque + load_reaction) * inv_total;
+    [acceleration, load_inertia * acceleration - load_reaction]
 }
 
 /// Torque (N·m) that gives a driven side the acceleration `acceleration` (rad/s²):

@@ -211,7 +211,7 @@ pub(crate) struct WheelCell {
 impl WheelCell {
     /// Whether the wheel has a tire, whose road torque [`Passes::load_wheels`] computes.
     #[inline]
-    fn has_tire(&self) -> bool {
+    pub(crate) fn has_tire(&self) -> bool {
         matches!(self.block.load, WheelLoad::Tire(_))
     }
 }
@@ -720,110 +720,68 @@ impl Program {
         scratch: &mut Vec<f64>,
         hook: &mut H,
     ) {
-        let substeps = substeps.max(1);
-        let Program {
-            nodes,
-            blocks,
-            shafts,
-            x,
-            pending_projection,
-            tire_wheels,
-            lateral_mobility,
-            substep_blocks,
-            drive_limit,
-            diverged,
-        } = self;
-        // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
-        let x: &mut [f64] = x;
-        let n = x.len();
-        scratch.resize(7 * n, 0.0);
-        // scratch = [k1 | k2 | k3 | k4 | xs | delta | the state at the step's start]
-        let (work, rest) = scratch.split_at_mut(5 * n);
-        let (delta, start) = rest.split_at_mut(n);
-        start.copy_from_slice(x);
-        let mut passes = Passes {
-            nodes,
-            blocks,
-            shafts,
-            tire_wheels,
-            lateral_mobility,
-            drive_limit: 1.0,
+        step_programs([self], dt, substeps, scratch, hook);
+    }
+
+    /// Steps four programs of [one shape](Program::same_shape) together, as
+    /// [`Program::step`] with no hook would step each, bit for bit: their stages run in lanes
+    /// while their blocks' modes allow it ([`crate::batch`]). Returns how many of the step's
+    /// evaluations ran in lanes.
+    pub fn step_four(
+        programs: [&mut Program; 4],
+        dt: f64,
+        substeps: u32,
+        scratch: &mut Vec<f64>,
+    ) -> u32 {
+        /// With the lanes' arithmetic in AVX registers.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn step_four_avx2(
+            programs: [&mut Program; 4],
+            dt: f64,
+            substeps: u32,
+            scratch: &mut Vec<f64>,
+        ) -> u32 {
+            step_programs(programs, dt, substeps, scratch, &mut |_| {})
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above).
+            #[allow(unsafe_code)]
+            return unsafe { step_four_avx2(programs, dt, substeps, scratch) };
+        }
+        step_programs(programs, dt, substeps, scratch, &mut |_| {})
+    }
+
+    /// Whether `other` has this program's shape, so that the two can be stepped in one batch
+    /// ([`Program::step_four`]): the same built-in blocks in the same places, connected alike,
+    /// with the same states, and neither with a tire, a custom block or an open port.
+    pub fn same_shape(&self, other: &Program) -> bool {
+        fn kind(cell: &Cell) -> Option<u8> {
+            Some(match cell {
+                Cell::Engine(_) => 0,
+                Cell::Motor(_) => 1,
+                Cell::Clutch(_) => 2,
+                Cell::Gearbox(_) => 3,
+                Cell::Differential(_) => 4,
+                Cell::Wheel(c) if !c.has_tire() => 5,
+                _ => return None,
+            })
+        }
+        let same_node = |(a, b): (&Node, &Node)| {
+            a.children == b.children && a.state == b.state && a.input == b.input
         };
-        let step = StepContext { dt, substeps };
-        let mut change = ModeChange::Unchanged;
-        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
-            change = change.max(block.begin_step(&mut x[node.state()], &step));
-        }
-        let h = dt / f64::from(substeps);
-        if change == ModeChange::Impulsive || *pending_projection {
-            passes.project(x, delta, h);
-            *pending_projection = false;
-        }
-        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
-            if let Cell::Wheel(c) = block {
-                c.runtime.spin_at_step_start = x[node.state()][1];
-            }
-        }
-        let mut torque = StageContext {
-            pass: Pass::Torque,
-            substep: h,
-            drive_limit: 1.0,
-        };
-        let (k1, rest) = work.split_at_mut(n);
-        let (k2, rest) = rest.split_at_mut(n);
-        let (k3, rest) = rest.split_at_mut(n);
-        let (k4, xs) = rest.split_at_mut(n);
-        for s in 0..substeps {
-            let t0 = f64::from(s) * h;
-            if !substep_blocks.is_empty() {
-                let mut change = ModeChange::Unchanged;
-                for &i in substep_blocks.iter() {
-                    let i = usize::from(i);
-                    let state = &mut x[passes.nodes[i].state()];
-                    change = change.max(passes.blocks[i].begin_substep(state, h));
-                }
-                if change == ModeChange::Impulsive {
-                    passes.project(x, delta, h);
-                }
-            }
-            torque.drive_limit = passes.hook(x, [t0, h], true, hook);
-            passes.evaluate(x, k1, &torque);
-            passes.settle_modes(x, delta, k1, &torque);
-            for j in 0..n {
-                xs[j] = x[j] + 0.5 * h * k1[j];
-            }
-            torque.drive_limit = passes.hook(xs, [t0 + 0.5 * h, h], false, hook);
-            passes.evaluate(xs, k2, &torque);
-            for j in 0..n {
-                xs[j] = x[j] + 0.5 * h * k2[j];
-            }
-            torque.drive_limit = passes.hook(xs, [t0 + 0.5 * h, h], false, hook);
-            passes.evaluate(xs, k3, &torque);
-            for j in 0..n {
-                xs[j] = x[j] + h * k3[j];
-            }
-            torque.drive_limit = passes.hook(xs, [t0 + h, h], false, hook);
-            passes.evaluate(xs, k4, &torque);
-            for j in 0..n {
-                x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
-            }
-        }
-        // NaN is not within the limit either.
-        let within = |v: &f64| v.abs() <= STATE_LIMIT;
-        if let Some(bad) = x.iter().position(|v| !within(v)) {
-            x.copy_from_slice(start);
-            // The block to name: the first whose own outputs are not numbers at the step's
-            // start, if any are; else the first whose state went astray (a NaN a leaf sends up
-            // lands first in the root's state, which only carries it).
-            *diverged = passes
-                .not_a_number_source(x, k1, &torque)
-                .or_else(|| passes.nodes.iter().position(|n| n.state().contains(&bad)));
-            return;
-        }
-        // Shaft values and modes at the end of the step, for the sensors.
-        passes.evaluate(x, k1, &torque);
-        passes.settle_modes(x, delta, k1, &torque);
-        *drive_limit = torque.drive_limit;
+        self.x.len() == other.x.len()
+            && self.nodes.len() == other.nodes.len()
+            && self.tire_wheels.is_empty()
+            && other.tire_wheels.is_empty()
+            && self.substep_blocks == other.substep_blocks
+            && self.nodes.iter().zip(&other.nodes).all(same_node)
+            && self
+                .blocks
+                .iter()
+                .zip(&other.blocks)
+                .all(|(a, b)| kind(a).is_some() && kind(a) == kind(b))
     }
 
     /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`
@@ -845,10 +803,363 @@ impl Program {
     }
 }
 
+/// [`Program::step`] for `N` programs in lockstep: one vehicle (`N = 1`, with its stage
+/// hook), or a batch of four of [one shape](Program::same_shape), whose stages run in lanes
+/// while their modes allow it. Each program's own arithmetic is the same either way, in the
+/// same order: a vehicle's trajectory does not depend on the vehicles it is stepped with.
+/// Returns how many evaluations ran in lanes.
+#[inline(always)]
+fn step_programs<const N: usize, H: FnMut(&mut StageWheels)>(
+    programs: [&mut Program; N],
+    dt: f64,
+    substeps: u32,
+    scratch: &mut Vec<f64>,
+    hook: &mut H,
+) -> u32 {
+    let substeps = substeps.max(1);
+    let n = programs[0].x.len();
+    scratch.resize(7 * n * N, 0.0);
+    let mut buffers = scratch.chunks_exact_mut(7 * n);
+    let mut lanes = programs.map(|p| {
+        let buffer = buffers.next().expect("sized for every program");
+        Lane::new(p, buffer)
+    });
+    let step = StepContext { dt, substeps };
+    let h = dt / f64::from(substeps);
+    for lane in &mut lanes {
+        lane.begin_step(&step, h);
+    }
+    let mut torque = [StageContext {
+        pass: Pass::Torque,
+        substep: h,
+        drive_limit: 1.0,
+    }; N];
+    let mut stages = Stages::default();
+    for s in 0..substeps {
+        let t0 = f64::from(s) * h;
+        for lane in &mut lanes {
+            if lane.begin_substep(h) {
+                stages.modes_changed();
+            }
+        }
+        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+            stage.drive_limit = lane.hook_at(Stage::K1, [t0, h], hook);
+        }
+        stages.evaluate(&mut lanes, Stage::K1, &torque);
+        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+            if lane.settle_modes(stage) {
+                stages.modes_changed();
+            }
+            lane.advance(Stage::K2, 0.5 * h);
+            stage.drive_limit = lane.hook_at(Stage::K2, [t0 + 0.5 * h, h], hook);
+        }
+        stages.evaluate(&mut lanes, Stage::K2, &torque);
+        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+            lane.advance(Stage::K3, 0.5 * h);
+            stage.drive_limit = lane.hook_at(Stage::K3, [t0 + 0.5 * h, h], hook);
+        }
+        stages.evaluate(&mut lanes, Stage::K3, &torque);
+        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+            lane.advance(Stage::K4, h);
+            stage.drive_limit = lane.hook_at(Stage::K4, [t0 + h, h], hook);
+        }
+        stages.evaluate(&mut lanes, Stage::K4, &torque);
+        for lane in &mut lanes {
+            lane.commit(h);
+        }
+    }
+    for (lane, stage) in lanes.iter_mut().zip(&torque) {
+        lane.end_step(stage);
+    }
+    // Shaft values and modes at the end of the step, for the sensors.
+    stages.evaluate(&mut lanes, Stage::End, &torque);
+    for (lane, stage) in lanes.iter_mut().zip(&torque) {
+        lane.finish(stage);
+    }
+    stages.in_lanes
+}
+
+/// Which of a step's evaluations a stage is: the four RK4 stages of a substep, or the
+/// evaluation at the end of the step for the sensors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    K1,
+    K2,
+    K3,
+    K4,
+    End,
+}
+
+/// How a step evaluates its stages: the lanes' evaluation for a batch of four while its
+/// modes allow it ([`crate::batch::fits`]), each program on its own otherwise.
+#[derive(Default)]
+struct Stages {
+    /// Whether the batch fits the lanes; `None` until checked, and again once a block changes
+    /// its mode.
+    fit: Option<bool>,
+    /// The lanes' shaft messages, kept for the step.
+    shafts: Option<crate::batch::LaneShafts>,
+    /// How many evaluations ran in lanes.
+    in_lanes: u32,
+}
+
+impl Stages {
+    /// Evaluates stage `stage` of every lane (their stage contexts in `context`).
+    #[inline(always)]
+    fn evaluate<const N: usize>(
+        &mut self,
+        lanes: &mut [Lane; N],
+        stage: Stage,
+        context: &[StageContext; N],
+    ) {
+        if let Ok(four) = <&mut [Lane; 4]>::try_from(&mut lanes[..])
+            && *self.fit.get_or_insert_with(|| crate::batch::fits(four))
+        {
+            crate::batch::evaluate(four, stage, context, self.shafts.get_or_insert_default());
+            self.in_lanes += 1;
+            return;
+        }
+        for (lane, context) in lanes.iter_mut().zip(context) {
+            lane.evaluate(stage, context);
+        }
+    }
+
+    /// A block changed its mode: whether the batch fits is to be checked again.
+    #[inline(always)]
+    fn modes_changed(&mut self) {
+        self.fit = None;
+    }
+}
+
+/// What the lanes' evaluation reads and writes of one program: its blocks, the stage's state
+/// and derivative, and its shafts.
+pub(crate) struct LaneView<'a> {
+    pub blocks: &'a [Cell],
+    pub state: &'a [f64],
+    pub derivative: &'a mut [f64],
+    pub shafts: &'a mut [Shaft],
+}
+
+/// One program in a step: its passes, its state and its stage buffers.
+pub(crate) struct Lane<'a> {
+    pub(crate) passes: Passes<'a>,
+    /// The committed state.
+    pub(crate) x: &'a mut [f64],
+    /// The RK4 stage derivatives.
+    pub(crate) k: [&'a mut [f64]; 4],
+    /// The state of the stage being evaluated (K2 to K4).
+    pub(crate) xs: &'a mut [f64],
+    /// The momentum passes' speed changes.
+    delta: &'a mut [f64],
+    /// The state at the step's start.
+    start: &'a mut [f64],
+    pending_projection: &'a mut bool,
+    substep_blocks: &'a [u16],
+    drive_limit: &'a mut f64,
+    diverged: &'a mut Option<usize>,
+    /// The step went astray and was undone.
+    undone: bool,
+}
+
+impl<'a> Lane<'a> {
+    /// Borrows `program` apart, with `buffer` (seven state lengths) for its stage buffers.
+    #[inline(always)]
+    fn new(program: &'a mut Program, buffer: &'a mut [f64]) -> Lane<'a> {
+        let Program {
+            nodes,
+            blocks,
+            shafts,
+            x,
+            pending_projection,
+            tire_wheels,
+            lateral_mobility,
+            substep_blocks,
+            drive_limit,
+            diverged,
+        } = program;
+        let n = x.len();
+        // buffer = [k1 | k2 | k3 | k4 | xs | delta | the state at the step's start]
+        let (k1, rest) = buffer.split_at_mut(n);
+        let (k2, rest) = rest.split_at_mut(n);
+        let (k3, rest) = rest.split_at_mut(n);
+        let (k4, rest) = rest.split_at_mut(n);
+        let (xs, rest) = rest.split_at_mut(n);
+        let (delta, start) = rest.split_at_mut(n);
+        Lane {
+            passes: Passes {
+                nodes,
+                blocks,
+                shafts,
+                tire_wheels,
+                lateral_mobility,
+                drive_limit: 1.0,
+            },
+            // Plain slices from here on: indexing a SmallVec re-checks where its data lives.
+            x,
+            k: [k1, k2, k3, k4],
+            xs,
+            delta,
+            start,
+            pending_projection,
+            substep_blocks,
+            drive_limit,
+            diverged,
+            undone: false,
+        }
+    }
+
+    /// The step's start: each block's per-step logic, and a momentum pass if one is due.
+    #[inline(always)]
+    fn begin_step(&mut self, step: &StepContext, h: f64) {
+        self.start.copy_from_slice(self.x);
+        let passes = &mut self.passes;
+        let mut change = ModeChange::Unchanged;
+        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
+            change = change.max(block.begin_step(&mut self.x[node.state()], step));
+        }
+        if change == ModeChange::Impulsive || *self.pending_projection {
+            passes.project(self.x, self.delta, h);
+            *self.pending_projection = false;
+        }
+        for (node, block) in passes.nodes.iter().zip(passes.blocks.iter_mut()) {
+            if let Cell::Wheel(c) = block {
+                c.runtime.spin_at_step_start = self.x[node.state()][1];
+            }
+        }
+    }
+
+    /// A substep's start: the per-substep logic of the blocks that have one. Returns whether
+    /// any block changed its mode.
+    #[inline(always)]
+    fn begin_substep(&mut self, h: f64) -> bool {
+        if self.substep_blocks.is_empty() {
+            return false;
+        }
+        let passes = &mut self.passes;
+        let mut change = ModeChange::Unchanged;
+        for &i in self.substep_blocks.iter() {
+            let i = usize::from(i);
+            let state = &mut self.x[passes.nodes[i].state()];
+            change = change.max(passes.blocks[i].begin_substep(state, h));
+        }
+        if change == ModeChange::Impulsive {
+            passes.project(self.x, self.delta, h);
+        }
+        change != ModeChange::Unchanged
+    }
+
+    /// Runs the stage hook for stage `stage`, `time` (s) into the step in a substep of
+    /// `substep` (s); returns the drive limit for the stage.
+    #[inline(always)]
+    fn hook_at<H: FnMut(&mut StageWheels)>(
+        &mut self,
+        stage: Stage,
+        [time, substep]: [f64; 2],
+        hook: &mut H,
+    ) -> f64 {
+        let state = match stage {
+            Stage::K1 | Stage::End => &*self.x,
+            _ => &*self.xs,
+        };
+        self.passes
+            .hook(state, [time, substep], stage == Stage::K1, hook)
+    }
+
+    /// Evaluates stage `stage` on its own, into its derivative buffer.
+    #[inline(always)]
+    fn evaluate(&mut self, stage: Stage, context: &StageContext) {
+        let (state, derivative) = match stage {
+            Stage::K1 | Stage::End => (&*self.x, &mut *self.k[0]),
+            Stage::K2 => (&*self.xs, &mut *self.k[1]),
+            Stage::K3 => (&*self.xs, &mut *self.k[2]),
+            Stage::K4 => (&*self.xs, &mut *self.k[3]),
+        };
+        self.passes.evaluate(state, derivative, context);
+    }
+
+    /// What the lanes' evaluation of stage `stage` reads and writes of this program.
+    #[inline(always)]
+    pub(crate) fn view(&mut self, stage: Stage) -> LaneView<'_> {
+        let (state, derivative) = match stage {
+            Stage::K1 | Stage::End => (&*self.x, &mut *self.k[0]),
+            Stage::K2 => (&*self.xs, &mut *self.k[1]),
+            Stage::K3 => (&*self.xs, &mut *self.k[2]),
+            Stage::K4 => (&*self.xs, &mut *self.k[3]),
+        };
+        LaneView {
+            blocks: self.passes.blocks,
+            state,
+            derivative,
+            shafts: self.passes.shafts,
+        }
+    }
+
+    /// After stage K1 (or the step's end): lets the blocks switch modes. Returns whether any
+    /// did.
+    #[inline(always)]
+    fn settle_modes(&mut self, context: &StageContext) -> bool {
+        self.passes
+            .settle_modes(self.x, self.delta, self.k[0], context)
+    }
+
+    /// Sets the stage state for `stage` to the committed state plus `h` times the last
+    /// stage's derivative.
+    #[inline(always)]
+    fn advance(&mut self, stage: Stage, h: f64) {
+        let k = match stage {
+            Stage::K2 => &*self.k[0],
+            Stage::K3 => &*self.k[1],
+            _ => &*self.k[2],
+        };
+        for ((xs, x), k) in self.xs.iter_mut().zip(self.x.iter()).zip(k) {
+            *xs = x + h * k;
+        }
+    }
+
+    /// Commits a substep of `h` (s): the RK4 combination of the four stages.
+    #[inline(always)]
+    fn commit(&mut self, h: f64) {
+        let [k1, k2, k3, k4] = &self.k;
+        for j in 0..self.x.len() {
+            self.x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        }
+    }
+
+    /// The step's end: a step that left any state not finite or beyond [`STATE_LIMIT`] is
+    /// undone, naming the node that went astray.
+    #[inline(always)]
+    fn end_step(&mut self, context: &StageContext) {
+        // NaN is not within the limit either.
+        let within = |v: &f64| v.abs() <= STATE_LIMIT;
+        if let Some(bad) = self.x.iter().position(|v| !within(v)) {
+            self.x.copy_from_slice(self.start);
+            // The block to name: the first whose own outputs are not numbers at the step's
+            // start, if any are; else the first whose state went astray (a NaN a leaf sends up
+            // lands first in the root's state, which only carries it).
+            let passes = &mut self.passes;
+            *self.diverged = passes
+                .not_a_number_source(self.x, self.k[0], context)
+                .or_else(|| passes.nodes.iter().position(|n| n.state().contains(&bad)));
+            self.undone = true;
+        }
+    }
+
+    /// After the end-of-step evaluation: the modes at the step's end, and the drive limit
+    /// for the sensors.
+    #[inline(always)]
+    fn finish(&mut self, context: &StageContext) {
+        if self.undone {
+            return;
+        }
+        self.settle_modes(context);
+        *self.drive_limit = context.drive_limit;
+    }
+}
+
 /// The parts of a [`Program`] the passes work on, borrowed apart from the state buffers.
-struct Passes<'a> {
-    nodes: &'a [Node],
-    blocks: &'a mut [Cell],
+pub(crate) struct Passes<'a> {
+    pub(crate) nodes: &'a [Node],
+    pub(crate) blocks: &'a mut [Cell],
     shafts: &'a mut [Shaft],
     /// The wheels with a tire: see [`Program::tire_wheels`].
     tire_wheels: &'a [u16],
@@ -884,16 +1195,20 @@ impl Passes<'_> {
     }
 
     /// After a stage at the committed state `x`: lets blocks switch modes, runs a momentum pass
-    /// when a rigid connection appeared, and re-evaluates, until nothing changes.
+    /// when a rigid connection appeared, and re-evaluates, until nothing changes. Returns
+    /// whether any block changed its mode.
     fn settle_modes(
         &mut self,
         x: &mut [f64],
         delta: &mut [f64],
         derivative: &mut [f64],
         stage: &StageContext,
-    ) {
+    ) -> bool {
+        let mut changed = false;
         for _ in 0..MAX_MODE_ROUNDS {
-            match self.update_modes(x) {
+            let change = self.update_modes(x);
+            changed |= change != ModeChange::Unchanged;
+            match change {
                 ModeChange::Unchanged => break,
                 // The state is unchanged, and with it every wheel's road torque.
                 ModeChange::Smooth => self.run_passes(x, derivative, stage),
@@ -903,6 +1218,7 @@ impl Passes<'_> {
                 }
             }
         }
+        changed
     }
 
     /// The block whose outputs at state `state` are not numbers while what it was handed is:

@@ -3,6 +3,7 @@
 
 use bevy::prelude::*;
 
+use crate::batch::Num;
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, check_finite, check_fraction,
     check_non_negative, check_positive, check_range,
@@ -113,11 +114,11 @@ pub struct DifferentialRuntime {
     /// Torque gain `g` for the latched flow, derived from the settings.
     pub gain: f64,
     /// Locked: `1 / g_e` with `g_e = g·(b·k + 1 − b)`, the gain onto the right output's speed.
-    inv_locked_gain: f64,
+    pub(crate) inv_locked_gain: f64,
     /// Locked: `1 / (r_e·g_e)`, which turns the pair's inertia into the input's.
-    inv_locked_ratio_gain: f64,
+    pub(crate) inv_locked_ratio_gain: f64,
     /// Locked: the outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²).
-    locked_inertia: Reciprocal,
+    pub(crate) locked_inertia: Reciprocal,
 }
 
 impl DifferentialRuntime {
@@ -225,13 +226,60 @@ impl Differential {
             return None;
         }
         let k = self.lock_ratio;
-        let b = self.torque_bias;
         let inertia = Self::locked_inertia(k, o1, o2);
         if inertia == 0.0 {
             return Some(0.0);
         }
-        let gen_gain = rt.gain * (b * k + 1.0 - b);
-        Some((gen_gain * t + k * o1.reaction + o2.reaction) * rt.locked_inertia.of(inertia))
+        Some(Self::locked_output_acceleration(
+            [t, k, self.torque_bias, rt.gain],
+            [o1.reaction, o2.reaction],
+            rt.locked_inertia.of(inertia),
+        ))
+    }
+
+    /// What a locked differential hands up, `[L, I, Tr]`, from its outputs' `o1`, `o2` (not
+    /// held) at lock ratio `k`, with the runtime's `1 / g_e` and `1 / (r_e·g_e)`: the
+    /// [`Block::upstream`] of [`DifferentialMode::Locked`], for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn locked_up<T: Num>(
+        k: T,
+        o1: [T; 3],
+        o2: [T; 3],
+        inv_locked_gain: T,
+        inv_locked_ratio_gain: T,
+    ) -> [T; 3] {
+        [
+            (k * o1[0] + o2[0]) * inv_locked_gain,
+            (k * k * o1[1] + o2[1]) * inv_locked_ratio_gain,
+            (k * o1[2] + o2[2]) * inv_locked_gain,
+        ]
+    }
+
+    /// The locked outputs' acceleration on output 2 ([`Differential::locked_acceleration`],
+    /// outputs not held, their inertia `k²·I1 + I2` not 0) for input torque `t`, lock ratio
+    /// `k`, torque bias `b` and gain `gain`, the outputs' reactions `r1`, `r2` and
+    /// `1 / (k²·I1 + I2)` as `inv_inertia`, for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn locked_output_acceleration<T: Num>(
+        [t, k, b, gain]: [T; 4],
+        [r1, r2]: [T; 2],
+        inv_inertia: T,
+    ) -> T {
+        let gen_gain = gain * (b * k + T::splat(1.0) - b);
+        (gen_gain * t + k * r1 + r2) * inv_inertia
+    }
+
+    /// The locked outputs' torques `[T1, T2]` for input torque `t`, lock ratio `k`, torque
+    /// bias `b` and gain `gain`, given output 2's acceleration `a2` and output 1's inertia
+    /// `i1` and reaction `r1` ([`Differential::locked_torques`] with both outputs not held),
+    /// for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn locked_split<T: Num>([t, k, b, gain]: [T; 4], a2: T, [i1, r1]: [T; 2]) -> [T; 2] {
+        let t1_open = b * gain * t;
+        let t2_open = (T::splat(1.0) - b) * gain * t;
+        let t1 = i1 * k * a2 - r1;
+        let lambda = t1_open - t1;
+        [t1, t2_open + k * lambda]
     }
 
     /// The locked outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²), for lock
@@ -258,9 +306,8 @@ impl Differential {
         match self.locked_acceleration(rt, t, o1, o2) {
             Some(a2) => {
                 // Output 1 follows at k·a2; the lock carries the difference.
-                let t1 = o1.inertia * k * a2 - o1.reaction;
-                let lambda = t1_open - t1;
-                (t1, t2_open + k * lambda, lambda)
+                let [t1, t2] = Self::locked_split([t, k, b, gain], a2, [o1.inertia, o1.reaction]);
+                (t1, t2, t1_open - t1)
             }
             None if !o1.is_held() => {
                 let t1 = -o1.reaction;
@@ -329,10 +376,17 @@ impl Block for Differential {
                 // Generalised coordinate: ω2. The input turns r_e·ω2 and its torque acts
                 // g_e-fold on ω2, so L, Tr scale by 1/g_e and the inertia k²·I1 + I2 by
                 // 1/(r_e·g_e).
+                let [momentum, inertia, reaction] = Self::locked_up(
+                    k,
+                    [o1.momentum, o1.inertia, o1.reaction],
+                    [o2.momentum, o2.inertia, o2.reaction],
+                    rt.inv_locked_gain,
+                    rt.inv_locked_ratio_gain,
+                );
                 ShaftUp {
-                    momentum: (k * o1.momentum + o2.momentum) * rt.inv_locked_gain,
-                    inertia: Self::locked_inertia(k, o1, o2) * rt.inv_locked_ratio_gain,
-                    reaction: (k * o1.reaction + o2.reaction) * rt.inv_locked_gain,
+                    momentum,
+                    inertia,
+                    reaction,
                 }
             }
             DifferentialMode::Slipping { direction } => {

@@ -238,7 +238,7 @@ pub struct EngineRuntime {
     /// computed for).
     inv_max_rpm: f64,
     /// The engine's inertia plus its load's (kg·m²), for the stages' lumped acceleration.
-    total_inertia: Reciprocal,
+    pub(crate) total_inertia: Reciprocal,
     /// Direction the crank turned at the substep's start (±1, or 0 at rest and outside the
     /// solver), latched for the substep: the sign `s` its Coulomb friction and braking act
     /// against.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy_vehicle_tire::{LoadedTire, MagicFormula, TireModel};
 
+use crate::batch::Num;
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_finite,
     check_non_negative, check_positive, clamp_input,
@@ -884,7 +885,7 @@ impl Wheel {
     /// What holds the wheel against its spin (N·m, ≥ 0): the brake capacity in effect and
     /// the tire's rolling resistance.
     #[inline]
-    fn resisting(rt: &WheelRuntime) -> f64 {
+    pub(crate) fn resisting(rt: &WheelRuntime) -> f64 {
         rt.brake + rt.rolling
     }
 
@@ -1021,10 +1022,28 @@ impl Wheel {
         }
         match rt.mode {
             BrakeMode::Held => ShaftUp::HELD,
-            BrakeMode::Rolling { direction } => {
-                ShaftUp::rigid(inertia, speed, road - direction * Self::resisting(rt))
-            }
+            BrakeMode::Rolling { direction } => ShaftUp::rigid(
+                inertia,
+                speed,
+                Self::rolling_reaction(road, direction, Self::resisting(rt)),
+            ),
         }
+    }
+
+    /// A rolling wheel's reaction torque (N·m): the road torque `road` less what holds it,
+    /// `resisting` ([`Wheel::resisting`]), against its latched spin `direction`; for one
+    /// vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn rolling_reaction<T: Num>(road: T, direction: T, resisting: T) -> T {
+        road - direction * resisting
+    }
+
+    /// A rolling wheel's spin acceleration (rad/s²) under drive torque `drive` and its
+    /// reaction `reaction` (N·m) on its effective inertia `inertia` (kg·m²); for one vehicle
+    /// or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn spin_acceleration<T: Num>(drive: T, reaction: T, inertia: T) -> T {
+        (drive + reaction) / inertia
     }
 
     /// [`Block::downstream`] given the road torque `road` (N·m) from [`Wheel::stage_load`].
@@ -1058,7 +1077,9 @@ impl Wheel {
             (BrakeMode::Held, Pass::Momentum) => -speed,
             // `up` holds the effective inertia and the road plus brake torque (the momentum, in
             // a momentum pass).
-            (BrakeMode::Rolling { .. }, Pass::Torque) => (drive + up.reaction) / up.inertia,
+            (BrakeMode::Rolling { .. }, Pass::Torque) => {
+                Self::spin_acceleration(drive, up.reaction, up.inertia)
+            }
             (BrakeMode::Rolling { .. }, Pass::Momentum) => drive / up.inertia,
         };
         if stage.pass == Pass::Torque {

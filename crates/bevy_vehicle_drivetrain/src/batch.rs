@@ -1,0 +1,301 @@
+//! The batched step: four vehicles whose compiled drivetrains have one shape, stepped
+//! together, with their stages' arithmetic in lanes.
+//!
+//! A stage of one vehicle walks its blocks, dispatches on each block's type and mode, and
+//! slices its buffers for each; that walk costs as many instructions as the blocks'
+//! arithmetic. Four vehicles of one shape (the same blocks, connected alike: see
+//! [`Program::same_shape`](crate::solver::Program::same_shape)) share one walk, and each
+//! block's formulas run on [`F4`], four `f64` lanes, one vehicle each.
+//!
+//! The formulas are the ones the one-vehicle step uses (the `Num`-generic functions in the
+//! blocks' modules and in [`crate::shaft`]), each lane doing the same IEEE operations in the
+//! same order: a vehicle's trajectory is bit for bit the same whichever vehicles share its
+//! batch, or none. Lanes cover the blocks and modes of an ordinary drive
+//! ([`fits`]): an engine not held by its friction, a locked clutch, an engaged gearbox, a
+//! locked differential and rolling wheels with a simple load. A stage in which any of the
+//! four is in another mode (a clutch slipping, a wheel held by its brake, a gear change in
+//! neutral) runs one vehicle at a time, as do the mode settling and momentum passes.
+
+use core::ops::{Add, Div, Mul, Sub};
+
+use crate::block::StageContext;
+use crate::blocks::{BrakeMode, ClutchMode, Differential, DifferentialMode, Wheel};
+use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, reflected};
+use crate::solver::{Cell, Lane, Node, Stage};
+
+/// A number the stage formulas compute with: `f64` for one vehicle, [`F4`] for a batch.
+pub(crate) trait Num:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// `v` in every lane.
+    fn splat(v: f64) -> Self;
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn splat(v: f64) -> f64 {
+        v
+    }
+}
+
+/// Four `f64` lanes, one vehicle each. Each operation is the lanes' own `f64` operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct F4(pub [f64; 4]);
+
+impl F4 {
+    /// The lanes `f(0)` to `f(3)`.
+    #[inline(always)]
+    fn from_fn(mut f: impl FnMut(usize) -> f64) -> F4 {
+        F4([f(0), f(1), f(2), f(3)])
+    }
+}
+
+macro_rules! lane_op {
+    ($trait:ident, $method:ident, $op:tt) => {
+        impl $trait for F4 {
+            type Output = F4;
+            #[inline(always)]
+            fn $method(self, other: F4) -> F4 {
+                let (a, b) = (self.0, other.0);
+                F4([a[0] $op b[0], a[1] $op b[1], a[2] $op b[2], a[3] $op b[3]])
+            }
+        }
+    };
+}
+lane_op!(Add, add, +);
+lane_op!(Sub, sub, -);
+lane_op!(Mul, mul, *);
+lane_op!(Div, div, /);
+
+impl Num for F4 {
+    #[inline(always)]
+    fn splat(v: f64) -> F4 {
+        F4([v; 4])
+    }
+}
+
+/// The most blocks a batched vehicle has (the lanes' shaft buffers live on the stack).
+const MAX_NODES: usize = 8;
+
+/// The shaft messages of a batch's stage, in lanes: `[L, I, Tr]` up and `[Td, ω]` down for
+/// each node's input shaft. Kept for a whole step: every stage writes each value before it
+/// reads it.
+pub(crate) struct LaneShafts {
+    up: [[F4; 3]; MAX_NODES],
+    down: [[F4; 2]; MAX_NODES],
+}
+
+impl Default for LaneShafts {
+    fn default() -> Self {
+        LaneShafts {
+            up: [[F4::default(); 3]; MAX_NODES],
+            down: [[F4::default(); 2]; MAX_NODES],
+        }
+    }
+}
+
+/// The kinds of block, in the modes the lanes cover.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LaneKind {
+    Engine,
+    LockedClutch,
+    EngagedGearbox,
+    LockedDifferential,
+    RollingWheel,
+}
+
+/// The lane kind of block `cell` at node `node`, or `None` if the lanes do not cover it in
+/// its present mode.
+#[inline(always)]
+fn lane_kind(cell: &Cell, node: &Node) -> Option<LaneKind> {
+    match cell {
+        Cell::Engine(c) if !c.runtime.held => Some(LaneKind::Engine),
+        Cell::Clutch(c) if c.runtime.mode == ClutchMode::Locked => Some(LaneKind::LockedClutch),
+        Cell::Gearbox(c) if c.runtime.engaged != 0 => Some(LaneKind::EngagedGearbox),
+        Cell::Differential(c) if c.runtime.mode == DifferentialMode::Locked => {
+            Some(LaneKind::LockedDifferential)
+        }
+        Cell::Wheel(c)
+            if node.input
+                && !c.has_tire()
+                && matches!(c.runtime.mode, BrakeMode::Rolling { .. }) =>
+        {
+            Some(LaneKind::RollingWheel)
+        }
+        _ => None,
+    }
+}
+
+/// Whether the four lanes, of one shape, can be evaluated in lanes in their present modes:
+/// every block is of a kind the lanes cover, in the same mode in all four.
+///
+/// In these modes no shaft is held or free: every wheel rolls with a positive inertia, and
+/// locked and engaged blocks pass it on; so the lanes need none of the one-vehicle step's
+/// tests for held and free shafts.
+#[inline(always)]
+pub(crate) fn fits(lanes: &[Lane; 4]) -> bool {
+    let nodes = lanes[0].passes.nodes;
+    nodes.len() <= MAX_NODES
+        && nodes.iter().enumerate().all(|(i, node)| {
+            let kind = lane_kind(&lanes[0].passes.blocks[i], node);
+            kind.is_some()
+                && lanes[1..]
+                    .iter()
+                    .all(|lane| lane_kind(&lane.passes.blocks[i], node) == kind)
+        })
+}
+
+/// The four lanes' blocks of type `$kind` at node `$i` (their kind checked by [`fits`]).
+macro_rules! cells {
+    ($views:expr, $i:expr, $kind:ident) => {{
+        let cell = |l: usize| match &$views[l].blocks[$i] {
+            Cell::$kind(c) => &**c,
+            _ => unreachable!("checked by `fits`"),
+        };
+        [cell(0), cell(1), cell(2), cell(3)]
+    }};
+}
+
+/// Evaluates torque stage `stage` of four lanes that [`fit`](fits), in lanes: the same
+/// upstream pass, root and downstream pass as
+/// [`Passes::evaluate`](crate::solver::Passes::evaluate) runs for each, writing each lane's
+/// derivative, and its shafts after a stage whose shafts are read (K1, before the modes
+/// settle, and the step's end, for the sensors). `context` holds each lane's stage, and
+/// `shafts` the lanes' shaft messages.
+#[inline(always)]
+pub(crate) fn evaluate(
+    lanes: &mut [Lane; 4],
+    stage: Stage,
+    context: &[StageContext],
+    shafts: &mut LaneShafts,
+) {
+    let nodes = lanes[0].passes.nodes;
+    let [a, b, c, d] = lanes;
+    let mut views = [a.view(stage), b.view(stage), c.view(stage), d.view(stage)];
+    let LaneShafts { up, down } = shafts;
+
+    // Upstream: leaves first.
+    for (i, node) in nodes.iter().enumerate().rev() {
+        if !node.input {
+            continue;
+        }
+        let s = usize::from(node.state[0]);
+        let c = usize::from(node.children[0]);
+        up[i] = match &views[0].blocks[i] {
+            Cell::Wheel(_) => {
+                let wheels = cells!(views, i, Wheel);
+                let speed = F4::from_fn(|l| views[l].state[s + 1]);
+                for (view, speed) in views.iter_mut().zip(speed.0) {
+                    view.derivative[s] = speed;
+                }
+                let road = F4::from_fn(|l| wheels[l].block.load_torque(speed.0[l]));
+                let inertia = F4::from_fn(|l| wheels[l].block.effective_inertia());
+                let direction = F4::from_fn(|l| match wheels[l].runtime.mode {
+                    BrakeMode::Rolling { direction } => direction,
+                    BrakeMode::Held => unreachable!("checked by `fits`"),
+                });
+                let resisting = F4::from_fn(|l| Wheel::resisting(&wheels[l].runtime));
+                [
+                    inertia * speed,
+                    inertia,
+                    Wheel::rolling_reaction(road, direction, resisting),
+                ]
+            }
+            Cell::Differential(_) => {
+                let diffs = cells!(views, i, Differential);
+                let k = F4::from_fn(|l| diffs[l].block.lock_ratio);
+                let inv_gain = F4::from_fn(|l| diffs[l].runtime.inv_locked_gain);
+                let inv_ratio_gain = F4::from_fn(|l| diffs[l].runtime.inv_locked_ratio_gain);
+                Differential::locked_up(k, up[c], up[c + 1], inv_gain, inv_ratio_gain)
+            }
+            Cell::Gearbox(_) => {
+                let gearboxes = cells!(views, i, Gearbox);
+                let inv_ratio = F4::from_fn(|l| gearboxes[l].runtime.inv_ratio);
+                let inv_gain = F4::from_fn(|l| gearboxes[l].runtime.inv_gain);
+                reflected(up[c], inv_ratio, inv_gain)
+            }
+            Cell::Clutch(_) => up[c],
+            _ => unreachable!("checked by `fits`"),
+        };
+    }
+
+    // Downstream: roots first.
+    for (i, node) in nodes.iter().enumerate() {
+        let s = usize::from(node.state[0]);
+        let c = usize::from(node.children[0]);
+        match &views[0].blocks[i] {
+            Cell::Engine(_) => {
+                let engines = cells!(views, i, Engine);
+                let speed = F4::from_fn(|l| views[l].state[s]);
+                // A loop rather than a closure: the engine's torque is long, and a closure
+                // holding it was called rather than inlined.
+                let mut torque = F4::default();
+                for (l, e) in engines.iter().enumerate() {
+                    torque.0[l] =
+                        e.block
+                            .limited_torque(&e.runtime, speed.0[l], context[l].drive_limit);
+                }
+                let [_, inertia, reaction] = up[c];
+                let total = F4::from_fn(|l| engines[l].block.inertia) + inertia;
+                let inv_total = F4::from_fn(|l| engines[l].runtime.total_inertia.of(total.0[l]));
+                let [acceleration, shaft_torque] = lumped(torque, inertia, reaction, inv_total);
+                for (view, acceleration) in views.iter_mut().zip(acceleration.0) {
+                    view.derivative[s] = acceleration;
+                }
+                down[c] = [shaft_torque, speed];
+            }
+            Cell::Clutch(_) => down[c] = down[i],
+            Cell::Gearbox(_) => {
+                let gearboxes = cells!(views, i, Gearbox);
+                let gain = F4::from_fn(|l| gearboxes[l].runtime.gain);
+                let inv_ratio = F4::from_fn(|l| gearboxes[l].runtime.inv_ratio);
+                down[c] = [down[i][0] * gain, down[i][1] * inv_ratio];
+            }
+            Cell::Differential(_) => {
+                let diffs = cells!(views, i, Differential);
+                let settings = [
+                    down[i][0],
+                    F4::from_fn(|l| diffs[l].block.lock_ratio),
+                    F4::from_fn(|l| diffs[l].block.torque_bias),
+                    F4::from_fn(|l| diffs[l].runtime.gain),
+                ];
+                let k = settings[1];
+                let (o1, o2) = (up[c], up[c + 1]);
+                let inertia = k * k * o1[1] + o2[1];
+                let inv_inertia = F4::from_fn(|l| diffs[l].runtime.locked_inertia.of(inertia.0[l]));
+                let a2 =
+                    Differential::locked_output_acceleration(settings, [o1[2], o2[2]], inv_inertia);
+                let [t1, t2] = Differential::locked_split(settings, a2, [o1[1], o1[2]]);
+                down[c] = [t1, o1[0] / o1[1]];
+                down[c + 1] = [t2, o2[0] / o2[1]];
+            }
+            Cell::Wheel(_) => {
+                let acceleration = Wheel::spin_acceleration(down[i][0], up[i][2], up[i][1]);
+                for (view, acceleration) in views.iter_mut().zip(acceleration.0) {
+                    view.derivative[s + 1] = acceleration;
+                }
+            }
+            _ => unreachable!("checked by `fits`"),
+        }
+    }
+
+    if matches!(stage, Stage::K1 | Stage::End) {
+        for (l, view) in views.iter_mut().enumerate() {
+            for (i, node) in nodes.iter().enumerate() {
+                if node.input {
+                    view.shafts[i] = Shaft {
+                        up: ShaftUp {
+                            momentum: up[i][0].0[l],
+                            inertia: up[i][1].0[l],
+                            reaction: up[i][2].0[l],
+                        },
+                        down: ShaftDown {
+                            torque: down[i][0].0[l],
+                            speed: down[i][1].0[l],
+                        },
+                    };
+                }
+            }
+        }
+    }
+}
