@@ -192,6 +192,8 @@ struct DrivetrainFigures {
     /// Fastest timed block.
     best_us: f64,
     bytes_per_vehicle: f64,
+    /// Share of the last step's vehicles stepped in batches of four (`Drivetrain::batched`).
+    batched_share: f64,
 }
 
 /// Timed blocks per figure; the median is reported.
@@ -245,6 +247,8 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         q.iter(world)
             .all(|d| *d.status() == DrivetrainStatus::Ready)
     );
+    let batched = q.iter(world).filter(|d| d.batched().is_some()).count();
+    let batched_share = batched as f64 / vehicles as f64;
     let mut wheels = world.query::<&WheelSensors>();
     assert!(
         wheels
@@ -257,6 +261,7 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         us_per_vehicle_step: blocks[BLOCKS / 2],
         best_us: blocks[0],
         bytes_per_vehicle: (after - before) as f64 / vehicles as f64,
+        batched_share,
     }
 }
 
@@ -624,22 +629,30 @@ fn main() {
             .find(|f| f.vehicles == 100)
             .map_or(figures[0].us_per_vehicle_step, |f| f.us_per_vehicle_step);
         println!(
-            "{:>9} {:>17} {:>9} {:>15} {:>12} {:>10}",
-            "vehicles", "µs/vehicle-step", "(best)", "vs 2 µs target", "vs 100 cars", "bytes/car"
+            "{:>9} {:>17} {:>9} {:>15} {:>12} {:>10} {:>8}",
+            "vehicles",
+            "µs/vehicle-step",
+            "(best)",
+            "vs 2 µs target",
+            "vs 100 cars",
+            "bytes/car",
+            "batched"
         );
         for f in &figures {
             println!(
-                "{:>9} {:>17.3} {:>9.3} {:>15.2} {:>12.2} {:>10.0}",
+                "{:>9} {:>17.3} {:>9.3} {:>15.2} {:>12.2} {:>10.0} {:>7.0}%",
                 f.vehicles,
                 f.us_per_vehicle_step,
                 f.best_us,
                 f.us_per_vehicle_step / TARGET_US,
                 f.us_per_vehicle_step / at_100,
-                f.bytes_per_vehicle
+                f.bytes_per_vehicle,
+                100.0 * f.batched_share
             );
         }
         println!(
-            "(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage included)"
+            "(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage \
+             included; batched: vehicles stepped four at a time, Drivetrain::batched)"
         );
     }
     if wants("full") {
