@@ -1126,7 +1126,8 @@ fn step_drivetrains(
     let tasks = parallel.task_count(vehicles.iter().len());
     if tasks <= 1 {
         // Four vehicles of one shape at a time where they come in a row, each on its own
-        // otherwise; each batch's data starts loading two batches ahead.
+        // otherwise (see `Drivetrain::batched`). Each vehicle's component starts loading two
+        // batches ahead, its boxed cells one batch ahead.
         let mut items: Vec<_> = vehicles.iter_mut().collect();
         let (mut i, mut far_to, mut near_to) = (0, 0, 0);
         while i < items.len() {

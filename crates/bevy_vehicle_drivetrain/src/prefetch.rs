@@ -1,14 +1,16 @@
 //! Prefetch hints: requests to bring memory into the processor's caches ahead of its use,
 //! which change no value. Stepping thousands of vehicles, whose data no longer fits the
 //! processor's caches, a system can ask for a vehicle's components two vehicles ahead and for
-//! the memory they point to one vehicle ahead ([`pipelined`]). The drivetrain's step does so
-//! (with [`Drivetrain::prefetch`](crate::Drivetrain::prefetch) for its boxed cells), and so
-//! do the chassis's systems.
+//! the memory they point to one vehicle ahead ([`pipelined`]). The chassis's systems do so;
+//! the drivetrain's step, which steps vehicles four at a time where it can, asks for each
+//! vehicle's component two batches ahead and for its boxed cells
+//! ([`Drivetrain::prefetch`](crate::Drivetrain::prefetch)) one batch ahead.
 //!
 //! The `unsafe` here is the SSE prefetch intrinsic's, which Rust marks `unsafe` (a prefetch
 //! reads nothing and cannot fault). The crate's other `unsafe` code is
 //! [`parallel::owned_block_mut`](crate::parallel::owned_block_mut) and the sensor writes that
-//! go through it.
+//! go through it, and the call into the batched step compiled for AVX2 once the processor is
+//! known to have it.
 #![allow(unsafe_code)]
 
 /// Asks the processor to load every cache line of `value` (a trait object's too).
