@@ -931,6 +931,24 @@ impl Stages {
     }
 }
 
+/// The state stage `stage` is evaluated at and the buffer its derivative goes to, for a lane
+/// whose committed state is `x`, stage state `xs` and derivative buffers `k`: K1 and the
+/// step's end at the committed state into `k[0]`, K2 to K4 at the stage state.
+#[inline(always)]
+fn stage_buffers<'b>(
+    stage: Stage,
+    x: &'b [f64],
+    xs: &'b [f64],
+    k: &'b mut [&mut [f64]; 4],
+) -> (&'b [f64], &'b mut [f64]) {
+    match stage {
+        Stage::K1 | Stage::End => (x, &mut *k[0]),
+        Stage::K2 => (xs, &mut *k[1]),
+        Stage::K3 => (xs, &mut *k[2]),
+        Stage::K4 => (xs, &mut *k[3]),
+    }
+}
+
 /// What the lanes' evaluation reads and writes of one program: its blocks, the stage's state
 /// and derivative, and its shafts.
 pub(crate) struct LaneView<'a> {
@@ -1057,10 +1075,7 @@ impl<'a> Lane<'a> {
         [time, substep]: [f64; 2],
         hook: &mut H,
     ) -> f64 {
-        let state = match stage {
-            Stage::K1 | Stage::End => &*self.x,
-            _ => &*self.xs,
-        };
+        let (state, _) = stage_buffers(stage, self.x, self.xs, &mut self.k);
         self.passes
             .hook(state, [time, substep], stage == Stage::K1, hook)
     }
@@ -1068,24 +1083,14 @@ impl<'a> Lane<'a> {
     /// Evaluates stage `stage` on its own, into its derivative buffer.
     #[inline(always)]
     fn evaluate(&mut self, stage: Stage, context: &StageContext) {
-        let (state, derivative) = match stage {
-            Stage::K1 | Stage::End => (&*self.x, &mut *self.k[0]),
-            Stage::K2 => (&*self.xs, &mut *self.k[1]),
-            Stage::K3 => (&*self.xs, &mut *self.k[2]),
-            Stage::K4 => (&*self.xs, &mut *self.k[3]),
-        };
+        let (state, derivative) = stage_buffers(stage, self.x, self.xs, &mut self.k);
         self.passes.evaluate(state, derivative, context);
     }
 
     /// What the lanes' evaluation of stage `stage` reads and writes of this program.
     #[inline(always)]
     pub(crate) fn view(&mut self, stage: Stage) -> LaneView<'_> {
-        let (state, derivative) = match stage {
-            Stage::K1 | Stage::End => (&*self.x, &mut *self.k[0]),
-            Stage::K2 => (&*self.xs, &mut *self.k[1]),
-            Stage::K3 => (&*self.xs, &mut *self.k[2]),
-            Stage::K4 => (&*self.xs, &mut *self.k[3]),
-        };
+        let (state, derivative) = stage_buffers(stage, self.x, self.xs, &mut self.k);
         LaneView {
             blocks: self.passes.blocks,
             state,
