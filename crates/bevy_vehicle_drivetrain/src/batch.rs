@@ -19,8 +19,8 @@
 use core::ops::{Add, Div, Mul, Sub};
 
 use crate::block::StageContext;
-use crate::blocks::{BrakeMode, ClutchMode, Differential, DifferentialMode, Wheel};
-use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, reflected};
+use crate::blocks::{BrakeMode, ClutchMode, Differential, DifferentialMode, Gearbox, Wheel};
+use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, reflected, rigid, rigid_speed};
 use crate::solver::{Cell, Lane, Node, Stage};
 
 /// A number the stage formulas compute with: `f64` for one vehicle, [`F4`] for a batch.
@@ -195,11 +195,11 @@ pub(crate) fn evaluate(
                     BrakeMode::Held => unreachable!("checked by `fits`"),
                 });
                 let resisting = F4::from_fn(|l| Wheel::resisting(&wheels[l].runtime));
-                [
-                    inertia * speed,
+                rigid(
                     inertia,
+                    speed,
                     Wheel::rolling_reaction(road, direction, resisting),
-                ]
+                )
             }
             Cell::Differential(_) => {
                 let diffs = cells!(views, i, Differential);
@@ -249,7 +249,7 @@ pub(crate) fn evaluate(
                 let gearboxes = cells!(views, i, Gearbox);
                 let gain = F4::from_fn(|l| gearboxes[l].runtime.gain);
                 let inv_ratio = F4::from_fn(|l| gearboxes[l].runtime.inv_ratio);
-                down[c] = [down[i][0] * gain, down[i][1] * inv_ratio];
+                down[c] = Gearbox::driven(down[i][0], down[i][1], gain, inv_ratio);
             }
             Cell::Differential(_) => {
                 let diffs = cells!(views, i, Differential);
@@ -266,8 +266,8 @@ pub(crate) fn evaluate(
                 let a2 =
                     Differential::locked_output_acceleration(settings, [o1[2], o2[2]], inv_inertia);
                 let [t1, t2] = Differential::locked_split(settings, a2, [o1[1], o1[2]]);
-                down[c] = [t1, o1[0] / o1[1]];
-                down[c + 1] = [t2, o2[0] / o2[1]];
+                down[c] = [t1, rigid_speed(o1[0], o1[1])];
+                down[c + 1] = [t2, rigid_speed(o2[0], o2[1])];
             }
             Cell::Wheel(_) => {
                 let acceleration = Wheel::spin_acceleration(down[i][0], up[i][2], up[i][1]);

@@ -91,8 +91,9 @@ impl ShaftUp {
     /// `reaction` (N·m).
     #[inline]
     pub fn rigid(inertia: f64, speed: f64, reaction: f64) -> Self {
+        let [momentum, inertia, reaction] = rigid(inertia, speed, reaction);
         ShaftUp {
-            momentum: inertia * speed,
+            momentum,
             inertia,
             reaction,
         }
@@ -119,7 +120,7 @@ impl ShaftUp {
         } else if self.is_held() {
             Some(0.0)
         } else {
-            Some(self.momentum / self.inertia)
+            Some(rigid_speed(self.momentum, self.inertia))
         }
     }
 
@@ -340,6 +341,21 @@ pub fn lump_with(inertia: f64, torque: f64, load: ShaftUp, total: &Reciprocal) -
         acceleration,
         shaft_torque,
     }
+}
+
+/// What a rigid body of inertia `inertia` (kg·m², > 0) turning at `speed` (rad/s) and acted
+/// on by `reaction` (N·m) hands up, `[L, I, Tr]` ([`ShaftUp::rigid`]), for one vehicle or a
+/// batch's lanes.
+#[inline(always)]
+pub(crate) fn rigid<T: Num>(inertia: T, speed: T, reaction: T) -> [T; 3] {
+    [inertia * speed, inertia, reaction]
+}
+
+/// The speed `L / I` (rad/s) of a shaft neither free nor held, from its momentum (kg·m²/s)
+/// and inertia (kg·m²) ([`ShaftUp::speed`]), for one vehicle or a batch's lanes.
+#[inline(always)]
+pub(crate) fn rigid_speed<T: Num>(momentum: T, inertia: T) -> T {
+    momentum / inertia
 }
 
 /// A message up `[L, I, Tr]` (not held) reflected through a gear of reciprocal ratio

@@ -3,6 +3,7 @@
 
 use bevy::prelude::*;
 
+use crate::batch::Num;
 use crate::block::{
     Block, ModeChange, Ports, SettingError, Shafts, StageContext, StepContext, check_fraction,
     check_non_negative, check_positive, count_down,
@@ -171,6 +172,14 @@ pub struct GearboxSensors {
 }
 
 impl Gearbox {
+    /// What an engaged gear hands down, `[Td, ω]`, from its input's drive torque (N·m) and
+    /// speed (rad/s), its torque gain `gain` and reciprocal ratio `inv_ratio`: the
+    /// [`Block::downstream`] of an engaged gearbox, for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn driven<T: Num>(torque: T, speed: T, gain: T, inv_ratio: T) -> [T; 2] {
+        [torque * gain, speed * inv_ratio]
+    }
+
     /// The lever position clamped to gears that exist.
     pub fn clamped_gear(&self, gear: i32) -> i32 {
         gear.clamp(
@@ -319,10 +328,8 @@ impl Block for Gearbox {
                 speed: outputs[0].up.speed().unwrap_or(0.0),
             }
         } else {
-            ShaftDown {
-                torque: input.torque * rt.gain,
-                speed: input.speed * rt.inv_ratio,
-            }
+            let [torque, speed] = Gearbox::driven(input.torque, input.speed, rt.gain, rt.inv_ratio);
+            ShaftDown { torque, speed }
         };
     }
 
