@@ -797,9 +797,10 @@ impl Program {
 
     /// Sensors of `cell`, the block at node `i`.
     pub fn sensors_of<B: Block>(&self, cell: &BlockCell<B>, i: usize) -> B::Sensors {
-        let shafts = shafts_of(&self.nodes, &self.shafts, i, self.drive_limit);
+        let node = &self.nodes[i];
+        let shafts = node_shafts(node, &self.shafts, i, self.drive_limit);
         cell.block
-            .sensors(&cell.runtime, &self.x[self.nodes[i].state()], &shafts)
+            .sensors(&cell.runtime, &self.x[node.state()], &shafts)
     }
 }
 
@@ -1125,8 +1126,9 @@ impl<'a> Lane<'a> {
     #[inline(always)]
     fn commit(&mut self, h: f64) {
         let [k1, k2, k3, k4] = &self.k;
-        for j in 0..self.x.len() {
-            self.x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        let stages = k1.iter().zip(k2.iter()).zip(k3.iter().zip(k4.iter()));
+        for (x, ((k1, k2), (k3, k4))) in self.x.iter_mut().zip(stages) {
+            *x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
         }
     }
 
@@ -1260,9 +1262,10 @@ impl Passes<'_> {
     /// Lets every block switch modes after a stage; returns the strongest change.
     fn update_modes(&mut self, x: &[f64]) -> ModeChange {
         let mut change = ModeChange::Unchanged;
-        for i in 0..self.nodes.len() {
-            let shafts = shafts_of(self.nodes, self.shafts, i, self.drive_limit);
-            change = change.max(self.blocks[i].update_modes(&x[self.nodes[i].state()], &shafts));
+        let (shafts, drive_limit) = (&*self.shafts, self.drive_limit);
+        for (i, (node, block)) in self.nodes.iter().zip(self.blocks.iter_mut()).enumerate() {
+            let shafts = node_shafts(node, shafts, i, drive_limit);
+            change = change.max(block.update_modes(&x[node.state()], &shafts));
         }
         change
     }
@@ -1280,9 +1283,9 @@ impl Passes<'_> {
         for _ in 0..MAX_MODE_ROUNDS {
             self.evaluate(x, delta, &stage);
             let mut limited = false;
-            for i in 0..self.nodes.len() {
-                let shafts = shafts_of(self.nodes, self.shafts, i, self.drive_limit);
-                limited |= self.blocks[i].limit_impulse(&shafts, substep);
+            let (shafts, drive_limit) = (&*self.shafts, self.drive_limit);
+            for (i, (node, block)) in self.nodes.iter().zip(self.blocks.iter_mut()).enumerate() {
+                limited |= block.limit_impulse(&node_shafts(node, shafts, i, drive_limit), substep);
             }
             if !limited {
                 break;
@@ -1408,12 +1411,12 @@ impl Passes<'_> {
     }
 }
 
-/// The shafts of node `i` as its block sees them.
-#[inline]
-fn shafts_of<'a>(nodes: &[Node], shafts: &'a [Shaft], i: usize, drive_limit: f64) -> Shafts<'a> {
+/// The shafts of `node`, node `i`, as its block sees them.
+#[inline(always)]
+fn node_shafts<'a>(node: &Node, shafts: &'a [Shaft], i: usize, drive_limit: f64) -> Shafts<'a> {
     Shafts {
-        input: nodes[i].input.then(|| &shafts[i]),
-        outputs: &shafts[nodes[i].children()],
+        input: if node.input { Some(&shafts[i]) } else { None },
+        outputs: &shafts[node.children()],
         drive_limit,
     }
 }
