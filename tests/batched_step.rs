@@ -2,7 +2,8 @@
 //! a row are stepped together, their RK4 stages in lanes while every block is in a mode the
 //! lanes cover, and each ends bit for bit where it ends stepped alone, through a gear change,
 //! a clutch let in from slipping, a limited-slip differential that slips and braking to a
-//! stop, which take the batch out of the lanes and back.
+//! stop, which take the batch out of the lanes and back; and a parallel step batches each
+//! task's share alike.
 
 mod common;
 
@@ -187,10 +188,19 @@ struct Stats {
     lane_evaluations: u32,
 }
 
-/// Runs cars `cars` in one app, in that order, with or without their `events`; returns each
-/// car's bits, and how they were stepped.
+/// Runs cars `cars` in one app, in that order, with or without their `events`, on one
+/// thread; returns each car's bits, and how they were stepped.
 fn run(cars: &[usize], events: bool) -> (Vec<Vec<u64>>, Stats) {
+    run_in_tasks(cars, events, 1)
+}
+
+/// [`run`] with the drivetrains' step split into `tasks` tasks ([`ParallelStep`]).
+fn run_in_tasks(cars: &[usize], events: bool, tasks: usize) -> (Vec<Vec<u64>>, Stats) {
     let mut app = create_app(HZ);
+    app.insert_resource(ParallelStep {
+        tasks: Some(tasks),
+        min_vehicles_per_task: 1,
+    });
     let chains: Vec<_> = cars.iter().map(|&i| spawn_chain(&mut app, i)).collect();
     roll_off(&mut app, &chains);
     let mut total = Stats::default();
@@ -252,6 +262,21 @@ fn a_batched_vehicle_steps_bit_for_bit_as_it_steps_alone() {
                 "car {i} batched and alone, events {events}"
             );
         }
+    }
+}
+
+/// A parallel step batches each task's run of vehicles as the one-thread step batches them
+/// all: eight cars in two tasks are two batches, each car bit for bit where it ends on one
+/// thread.
+#[test]
+fn each_task_of_a_parallel_step_batches_its_own_vehicles() {
+    let cars: Vec<usize> = (0..8).collect();
+    for events in [false, true] {
+        let (one, _) = run(&cars, events);
+        let (split, stats) = run_in_tasks(&cars, events, 2);
+        assert_eq!(stats.batched, 8 * STEPS as u32, "{stats:?}");
+        assert!(stats.lane_evaluations > 0, "{stats:?}");
+        assert_eq!(one, split, "events {events}");
     }
 }
 

@@ -63,16 +63,29 @@ pub fn for_each<T: Send, C>(
     near: impl Fn(&C, &T) + Sync,
     each: impl Fn(&mut C, &mut T) + Sync,
 ) {
-    let run = |run: &mut [T]| {
-        let mut context = context();
+    for_each_run(items, tasks, context, |context, run| {
         pipelined(
             run.iter_mut(),
-            &mut context,
+            context,
             |c, item| far(c, item),
             |c, item| near(c, item),
             |c, item| each(c, item),
         );
-    };
+    });
+}
+
+/// Splits `items` into `tasks` contiguous runs and calls `run` on each in a task on the
+/// compute task pool (on the whole of `items` on the calling thread when `tasks` ≤ 1 or
+/// there is no pool), each with its own context made by `context`. Returns once every run
+/// is done. For a step that takes its items a few at a time ([`for_each`] takes them one by
+/// one).
+pub fn for_each_run<T: Send, C>(
+    items: &mut [T],
+    tasks: usize,
+    context: impl Fn() -> C + Sync,
+    run: impl Fn(&mut C, &mut [T]) + Sync,
+) {
+    let run = |items: &mut [T]| run(&mut context(), items);
     match ComputeTaskPool::try_get() {
         Some(pool) if tasks > 1 && items.len() > 1 => {
             let per_task = items.len().div_ceil(tasks);

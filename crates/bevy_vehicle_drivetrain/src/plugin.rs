@@ -152,9 +152,10 @@ impl Drivetrain {
     /// mode the lanes cover (an engine not held still, a locked clutch, an engaged gearbox, a
     /// locked differential, rolling wheels); the rest run one vehicle at a time. Each
     /// vehicle's result is the same, bit for bit, as stepped alone; the batch is only faster.
-    /// A fleet spawned one vehicle after another from one description batches by itself. The
-    /// parallel step ([`ParallelStep`] with more than one task) and
-    /// vehicles stepped by another system ([`ExternalStep`]: the chassis's) step alone.
+    /// A fleet spawned one vehicle after another from one description batches by itself. A
+    /// parallel step ([`ParallelStep`] with more than one task) batches each task's run of
+    /// vehicles alike; vehicles stepped by another system ([`ExternalStep`]: the chassis's)
+    /// step alone.
     pub fn batched(&self) -> Option<u32> {
         self.batched
     }
@@ -1116,67 +1117,65 @@ fn step_drivetrains(
         return;
     }
 
-    // With thousands of vehicles their data is not in the cache, and the step reads it through
-    // pointers the hardware cannot predict. So each vehicle's component starts loading two
-    // vehicles before its step, and its boxed cells (whose addresses are in the component)
-    // one vehicle before. The sensors are written right after each step, while the vehicle's
-    // program is still in cache.
-    let far = |(_, d): &(Entity, Mut<Drivetrain>)| crate::prefetch::value(&**d);
-    let near = |(_, d): &(Entity, Mut<Drivetrain>)| d.prefetch();
-    let tasks = parallel.task_count(vehicles.iter().len());
+    let mut items: Vec<_> = vehicles.iter_mut().collect();
+    let tasks = parallel.task_count(items.len());
     if tasks <= 1 {
-        // Four vehicles of one shape at a time where they come in a row, each on its own
-        // otherwise (see `Drivetrain::batched`). Each vehicle's component starts loading two
-        // batches ahead, its boxed cells one batch ahead.
-        let mut items: Vec<_> = vehicles.iter_mut().collect();
-        let (mut i, mut far_to, mut near_to) = (0, 0, 0);
-        while i < items.len() {
-            while far_to < (i + 12).min(items.len()) {
-                far(&items[far_to]);
-                far_to += 1;
-            }
-            while near_to < (i + 8).min(items.len()) {
-                near(&items[near_to]);
-                near_to += 1;
-            }
-            let in_lanes = match &mut items[i..] {
-                [a, b, c, d, ..] => Drivetrain::step_four(
-                    [&mut a.1, &mut b.1, &mut c.1, &mut d.1],
-                    dt,
-                    &mut scratch,
-                ),
-                _ => None,
-            };
-            let stepped = in_lanes.is_some();
-            let count = if stepped { 4 } else { 1 };
-            for (_, d) in &mut items[i..i + count] {
-                if !stepped {
-                    d.step_with(dt, &mut scratch);
-                }
-                sensors.write(d);
-            }
-            i += count;
-        }
+        step_run(&mut items, dt, &mut scratch, |(_, d)| sensors.write(d));
     } else {
-        // On every compute thread, one vehicle at a time.
-        let mut items: Vec<_> = vehicles.iter_mut().collect();
+        // On every compute thread, a contiguous run of vehicles each.
         let sensors = &sensors;
-        crate::parallel::for_each(
-            &mut items,
-            tasks,
-            Vec::new,
-            |_, v| far(v),
-            |_, v| near(v),
-            |scratch, (vehicle, d)| {
-                d.step_with(dt, scratch);
+        crate::parallel::for_each_run(&mut items, tasks, Vec::new, |scratch, run| {
+            step_run(run, dt, scratch, |(vehicle, d)| {
                 // SAFETY: each vehicle is stepped in one task, and `sensors` is used by these
                 // calls alone until the tasks are done.
                 #[allow(unsafe_code)]
                 unsafe {
                     sensors.write_owned(*vehicle, d)
                 };
-            },
-        );
+            });
+        });
+    }
+}
+
+/// Steps a run of vehicles in order (all of them, or one task's share): four of one shape
+/// at a time where they come in a row ([`Drivetrain::step_four`]; see
+/// [`Drivetrain::batched`]), each on its own otherwise, and hands each vehicle to `stepped`
+/// (which writes its sensors) right after its step, while its data is still in the cache.
+///
+/// With thousands of vehicles their data is not in the cache, and the step reads it through
+/// pointers the hardware cannot predict. So each vehicle's component starts loading three
+/// batches (twelve vehicles) before its step, and its boxed cells (whose addresses are in
+/// the component) two batches before.
+fn step_run(
+    items: &mut [(Entity, Mut<Drivetrain>)],
+    dt: f64,
+    scratch: &mut Vec<f64>,
+    mut stepped: impl FnMut(&mut (Entity, Mut<Drivetrain>)),
+) {
+    let (mut i, mut far_to, mut near_to) = (0, 0, 0);
+    while i < items.len() {
+        while far_to < (i + 12).min(items.len()) {
+            crate::prefetch::value(&*items[far_to].1);
+            far_to += 1;
+        }
+        while near_to < (i + 8).min(items.len()) {
+            items[near_to].1.prefetch();
+            near_to += 1;
+        }
+        let in_lanes = match &mut items[i..] {
+            [a, b, c, d, ..] => {
+                Drivetrain::step_four([&mut a.1, &mut b.1, &mut c.1, &mut d.1], dt, scratch)
+            }
+            _ => None,
+        };
+        let count = if in_lanes.is_some() { 4 } else { 1 };
+        for item in &mut items[i..i + count] {
+            if in_lanes.is_none() {
+                item.1.step_with(dt, scratch);
+            }
+            stepped(item);
+        }
+        i += count;
     }
 }
 
