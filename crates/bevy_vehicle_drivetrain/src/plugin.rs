@@ -1143,9 +1143,9 @@ fn step_drivetrains(
 /// (which writes its sensors) right after its step, while its data is still in the cache.
 ///
 /// With thousands of vehicles their data is not in the cache, and the step reads it through
-/// pointers the hardware cannot predict. So each vehicle's component starts loading three
-/// batches (twelve vehicles) before its step, and its boxed cells (whose addresses are in
-/// the component) two batches before.
+/// pointers the hardware cannot predict. So each vehicle's component starts loading up to
+/// two batches (eight vehicles) before its batch's step, and its boxed cells (whose addresses
+/// are in the component) up to one batch before.
 fn step_run(
     items: &mut [(Entity, Mut<Drivetrain>)],
     dt: f64,
