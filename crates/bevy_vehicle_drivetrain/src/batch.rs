@@ -261,7 +261,7 @@ pub(crate) fn evaluate(
                 ];
                 let k = settings[1];
                 let (o1, o2) = (up[c], up[c + 1]);
-                let inertia = k * k * o1[1] + o2[1];
+                let inertia = Differential::locked_inertia(k, o1[1], o2[1]);
                 let inv_inertia = F4::from_fn(|l| diffs[l].runtime.locked_inertia.of(inertia.0[l]));
                 let a2 =
                     Differential::locked_output_acceleration(settings, [o1[2], o2[2]], inv_inertia);

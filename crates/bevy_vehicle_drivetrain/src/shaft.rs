@@ -358,9 +358,9 @@ pub(crate) fn rigid_speed<T: Num>(momentum: T, inertia: T) -> T {
     momentum / inertia
 }
 
-/// A message up `[L, I, Tr]` (not held) reflected through a gear of reciprocal ratio
-/// `inv_ratio` and reciprocal torque gain `inv_gain` ([`ShaftUp::reflect_inv`]), for one
-/// vehicle or a batch's lanes.
+/// A message up `[L, I, Tr]` (kg·m²/s, kg·m², N·m; not held) reflected through a gear of
+/// reciprocal ratio `inv_ratio` and reciprocal torque gain `inv_gain` (both 1)
+/// ([`ShaftUp::reflect_inv`]), for one vehicle or a batch's lanes.
 #[inline(always)]
 pub(crate) fn reflected<T: Num>(
     [momentum, inertia, reaction]: [T; 3],
@@ -375,8 +375,9 @@ pub(crate) fn reflected<T: Num>(
 }
 
 /// A driver of net torque `torque` (N·m) lumped with a load (not held) of inertia
-/// `load_inertia` and reaction `load_reaction`, given `1 / (I + I_load)` as
-/// `inv_total`: `[α, shaft torque]` ([`lump_with`]), for one vehicle or a batch's lanes.
+/// `load_inertia` (kg·m²) and reaction `load_reaction` (N·m), given `1 / (I + I_load)`
+/// (1/(kg·m²)) as `inv_total`: `[α (rad/s²), shaft torque (N·m)]` ([`lump_with`]), for one
+/// vehicle or a batch's lanes.
 #[inline(always)]
 pub(crate) fn lumped<T: Num>(torque: T, load_inertia: T, load_reaction: T, inv_total: T) -> [T; 2] {
     let acceleration = (torque + load_reaction) * inv_total;

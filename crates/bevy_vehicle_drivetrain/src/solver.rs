@@ -757,17 +757,12 @@ impl Program {
     /// ([`Program::step_four`]): the same built-in blocks in the same places, connected alike,
     /// with the same states, and neither with a tire, a custom block or an open port.
     pub fn same_shape(&self, other: &Program) -> bool {
-        fn kind(cell: &Cell) -> Option<u8> {
-            Some(match cell {
-                Cell::Engine(_) => 0,
-                Cell::Motor(_) => 1,
-                Cell::Clutch(_) => 2,
-                Cell::Gearbox(_) => 3,
-                Cell::Differential(_) => 4,
-                Cell::Wheel(c) if !c.has_tire() => 5,
-                _ => return None,
-            })
-        }
+        // A built-in block of the same type in both (tires are ruled out below, as a program
+        // lists its tire wheels).
+        let same_builtin = |(a, b): (&Cell, &Cell)| {
+            !matches!(a, Cell::Custom(_) | Cell::OpenEnd)
+                && core::mem::discriminant(a) == core::mem::discriminant(b)
+        };
         let same_node = |(a, b): (&Node, &Node)| {
             a.children == b.children && a.state == b.state && a.input == b.input
         };
@@ -777,11 +772,7 @@ impl Program {
             && other.tire_wheels.is_empty()
             && self.substep_blocks == other.substep_blocks
             && self.nodes.iter().zip(&other.nodes).all(same_node)
-            && self
-                .blocks
-                .iter()
-                .zip(&other.blocks)
-                .all(|(a, b)| kind(a).is_some() && kind(a) == kind(b))
+            && self.blocks.iter().zip(&other.blocks).all(same_builtin)
     }
 
     /// Sensors of block `B` at node `node`, if that node holds block `entity` of type `B`

@@ -226,7 +226,7 @@ impl Differential {
             return None;
         }
         let k = self.lock_ratio;
-        let inertia = Self::locked_inertia(k, o1, o2);
+        let inertia = Self::locked_inertia(k, o1.inertia, o2.inertia);
         if inertia == 0.0 {
             return Some(0.0);
         }
@@ -250,7 +250,7 @@ impl Differential {
     ) -> [T; 3] {
         [
             (k * o1[0] + o2[0]) * inv_locked_gain,
-            (k * k * o1[1] + o2[1]) * inv_locked_ratio_gain,
+            Self::locked_inertia(k, o1[1], o2[1]) * inv_locked_ratio_gain,
             (k * o1[2] + o2[2]) * inv_locked_gain,
         ]
     }
@@ -283,10 +283,11 @@ impl Differential {
     }
 
     /// The locked outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²), for lock
-    /// ratio `k`.
-    #[inline]
-    fn locked_inertia(k: f64, o1: &ShaftUp, o2: &ShaftUp) -> f64 {
-        k * k * o1.inertia + o2.inertia
+    /// ratio `k` and the outputs' inertias `i1`, `i2` (kg·m²), for one vehicle or a batch's
+    /// lanes.
+    #[inline(always)]
+    pub(crate) fn locked_inertia<T: Num>(k: T, i1: T, i2: T) -> T {
+        k * k * i1 + i2
     }
 
     /// Output torques `(T1, T2, λ)` of the locked differential for input torque `t`.
@@ -468,8 +469,11 @@ impl Block for Differential {
         }
         let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
         // The outputs' inertias change with their modes only: remembered for the stages.
-        rt.locked_inertia
-            .remember(Self::locked_inertia(self.lock_ratio, o1, o2));
+        rt.locked_inertia.remember(Self::locked_inertia(
+            self.lock_ratio,
+            o1.inertia,
+            o2.inertia,
+        ));
         match rt.mode {
             DifferentialMode::Locked => {
                 if self.always_locked() {
