@@ -10,18 +10,22 @@
 //! The formulas are the ones the one-vehicle step uses (the `Num`-generic functions in the
 //! blocks' modules and in [`crate::shaft`]), each lane doing the same IEEE operations in the
 //! same order: a vehicle's trajectory is bit for bit the same whichever vehicles share its
-//! batch, or none. Lanes cover the blocks and modes of an ordinary drive
-//! ([`fits`]): an engine not held by its friction, a locked clutch, an engaged gearbox, a
-//! locked differential and rolling wheels with a simple load. A stage in which any of the
-//! four is in another mode (a clutch slipping, a wheel held by its brake, a gear change in
-//! neutral) runs one vehicle at a time, as do the mode settling and momentum passes.
+//! batch, or none. Lanes cover the blocks and modes of an ordinary drive ([`fits`]): an
+//! engine not held by its friction, a locked clutch, an engaged gearbox, a differential
+//! locked or slipping on its lock torque (an open one), and rolling wheels, driven ones with a
+//! simple load or a tire and free ones with a tire. A stage in which any of the four is in
+//! another mode (a clutch slipping, a wheel held by its brake, a gear change in neutral) runs
+//! one vehicle at a time, as do the mode settling and momentum passes. Each vehicle keeps its
+//! own stage hook (the chassis's brake, steering and drive modules), run before each stage,
+//! and its own tires, evaluated four at a time for each vehicle ahead of the passes as its
+//! own step evaluates them.
 
 use core::ops::{Add, Div, Mul, Sub};
 
 use crate::block::StageContext;
 use crate::blocks::{BrakeMode, ClutchMode, Differential, DifferentialMode, Gearbox, Wheel};
-use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, reflected, rigid, rigid_speed};
-use crate::solver::{Cell, Lane, Node, Stage};
+use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, mobile, reflected, rigid, rigid_speed};
+use crate::solver::{BlockCell, Cell, Lane, LaneView, Node, Stage};
 
 /// A number the stage formulas compute with: `f64` for one vehicle, [`F4`] for a batch.
 pub(crate) trait Num:
@@ -101,7 +105,13 @@ enum LaneKind {
     LockedClutch,
     EngagedGearbox,
     LockedDifferential,
+    /// A differential slipping on its lock torque alone (an open one, or a limited-slip one
+    /// past its lock torque), without a viscous coupling.
+    SlippingDifferential,
+    /// A rolling wheel a block drives.
     RollingWheel,
+    /// A rolling wheel with a tire that no block drives (its drive, if any, from outside).
+    FreeTireWheel,
 }
 
 /// The lane kind of block `cell` at node `node`, or `None` if the lanes do not cover it in
@@ -112,15 +122,23 @@ fn lane_kind(cell: &Cell, node: &Node) -> Option<LaneKind> {
         Cell::Engine(c) if !c.runtime.held => Some(LaneKind::Engine),
         Cell::Clutch(c) if c.runtime.mode == ClutchMode::Locked => Some(LaneKind::LockedClutch),
         Cell::Gearbox(c) if c.runtime.engaged != 0 => Some(LaneKind::EngagedGearbox),
-        Cell::Differential(c) if c.runtime.mode == DifferentialMode::Locked => {
-            Some(LaneKind::LockedDifferential)
-        }
-        Cell::Wheel(c)
-            if node.input
-                && !c.has_tire()
-                && matches!(c.runtime.mode, BrakeMode::Rolling { .. }) =>
-        {
-            Some(LaneKind::RollingWheel)
+        Cell::Differential(c) => match c.runtime.mode {
+            DifferentialMode::Locked => Some(LaneKind::LockedDifferential),
+            DifferentialMode::Slipping { .. }
+                if c.block.viscous_coupling == 0.0 && c.runtime.gain > 0.0 =>
+            {
+                Some(LaneKind::SlippingDifferential)
+            }
+            DifferentialMode::Slipping { .. } => None,
+        },
+        Cell::Wheel(c) if matches!(c.runtime.mode, BrakeMode::Rolling { .. }) => {
+            if node.input {
+                Some(LaneKind::RollingWheel)
+            } else if c.has_tire() {
+                Some(LaneKind::FreeTireWheel)
+            } else {
+                None
+            }
         }
         _ => None,
     }
@@ -156,6 +174,53 @@ macro_rules! cells {
     }};
 }
 
+/// The torque (N·m) each lane's slipping differential's lock carries from output 1 to output 2
+/// in a torque pass: its lock torque in its latched direction (no viscous coupling: see
+/// [`fits`]).
+#[inline(always)]
+fn lock_torques(diffs: [&BlockCell<Differential>; 4]) -> F4 {
+    F4::from_fn(|l| match diffs[l].runtime.mode {
+        DifferentialMode::Slipping { direction } => direction * diffs[l].block.lock_torque,
+        DifferentialMode::Locked => unreachable!("checked by `fits`"),
+    })
+}
+
+/// Each lane's rolling wheel, whose states start at `s`, turns its angle at its spin.
+#[inline(always)]
+fn set_angle_rates(views: &mut [LaneView; 4], s: usize) {
+    for view in views.iter_mut() {
+        view.derivative[s] = view.state[s + 1];
+    }
+}
+
+/// The message up `[L, I, Tr]` of the four lanes' rolling wheels at node `i`, whose states
+/// start at `s`: as [`Wheel::reaction`] in a torque pass, with a tire's road torque from the lane's
+/// [`Passes::load_wheels`](crate::solver::Passes::load_wheels) and a simple load's computed here.
+#[inline(always)]
+fn rolling_wheel(views: &[LaneView; 4], i: usize, s: usize) -> [F4; 3] {
+    let wheels = cells!(views, i, Wheel);
+    let speed = F4::from_fn(|l| views[l].state[s + 1]);
+    let road = F4::from_fn(|l| {
+        let w = wheels[l];
+        if w.has_tire() {
+            w.road
+        } else {
+            w.block.load_torque(speed.0[l])
+        }
+    });
+    let inertia = F4::from_fn(|l| wheels[l].block.effective_inertia());
+    let direction = F4::from_fn(|l| match wheels[l].runtime.mode {
+        BrakeMode::Rolling { direction } => direction,
+        BrakeMode::Held => unreachable!("checked by `fits`"),
+    });
+    let resisting = F4::from_fn(|l| Wheel::resisting(&wheels[l].runtime));
+    rigid(
+        inertia,
+        speed,
+        Wheel::rolling_reaction(road, direction, resisting),
+    )
+}
+
 /// Evaluates torque stage `stage` of four lanes that [`fit`](fits), in lanes: the same
 /// upstream pass, root and downstream pass as
 /// [`Passes::evaluate`](crate::solver::Passes::evaluate) runs for each, writing each lane's
@@ -183,30 +248,27 @@ pub(crate) fn evaluate(
         let c = usize::from(node.children[0]);
         up[i] = match &views[0].blocks[i] {
             Cell::Wheel(_) => {
-                let wheels = cells!(views, i, Wheel);
-                let speed = F4::from_fn(|l| views[l].state[s + 1]);
-                for (view, speed) in views.iter_mut().zip(speed.0) {
-                    view.derivative[s] = speed;
-                }
-                let road = F4::from_fn(|l| wheels[l].block.load_torque(speed.0[l]));
-                let inertia = F4::from_fn(|l| wheels[l].block.effective_inertia());
-                let direction = F4::from_fn(|l| match wheels[l].runtime.mode {
-                    BrakeMode::Rolling { direction } => direction,
-                    BrakeMode::Held => unreachable!("checked by `fits`"),
-                });
-                let resisting = F4::from_fn(|l| Wheel::resisting(&wheels[l].runtime));
-                rigid(
-                    inertia,
-                    speed,
-                    Wheel::rolling_reaction(road, direction, resisting),
-                )
+                set_angle_rates(&mut views, s);
+                rolling_wheel(&views, i, s)
             }
-            Cell::Differential(_) => {
+            Cell::Differential(d) if d.runtime.mode == DifferentialMode::Locked => {
                 let diffs = cells!(views, i, Differential);
                 let k = F4::from_fn(|l| diffs[l].block.lock_ratio);
                 let inv_gain = F4::from_fn(|l| diffs[l].runtime.inv_locked_gain);
                 let inv_ratio_gain = F4::from_fn(|l| diffs[l].runtime.inv_locked_ratio_gain);
                 Differential::locked_up(k, up[c], up[c + 1], inv_gain, inv_ratio_gain)
+            }
+            Cell::Differential(_) => {
+                let diffs = cells!(views, i, Differential);
+                let settings = [
+                    F4::from_fn(|l| diffs[l].block.ratio),
+                    F4::from_fn(|l| diffs[l].runtime.gain),
+                    F4::from_fn(|l| diffs[l].block.torque_bias),
+                    F4::from_fn(|l| diffs[l].block.lock_ratio),
+                ];
+                let [speed, mobility, free_acceleration] =
+                    Differential::slipping_up(settings, lock_torques(diffs), up[c], up[c + 1]);
+                mobile(speed, mobility, free_acceleration)
             }
             Cell::Gearbox(_) => {
                 let gearboxes = cells!(views, i, Gearbox);
@@ -251,6 +313,19 @@ pub(crate) fn evaluate(
                 let inv_ratio = F4::from_fn(|l| gearboxes[l].runtime.inv_ratio);
                 down[c] = Gearbox::driven(down[i][0], down[i][1], gain, inv_ratio);
             }
+            Cell::Differential(d) if d.runtime.mode != DifferentialMode::Locked => {
+                let diffs = cells!(views, i, Differential);
+                let settings = [
+                    down[i][0],
+                    F4::from_fn(|l| diffs[l].block.torque_bias),
+                    F4::from_fn(|l| diffs[l].runtime.gain),
+                    F4::from_fn(|l| diffs[l].block.lock_ratio),
+                ];
+                let [t1, t2] = Differential::slipping_split(settings, lock_torques(diffs));
+                let (o1, o2) = (up[c], up[c + 1]);
+                down[c] = [t1, rigid_speed(o1[0], o1[1])];
+                down[c + 1] = [t2, rigid_speed(o2[0], o2[1])];
+            }
             Cell::Differential(_) => {
                 let diffs = cells!(views, i, Differential);
                 let settings = [
@@ -269,8 +344,19 @@ pub(crate) fn evaluate(
                 down[c] = [t1, rigid_speed(o1[0], o1[1])];
                 down[c + 1] = [t2, rigid_speed(o2[0], o2[1])];
             }
-            Cell::Wheel(_) => {
+            Cell::Wheel(_) if node.input => {
                 let acceleration = Wheel::spin_acceleration(down[i][0], up[i][2], up[i][1]);
+                for (view, acceleration) in views.iter_mut().zip(acceleration.0) {
+                    view.derivative[s + 1] = acceleration;
+                }
+            }
+            Cell::Wheel(_) => {
+                // A free wheel describes itself here, and turns under the drive from outside.
+                set_angle_rates(&mut views, s);
+                let [_, inertia, reaction] = rolling_wheel(&views, i, s);
+                let wheels = cells!(views, i, Wheel);
+                let drive = F4::from_fn(|l| wheels[l].runtime.drive);
+                let acceleration = Wheel::spin_acceleration(drive, reaction, inertia);
                 for (view, acceleration) in views.iter_mut().zip(acceleration.0) {
                     view.derivative[s + 1] = acceleration;
                 }

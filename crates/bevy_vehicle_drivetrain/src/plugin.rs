@@ -146,16 +146,17 @@ impl Drivetrain {
     ///
     /// [`DrivetrainSystems::Step`] steps four vehicles in a row (in the order the ECS holds
     /// them, usually the order they were spawned in) together when their drivetrains have the
-    /// same built-in blocks connected alike, none with a tire, a custom block or an open port,
-    /// and take the same substeps ([`Drivetrain::step_four`]): their stages share one walk
-    /// over their blocks, with the blocks' arithmetic in lanes, while every block is in a
+    /// same built-in blocks connected alike, tires on the same wheels, no custom block or open
+    /// port, and take the same substeps ([`Drivetrain::step_four`]): their stages share one
+    /// walk over their blocks, with the blocks' arithmetic in lanes, while every block is in a
     /// mode the lanes cover (an engine not held still, a locked clutch, an engaged gearbox, a
-    /// locked differential, rolling wheels); the rest run one vehicle at a time. Each
-    /// vehicle's result is the same, bit for bit, as stepped alone; the batch is only faster.
-    /// A fleet spawned one vehicle after another from one description batches by itself. A
-    /// parallel step ([`ParallelStep`] with more than one task) batches each task's run of
-    /// vehicles alike; vehicles stepped by another system ([`ExternalStep`]: the chassis's)
-    /// step alone.
+    /// differential locked or slipping on its lock torque, rolling wheels); the rest run one
+    /// vehicle at a time. Each vehicle's result is the same, bit for bit, as stepped alone;
+    /// the batch is only faster. A fleet spawned one vehicle after another from one
+    /// description batches by itself. A parallel step ([`ParallelStep`] with more than one
+    /// task) batches each task's run of vehicles alike, and so does the chassis's step
+    /// ([`ExternalStep`]), with each car's stage hook
+    /// ([`Drivetrain::step_four_hooked_within`]).
     pub fn batched(&self) -> Option<u32> {
         self.batched
     }
@@ -347,7 +348,8 @@ impl Drivetrain {
 
     /// Steps four drivetrains by one fixed step of `dt` seconds together, each bit for bit as
     /// [`Drivetrain::step_with`] would, if they are compiled, have one shape (the same
-    /// built-in blocks connected alike, none with a tire, a custom block or an open port) and
+    /// built-in blocks connected alike, tires on the same wheels, no custom block or open
+    /// port) and
     /// take the same substeps: their stages then share one walk over their blocks, with the
     /// arithmetic in lanes while the blocks' modes allow it (see [`Drivetrain::batched`]).
     /// Returns how many of the step's evaluations (RK4 stages and the one at its end) ran in
@@ -357,12 +359,31 @@ impl Drivetrain {
         dt: f64,
         scratch: &mut Vec<f64>,
     ) -> Option<u32> {
-        let substeps = drivetrains[0].substeps_within(dt, drivetrains[0].max_substep);
-        let ready = |d: &Drivetrain| {
+        let max_substep = [0, 1, 2, 3].map(|i| drivetrains[i].max_substep);
+        let mut hooks = [|_: &mut StageWheels| {}; 4];
+        Drivetrain::step_four_hooked_within(drivetrains, dt, max_substep, scratch, hooks.each_mut())
+    }
+
+    /// [`Drivetrain::step_four`] with a stage hook for each drivetrain, as
+    /// [`Drivetrain::step_hooked_within`] steps one: drivetrain `i` with `hooks[i]` before
+    /// each of its RK4 stages and substeps no longer than `max_substep[i]` (s). The four are
+    /// stepped together only if their substeps come out the same (and, as there, if they
+    /// have one shape); each is then bit for bit where its own step would leave it, as each
+    /// hook sees the same stages. Returns `None`, having stepped none and called no hook,
+    /// otherwise.
+    pub fn step_four_hooked_within<H: FnMut(&mut StageWheels)>(
+        drivetrains: [&mut Drivetrain; 4],
+        dt: f64,
+        max_substep: [f64; 4],
+        scratch: &mut Vec<f64>,
+        hooks: [&mut H; 4],
+    ) -> Option<u32> {
+        let substeps = drivetrains[0].substeps_within(dt, max_substep[0]);
+        let ready = |(d, max): (&&mut Drivetrain, &f64)| {
             d.program.as_ref().is_some_and(|p| p.diverged.is_none())
-                && d.substeps_within(dt, d.max_substep) == substeps
+                && d.substeps_within(dt, *max) == substeps
         };
-        if !drivetrains.iter().all(|d| ready(d)) {
+        if !drivetrains.iter().zip(&max_substep).all(ready) {
             return None;
         }
         let [a, b, c, d] = drivetrains;
@@ -376,7 +397,7 @@ impl Drivetrain {
         if !programs[1..].iter().all(|p| programs[0].same_shape(p)) {
             return None;
         }
-        let in_lanes = Program::step_four(programs, dt, substeps, scratch);
+        let in_lanes = Program::step_four(programs, dt, substeps, scratch, hooks);
         for d in [a, b, c, d] {
             d.batched = Some(in_lanes);
             d.after_step();

@@ -187,11 +187,11 @@ impl ShaftUp {
         if mobility == 0.0 {
             return ShaftUp::HELD;
         }
-        let inertia = 1.0 / mobility;
+        let [momentum, inertia, reaction] = mobile(speed, mobility, free_acceleration);
         ShaftUp {
-            momentum: speed * inertia,
+            momentum,
             inertia,
-            reaction: free_acceleration * inertia,
+            reaction,
         }
     }
 }
@@ -349,6 +349,15 @@ pub fn lump_with(inertia: f64, torque: f64, load: ShaftUp, total: &Reciprocal) -
 #[inline(always)]
 pub(crate) fn rigid<T: Num>(inertia: T, speed: T, reaction: T) -> [T; 3] {
     [inertia * speed, inertia, reaction]
+}
+
+/// The message up `[L, I, Tr]` (kg·m²/s, kg·m², N·m) of a shaft that turns at `speed` (rad/s)
+/// with mobility `mobility` (1/(kg·m²), not 0) and would accelerate at `free_acceleration`
+/// (rad/s²) with no drive ([`ShaftUp::from_mobility`]), for one vehicle or a batch's lanes.
+#[inline(always)]
+pub(crate) fn mobile<T: Num>(speed: T, mobility: T, free_acceleration: T) -> [T; 3] {
+    let inertia = T::splat(1.0) / mobility;
+    [speed * inertia, inertia, free_acceleration * inertia]
 }
 
 /// The speed `L / I` (rad/s) of a shaft neither free nor held, from its momentum (kg·m²/s)

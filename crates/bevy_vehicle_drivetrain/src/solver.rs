@@ -205,7 +205,7 @@ pub(crate) enum Cell {
 pub(crate) struct WheelCell {
     cell: BlockCell<Wheel>,
     /// Road and tire torque on a wheel with a tire at the last torque stage (N·m).
-    road: f64,
+    pub(crate) road: f64,
 }
 
 impl WheelCell {
@@ -720,44 +720,47 @@ impl Program {
         scratch: &mut Vec<f64>,
         hook: &mut H,
     ) {
-        step_programs([self], dt, substeps, scratch, hook);
+        step_programs([self], dt, substeps, scratch, [hook]);
     }
 
     /// Steps four programs of [one shape](Program::same_shape) together, as
-    /// [`Program::step`] with no hook would step each, bit for bit: their stages run in lanes
-    /// while their blocks' modes allow it ([`crate::batch`]). Returns how many of the step's
-    /// evaluations ran in lanes.
-    pub fn step_four(
+    /// [`Program::step`] would step each with its own hook of `hooks`, bit for bit: their
+    /// stages run in lanes while their blocks' modes allow it ([`crate::batch`]). Returns how
+    /// many of the step's evaluations ran in lanes.
+    pub fn step_four<H: FnMut(&mut StageWheels)>(
         programs: [&mut Program; 4],
         dt: f64,
         substeps: u32,
         scratch: &mut Vec<f64>,
+        hooks: [&mut H; 4],
     ) -> u32 {
         /// With the lanes' arithmetic in AVX registers.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
-        fn step_four_avx2(
+        fn step_four_avx2<H: FnMut(&mut StageWheels)>(
             programs: [&mut Program; 4],
             dt: f64,
             substeps: u32,
             scratch: &mut Vec<f64>,
+            hooks: [&mut H; 4],
         ) -> u32 {
-            step_programs(programs, dt, substeps, scratch, &mut |_| {})
+            step_programs(programs, dt, substeps, scratch, hooks)
         }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2 (checked just above).
             #[allow(unsafe_code)]
-            return unsafe { step_four_avx2(programs, dt, substeps, scratch) };
+            return unsafe { step_four_avx2(programs, dt, substeps, scratch, hooks) };
         }
-        step_programs(programs, dt, substeps, scratch, &mut |_| {})
+        step_programs(programs, dt, substeps, scratch, hooks)
     }
 
     /// Whether `other` has this program's shape, so that the two can be stepped in one batch
     /// ([`Program::step_four`]): the same built-in blocks in the same places, connected alike,
-    /// with the same states, and neither with a tire, a custom block or an open port.
+    /// with the same states and tires on the same wheels, and neither with a custom block or an
+    /// open port.
     pub fn same_shape(&self, other: &Program) -> bool {
-        // A built-in block of the same type in both (tires are ruled out below, as a program
+        // A built-in block of the same type in both (and a tire on the same wheels: a program
         // lists its tire wheels).
         let same_builtin = |(a, b): (&Cell, &Cell)| {
             !matches!(a, Cell::Custom(_) | Cell::OpenEnd)
@@ -768,8 +771,7 @@ impl Program {
         };
         self.x.len() == other.x.len()
             && self.nodes.len() == other.nodes.len()
-            && self.tire_wheels.is_empty()
-            && other.tire_wheels.is_empty()
+            && self.tire_wheels == other.tire_wheels
             && self.substep_blocks == other.substep_blocks
             && self.nodes.iter().zip(&other.nodes).all(same_node)
             && self.blocks.iter().zip(&other.blocks).all(same_builtin)
@@ -795,8 +797,8 @@ impl Program {
     }
 }
 
-/// [`Program::step`] for `N` programs in lockstep: one vehicle (`N = 1`, with its stage
-/// hook), or a batch of four of [one shape](Program::same_shape), whose stages run in lanes
+/// [`Program::step`] for `N` programs in lockstep, each with its own stage hook of `hooks`:
+/// one vehicle (`N = 1`), or a batch of four of [one shape](Program::same_shape), whose stages run in lanes
 /// while their modes allow it. Each program's own arithmetic is the same either way, in the
 /// same order: a vehicle's trajectory does not depend on the vehicles it is stepped with.
 /// Returns how many evaluations ran in lanes.
@@ -806,7 +808,7 @@ fn step_programs<const N: usize, H: FnMut(&mut StageWheels)>(
     dt: f64,
     substeps: u32,
     scratch: &mut Vec<f64>,
-    hook: &mut H,
+    mut hooks: [&mut H; N],
 ) -> u32 {
     let substeps = substeps.max(1);
     let n = programs[0].x.len();
@@ -834,26 +836,26 @@ fn step_programs<const N: usize, H: FnMut(&mut StageWheels)>(
                 stages.modes_changed();
             }
         }
-        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
-            stage.drive_limit = lane.hook_at(Stage::K1, [t0, h], hook);
+        for ((lane, stage), hook) in lanes.iter_mut().zip(&mut torque).zip(&mut hooks) {
+            stage.drive_limit = lane.hook_at(Stage::K1, [t0, h], &mut **hook);
         }
         stages.evaluate(&mut lanes, Stage::K1, &torque);
-        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+        for ((lane, stage), hook) in lanes.iter_mut().zip(&mut torque).zip(&mut hooks) {
             if lane.settle_modes(stage) {
                 stages.modes_changed();
             }
             lane.advance(Stage::K2, 0.5 * h);
-            stage.drive_limit = lane.hook_at(Stage::K2, [t0 + 0.5 * h, h], hook);
+            stage.drive_limit = lane.hook_at(Stage::K2, [t0 + 0.5 * h, h], &mut **hook);
         }
         stages.evaluate(&mut lanes, Stage::K2, &torque);
-        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+        for ((lane, stage), hook) in lanes.iter_mut().zip(&mut torque).zip(&mut hooks) {
             lane.advance(Stage::K3, 0.5 * h);
-            stage.drive_limit = lane.hook_at(Stage::K3, [t0 + 0.5 * h, h], hook);
+            stage.drive_limit = lane.hook_at(Stage::K3, [t0 + 0.5 * h, h], &mut **hook);
         }
         stages.evaluate(&mut lanes, Stage::K3, &torque);
-        for (lane, stage) in lanes.iter_mut().zip(&mut torque) {
+        for ((lane, stage), hook) in lanes.iter_mut().zip(&mut torque).zip(&mut hooks) {
             lane.advance(Stage::K4, h);
-            stage.drive_limit = lane.hook_at(Stage::K4, [t0 + h, h], hook);
+            stage.drive_limit = lane.hook_at(Stage::K4, [t0 + h, h], &mut **hook);
         }
         stages.evaluate(&mut lanes, Stage::K4, &torque);
         for lane in &mut lanes {
@@ -907,6 +909,10 @@ impl Stages {
         if let Ok(four) = <&mut [Lane; 4]>::try_from(&mut lanes[..])
             && *self.fit.get_or_insert_with(|| crate::batch::fits(four))
         {
+            // Each vehicle's tires at once, as its own step evaluates them.
+            for lane in four.iter_mut() {
+                lane.load_wheels(stage);
+            }
             crate::batch::evaluate(four, stage, context, self.shafts.get_or_insert_default());
             self.in_lanes += 1;
             return;
@@ -1077,6 +1083,16 @@ impl<'a> Lane<'a> {
     fn evaluate(&mut self, stage: Stage, context: &StageContext) {
         let (state, derivative) = stage_buffers(stage, self.x, self.xs, &mut self.k);
         self.passes.evaluate(state, derivative, context);
+    }
+
+    /// The road torques of stage `stage`'s tire wheels, ahead of the lanes' evaluation of the
+    /// passes ([`Passes::load_wheels`]).
+    #[inline(always)]
+    fn load_wheels(&mut self, stage: Stage) {
+        if !self.passes.tire_wheels.is_empty() {
+            let (state, derivative) = stage_buffers(stage, self.x, self.xs, &mut self.k);
+            self.passes.load_wheels(state, derivative);
+        }
     }
 
     /// What the lanes' evaluation of stage `stage` reads and writes of this program.

@@ -9,7 +9,7 @@ use crate::block::{
     check_non_negative, check_positive, check_range,
 };
 use crate::blocks::gearbox::PowerFlow;
-use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, sign};
+use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, rigid_speed, sign};
 
 /// A differential splitting its input between a `left` output (1) and a `right` output (2).
 ///
@@ -282,6 +282,39 @@ impl Differential {
         [t1, t2_open + k * lambda]
     }
 
+    /// What a slipping differential hands up, as [`ShaftUp::from_mobility`] takes it: the
+    /// input's speed (rad/s), mobility (1/(kg·m²)) and free acceleration (rad/s²), from its
+    /// outputs' messages `o1`, `o2` (`[L, I, Tr]`, neither free nor held) with the torque
+    /// `lambda` (N·m) the lock carries from output 1 to output 2, for ratio `r`, gain `g`,
+    /// torque bias `b` and lock ratio `k` (the [`Block::upstream`] of
+    /// [`DifferentialMode::Slipping`]), for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn slipping_up<T: Num>(
+        [r, g, b, k]: [T; 4],
+        lambda: T,
+        o1: [T; 3],
+        o2: [T; 3],
+    ) -> [T; 3] {
+        let one = T::splat(1.0);
+        let (m1, m2) = (one / o1[1], one / o2[1]);
+        let a1 = (o1[2] - lambda) * m1;
+        let a2 = (o2[2] + k * lambda) * m2;
+        let (w1, w2) = (rigid_speed(o1[0], o1[1]), rigid_speed(o2[0], o2[1]));
+        [
+            r * (b * w1 + (one - b) * w2),
+            r * g * (b * b * m1 + (one - b) * (one - b) * m2),
+            r * (b * a1 + (one - b) * a2),
+        ]
+    }
+
+    /// The slipping outputs' torques `[T1, T2]` (N·m) for input torque `t` (N·m), torque bias
+    /// `b`, gain `g` and lock ratio `k`, with the torque `lambda` (N·m) the lock carries from
+    /// output 1 to output 2, for one vehicle or a batch's lanes.
+    #[inline(always)]
+    pub(crate) fn slipping_split<T: Num>([t, b, g, k]: [T; 4], lambda: T) -> [T; 2] {
+        [b * g * t - lambda, (T::splat(1.0) - b) * g * t + k * lambda]
+    }
+
     /// The locked outputs' inertia on the right output's speed, `k²·I1 + I2` (kg·m²), for lock
     /// ratio `k` and the outputs' inertias `i1`, `i2` (kg·m²), for one vehicle or a batch's
     /// lanes.
@@ -392,6 +425,17 @@ impl Block for Differential {
             }
             DifferentialMode::Slipping { direction } => {
                 let lambda = self.slipping_torque(stage.pass, direction, o1, o2, stage.substep);
+                let turning = |o: &ShaftUp| !(o.is_free() || o.is_held());
+                if turning(o1) && turning(o2) {
+                    let [speed, mobility, free_acceleration] = Self::slipping_up(
+                        [r, g, b, self.lock_ratio],
+                        lambda,
+                        [o1.momentum, o1.inertia, o1.reaction],
+                        [o2.momentum, o2.inertia, o2.reaction],
+                    );
+                    return ShaftUp::from_mobility(speed, mobility, free_acceleration);
+                }
+                // An output free or held adds nothing of its own.
                 let (m1, m2) = (o1.mobility(), o2.mobility());
                 let a1 = if o1.is_free() || o1.is_held() {
                     0.0
@@ -435,11 +479,9 @@ impl Block for Differential {
             }
             DifferentialMode::Slipping { direction } => {
                 let lambda = self.slipping_torque(stage.pass, direction, o1, o2, stage.substep);
-                let b = self.torque_bias;
-                (
-                    b * g * t - lambda,
-                    (1.0 - b) * g * t + self.lock_ratio * lambda,
-                )
+                let [t1, t2] =
+                    Self::slipping_split([t, self.torque_bias, g, self.lock_ratio], lambda);
+                (t1, t2)
             }
         };
         let (s1, s2) = self.output_speeds(input.speed, o1.speed(), o2.speed());
