@@ -2,12 +2,13 @@
 //! a row are stepped together, their RK4 stages in lanes while every block is in a mode the
 //! lanes cover, and each ends bit for bit where it ends stepped alone, through a gear change,
 //! a clutch let in from slipping, a limited-slip differential that slips and braking to a
-//! stop, which take the batch out of the lanes and back; and a parallel step batches each
-//! task's share alike.
+//! stop, which take the batch out of the lanes and back; a parallel step batches each
+//! task's share alike; and the chassis's cars, with their tires and modules, batch alike.
 
 mod common;
 
 use bevy::prelude::*;
+use bevy_rapier3d::prelude::Velocity;
 use bevy_vehicle_physics::prelude::*;
 use common::*;
 
@@ -26,8 +27,9 @@ struct Chain {
 
 /// Car `i` of five: engine → clutch → gearbox → limited-slip differential → two wheels on a
 /// car's load, each set differently (engine inertia, gear, lock torque, the wheels' loads), and
-/// each with its own events (see [`drive`]).
-fn spawn_chain(app: &mut App, i: usize) -> Chain {
+/// each with its own events (see [`drive`]). With `slipping`, its differential's lock torque
+/// is low and its left wheel light, so that the differential slips on its lock all along.
+fn spawn_chain(app: &mut App, i: usize, slipping: bool) -> Chain {
     let x = i as f64;
     let vehicle = spawn_vehicle(app, &format!("car {i}"), 4);
     let engine = spawn_block(
@@ -65,18 +67,28 @@ fn spawn_chain(app: &mut App, i: usize) -> Chain {
         vehicle,
         "differential",
         Differential {
-            lock_torque: 40.0 + 20.0 * x,
+            lock_torque: if slipping {
+                5.0 + 2.0 * x
+            } else {
+                40.0 + 20.0 * x
+            },
             ..default()
         },
         Some((gearbox, Port::OUT)),
     );
     let wheels = [Port::LEFT, Port::RIGHT].map(|port| {
+        // With `slipping`, the left wheel carries a third of the right's load.
+        let share = if slipping && port == Port::LEFT {
+            1.0 / 3.0
+        } else {
+            1.0
+        };
         spawn_block(
             app,
             vehicle,
             "wheel",
             Wheel {
-                load: car_load(600.0 + 25.0 * x),
+                load: car_load(share * (600.0 + 25.0 * x)),
                 ..default()
             },
             Some((diff, port)),
@@ -196,12 +208,26 @@ fn run(cars: &[usize], events: bool) -> (Vec<Vec<u64>>, Stats) {
 
 /// [`run`] with the drivetrains' step split into `tasks` tasks ([`ParallelStep`]).
 fn run_in_tasks(cars: &[usize], events: bool, tasks: usize) -> (Vec<Vec<u64>>, Stats) {
+    run_chains(cars, events, tasks, false)
+}
+
+/// [`run_in_tasks`], the cars' differentials slipping all along with `slipping` (see
+/// [`spawn_chain`]).
+fn run_chains(
+    cars: &[usize],
+    events: bool,
+    tasks: usize,
+    slipping: bool,
+) -> (Vec<Vec<u64>>, Stats) {
     let mut app = create_app(HZ);
     app.insert_resource(ParallelStep {
         tasks: Some(tasks),
         min_vehicles_per_task: 1,
     });
-    let chains: Vec<_> = cars.iter().map(|&i| spawn_chain(&mut app, i)).collect();
+    let chains: Vec<_> = cars
+        .iter()
+        .map(|&i| spawn_chain(&mut app, i, slipping))
+        .collect();
     roll_off(&mut app, &chains);
     let mut total = Stats::default();
     for step in 0..STEPS {
@@ -280,12 +306,30 @@ fn each_task_of_a_parallel_step_batches_its_own_vehicles() {
     }
 }
 
+/// Differentials that slip on their lock torque step in lanes too: four cars whose
+/// differentials slip all along spend most of their stages in lanes, each bit for bit as
+/// alone.
+#[test]
+fn slipping_differentials_step_in_lanes_bit_for_bit() {
+    let evaluations = 17 * STEPS as u32;
+    let (batched, stats) = run_chains(&[0, 1, 2, 3], false, 1, true);
+    assert!(
+        stats.lane_evaluations > evaluations / 2,
+        "{} of {evaluations} evaluations in lanes",
+        stats.lane_evaluations
+    );
+    for (i, bits) in batched.iter().enumerate() {
+        let (alone, _) = run_chains(&[i], false, 1, true);
+        assert_eq!(*bits, alone[0], "car {i} batched and alone");
+    }
+}
+
 /// The events the test puts the batch through do happen: without them the lanes would never
 /// be left.
 #[test]
 fn the_batch_test_cars_slip_shift_and_stop() {
     let mut app = create_app(HZ);
-    let chains: Vec<_> = (0..4).map(|i| spawn_chain(&mut app, i)).collect();
+    let chains: Vec<_> = (0..4).map(|i| spawn_chain(&mut app, i, false)).collect();
     roll_off(&mut app, &chains);
     let mut slipped = [false; 4];
     for step in 0..STEPS {
@@ -304,4 +348,93 @@ fn the_batch_test_cars_slip_shift_and_stop() {
         get::<WheelSensors>(&app, chains[0].wheels[0]).held,
         "car 0's wheels are not held"
     );
+}
+
+/// Car `i`'s driver at time `t` (s): first gear, its own throttle and steering, car 3
+/// shifting to second at 2.5 s, car 2 steering hard at full throttle from 3 to 3.3 s (the
+/// traction control's cut, finer substeps for some steps: out of the batch), car 1 braking
+/// from 3.5 s (its wheels held, out of the lanes).
+fn drive_car(app: &mut App, i: usize, car: Entity, t: f64) {
+    let x = i as f64;
+    controls(app, car, |c| {
+        c.gear = 1 + i32::from(t >= 2.5 && i == 3);
+        let floored = i == 2 && (3.0..3.3).contains(&t);
+        c.throttle = if floored { 1.0 } else { 0.3 + 0.1 * x };
+        c.steering = (0.8 * t + x).sin() * if floored { 1.0 } else { 0.3 };
+        c.brake = if i == 1 && t >= 3.5 { 0.6 } else { 0.0 };
+    });
+}
+
+/// Runs default cars `cars` (each 15 m from the last) on flat ground for 4 s at 60 Hz,
+/// each under [`drive_car`]; returns each car's pose, velocity and wheel spins as raw bits,
+/// and how the cars were stepped.
+fn run_cars(cars: &[usize]) -> (Vec<Vec<u64>>, Stats) {
+    let mut app = create_app(HZ);
+    spawn_flat_ground(&mut app, 0.9);
+    let spawned: Vec<Entity> = cars
+        .iter()
+        .map(|&i| {
+            // Car 0's differential limits its slip (locked while it carries the torque
+            // between its wheels, slipping on it past that); the others' are open.
+            let mut builder = CarBuilder::default();
+            if i == 0 {
+                builder.differential.lock_torque = 60.0;
+            }
+            let at = Vec3::new(15.0 * i as f32, car_rest_height(&builder), 0.0);
+            spawn_car(&mut app, &builder, Transform::from_translation(at))
+        })
+        .collect();
+    let mut total = Stats::default();
+    for step in 0..STEPS {
+        for (&i, &car) in cars.iter().zip(&spawned) {
+            drive_car(&mut app, i, car, step as f64 / HZ);
+        }
+        tick(&mut app, 1);
+        for (k, &car) in spawned.iter().enumerate() {
+            match drivetrain(&app, car).batched() {
+                Some(in_lanes) => {
+                    total.batched += 1;
+                    if k % 4 == 0 {
+                        total.lane_evaluations += in_lanes;
+                    }
+                }
+                None => total.alone += 1,
+            }
+        }
+    }
+    let bits = spawned
+        .iter()
+        .map(|&car| {
+            let t = get::<Transform>(&app, car);
+            let v = get::<Velocity>(&app, car);
+            let mut bits: Vec<u64> = [t.translation, v.linear, v.angular]
+                .into_iter()
+                .flat_map(|v| v.to_array())
+                .chain(t.rotation.to_array())
+                .map(|x| u64::from(x.to_bits()))
+                .collect();
+            for w in wheels(&mut app, car) {
+                bits.push(get::<WheelSensors>(&app, w).speed.to_bits());
+            }
+            bits
+        })
+        .collect();
+    (bits, total)
+}
+
+/// A chassis's cars are batched too, with each car's tires and its brake, steering and
+/// traction control at each stage: five default cars, the first four stepped in a batch, end
+/// each bit for bit where it ends driven alone, through braking to a stop and the traction
+/// control's cut.
+#[test]
+fn a_chassis_car_steps_bit_for_bit_in_a_batch_as_alone() {
+    let (batched, stats) = run_cars(&[0, 1, 2, 3, 4]);
+    eprintln!("{stats:?}");
+    assert!(stats.batched >= 4 * 100, "{stats:?}");
+    assert!(stats.lane_evaluations > 0, "{stats:?}");
+    for (i, bits) in batched.iter().enumerate() {
+        let (alone, alone_stats) = run_cars(&[i]);
+        assert_eq!(alone_stats.batched, 0);
+        assert_eq!(*bits, alone[0], "car {i} batched and alone");
+    }
 }

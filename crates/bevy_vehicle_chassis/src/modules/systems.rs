@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_vehicle_drivetrain::controls::set_if_changed;
 use bevy_vehicle_drivetrain::parallel::{self, ParallelStep};
-use bevy_vehicle_drivetrain::prefetch::{self, pipelined};
+use bevy_vehicle_drivetrain::prefetch;
 use bevy_vehicle_drivetrain::prelude::*;
 use bevy_vehicle_drivetrain::{BlockSlot, SensorWriter, StageWheels};
 use core::marker::PhantomData;
@@ -460,16 +460,18 @@ pub(crate) struct SteppedVehicle {
 /// Steps every vehicle's drivetrain, calling the brake, steering and drivetrain modules before
 /// each RK4 stage; then turns each wheel's heading to its final steering angle.
 ///
-/// Each vehicle's step reads and writes its own data only, so with more than one compute
-/// thread the vehicles are stepped on all of them ([`parallel::for_each`]), with the same
-/// result bit for bit: each task writes its vehicles' block sensors right after their steps,
-/// and once every step is done, what they leave on their wheels' states (a step reads its
+/// Four ready vehicles in a row whose drivetrains have one shape are stepped together
+/// ([`step_car_run`]), each with its own stage hook and tires. Each vehicle's step reads and
+/// writes its own data only, so with more than one compute thread the vehicles are stepped on
+/// all of them, each task on its own run ([`parallel::for_each_run`]), with the same result
+/// bit for bit: each task writes its vehicles' block sensors right after their steps, and
+/// once every step is done, what they leave on their wheels' states (a step reads its
 /// wheels' states, so no task writes one while another may still read it).
 pub(crate) fn step_vehicles(
     time: Res<Time>,
     parallel: Res<ParallelStep>,
     mut vehicles: Query<SteppedVehicle, With<Vehicle>>,
-    mut states: Query<&mut WheelState>,
+    states: Query<&mut WheelState>,
     slots: Query<&BlockSlot>,
     mut sensors: SensorWriter,
     mut buffer: Local<Vec<f64>>,
@@ -478,61 +480,34 @@ pub(crate) fn step_vehicles(
     if dt <= 0.0 {
         return;
     }
-    // With thousands of vehicles their data is not in the cache: each vehicle's components
-    // start loading two vehicles before its step, and what they point to (the drivetrain's
-    // boxed cells, the modules' boxes, the wheels' states) one vehicle before.
-    let far = |v: &SteppedVehicleItem| {
-        prefetch::value(&*v.drivetrain);
-        prefetch::value(&*v.modules);
-        prefetch::value(&v.scratch.inputs.wheels);
-    };
-    let near = |states: &Query<&WheelState>, v: &SteppedVehicleItem| {
-        v.drivetrain.prefetch();
-        v.modules.prefetch();
-        for wheel in &v.scratch.inputs.wheels {
-            if let Ok(state) = states.get(wheel.entity) {
-                prefetch::value(state);
-            }
-        }
-    };
     let tasks = parallel.task_count(vehicles.iter().len());
+    let mut items: Vec<_> = vehicles.iter_mut().collect();
     if tasks <= 1 {
-        pipelined(
-            vehicles.iter_mut(),
-            &mut (&mut states, &mut *buffer, &mut sensors),
-            |_, v| far(v),
-            |(states, ..), v| near(&states.as_readonly(), v),
-            |(states, buffer, sensors), mut v| {
-                step_vehicle(dt, &states.as_readonly(), &slots, buffer, &mut v);
-                // SAFETY: the system's own query, on this thread alone.
-                #[allow(unsafe_code)]
-                unsafe {
-                    end_wheel_states(&v, states, None)
-                };
-                // While the vehicle's program is still in cache.
-                sensors.write(&mut v.drivetrain);
-            },
-        );
+        let read = &states.as_readonly();
+        let states = &states;
+        step_car_run(&mut items, dt, read, &slots, &mut buffer, |v| {
+            // SAFETY: the system's own query, on this thread alone; the step that read it is
+            // done.
+            #[allow(unsafe_code)]
+            unsafe {
+                end_wheel_states(v, states, None)
+            };
+            // While the vehicle's program is still in cache.
+            sensors.write(&mut v.drivetrain);
+        });
     } else {
-        let mut items: Vec<_> = vehicles.iter_mut().collect();
         let read = states.as_readonly();
         let sensors = &sensors;
-        parallel::for_each(
-            &mut items,
-            tasks,
-            Vec::new,
-            |_, v| far(v),
-            |_, v| near(&read, v),
-            |buffer, v| {
-                step_vehicle(dt, &read, &slots, buffer, v);
+        parallel::for_each_run(&mut items, tasks, Vec::new, |buffer, run| {
+            step_car_run(run, dt, &read, &slots, buffer, |v| {
                 // SAFETY: each vehicle is stepped in one task, and `sensors` is used by these
                 // calls alone until the tasks are done.
                 #[allow(unsafe_code)]
                 unsafe {
                     sensors.write_owned(v.entity, &mut v.drivetrain)
                 };
-            },
-        );
+            });
+        });
         let states = &states;
         parallel::for_each(
             &mut items,
@@ -548,6 +523,60 @@ pub(crate) fn step_vehicles(
     }
 }
 
+/// Steps a run of vehicles in order, four at a time where four ready vehicles in a row can
+/// share a batch ([`step_four_vehicles`]), calling `stepped` on each once its step is done.
+/// With thousands of vehicles their data is not in the cache: each vehicle's components start
+/// loading three batches ahead of its step, and what they point to (the drivetrain's boxed
+/// cells, the modules' boxes, the wheels' states) one batch ahead.
+fn step_car_run(
+    items: &mut [SteppedVehicleItem],
+    dt: f64,
+    states: &Query<&WheelState>,
+    slots: &Query<&BlockSlot>,
+    buffer: &mut Vec<f64>,
+    mut stepped: impl FnMut(&mut SteppedVehicleItem),
+) {
+    let far = |v: &SteppedVehicleItem| {
+        prefetch::value(&*v.drivetrain);
+        prefetch::value(&*v.modules);
+        prefetch::value(&v.scratch.inputs.wheels);
+    };
+    let near = |v: &SteppedVehicleItem| {
+        v.drivetrain.prefetch();
+        v.modules.prefetch();
+        for wheel in &v.scratch.inputs.wheels {
+            if let Ok(state) = states.get(wheel.entity) {
+                prefetch::value(state);
+            }
+        }
+    };
+    let (mut i, mut far_to, mut near_to) = (0, 0, 0);
+    while i < items.len() {
+        while far_to < (i + 12).min(items.len()) {
+            far(&items[far_to]);
+            far_to += 1;
+        }
+        while near_to < (i + 8).min(items.len()) {
+            near(&items[near_to]);
+            near_to += 1;
+        }
+        let four = match &mut items[i..] {
+            [a, b, c, d, ..] => step_four_vehicles(dt, states, slots, buffer, [a, b, c, d]),
+            _ => false,
+        };
+        let count = if four {
+            4
+        } else {
+            step_vehicle(dt, states, slots, buffer, &mut items[i]);
+            1
+        };
+        for v in &mut items[i..i + count] {
+            stepped(v);
+        }
+        i += count;
+    }
+}
+
 /// One vehicle's step: its drivetrain with the modules at each stage, and what it reports.
 /// Reads its wheels' states and writes nothing outside the vehicle.
 fn step_vehicle(
@@ -557,133 +586,280 @@ fn step_vehicle(
     buffer: &mut Vec<f64>,
     v: &mut SteppedVehicleItem,
 ) {
-    let ready = v.ready;
-    let limiter = v.limiter;
-    let vehicle = v.entity;
-    let drivetrain: &mut Drivetrain = &mut v.drivetrain;
-    let scratch: &mut ModuleScratch = &mut v.scratch;
-    if !ready {
-        drivetrain.step_with(dt, buffer);
-        scratch.inputs.spin_reaction = Vec3::ZERO;
+    let Some((drivetrain, mut car)) = CarStep::begin(states, slots, v) else {
+        v.drivetrain.step_with(dt, buffer);
+        v.scratch.inputs.spin_reaction = Vec3::ZERO;
         return;
+    };
+    drivetrain.step_hooked_within(dt, car.max_substep, buffer, &mut car.hook());
+    car.end(dt, states, drivetrain);
+}
+
+/// Four ready vehicles' steps, as [`step_vehicle`] steps each, bit for bit: their drivetrains
+/// in one batch ([`Drivetrain::step_four_hooked_within`]) if they have one shape and take the
+/// same substeps, else one after another. Returns `false`, having stepped none, if any of
+/// the four is not ready.
+fn step_four_vehicles(
+    dt: f64,
+    states: &Query<&WheelState>,
+    slots: &Query<&BlockSlot>,
+    buffer: &mut Vec<f64>,
+    [a, b, c, d]: [&mut SteppedVehicleItem; 4],
+) -> bool {
+    if !(a.ready && b.ready && c.ready && d.ready) {
+        return false;
     }
-    let modules: &mut VehicleModules = &mut v.modules;
-    let telemetry: &mut VehicleTelemetry = &mut v.telemetry;
-    let ModuleScratch {
-        inputs,
-        brakes,
-        angles,
-        drives,
-        module_brakes,
-        traction_brakes,
-        rack,
-        invalid_warned,
-        ..
-    } = &mut *scratch;
-    let VehicleModules {
-        brake,
-        steering,
-        drivetrain: drive,
-        report,
-        ..
-    } = &mut *modules;
-    for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
-        // The drivetrain may have been recompiled since the wheels were gathered: a wheel
-        // no longer at its node is looked up again.
-        if drivetrain
-            .runtime::<Wheel>(wheel.entity, wheel.node)
-            .is_none()
-            && let Ok(slot) = slots.get(wheel.entity)
-        {
-            wheel.node = slot.node;
+    let begun = [a, b, c, d].map(|v| CarStep::begin(states, slots, v).expect("ready"));
+    let [(da, mut ca), (db, mut cb), (dc, mut cc), (dd, mut cd)] = begun;
+    let max_substep = [
+        ca.max_substep,
+        cb.max_substep,
+        cc.max_substep,
+        cd.max_substep,
+    ];
+    let mut hooks = [ca.hook(), cb.hook(), cc.hook(), cd.hook()];
+    let batched = Drivetrain::step_four_hooked_within(
+        [&mut *da, &mut *db, &mut *dc, &mut *dd],
+        dt,
+        max_substep,
+        buffer,
+        hooks.each_mut(),
+    )
+    .is_some();
+    drop(hooks);
+    for (mut car, drivetrain) in [(ca, da), (cb, db), (cc, dc), (cd, dd)] {
+        if !batched {
+            // Their substeps differ: each steps on its own, on what `begin` set up.
+            drivetrain.step_hooked_within(dt, car.max_substep, buffer, &mut car.hook());
         }
-        // Each wheel block integrates the contact `probe_ground` measured. Handed over
-        // here, not there: the program is touched once per step, by the step that needs it.
-        if let Ok(state) = states.get(wheel.entity)
-            && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
-        {
-            runtime.contact = WheelContact {
-                load: state.load,
-                velocity: [0, 1].map(|i| state.velocity[i] - state.ground_step[i]),
-                acceleration: state.acceleration,
-                friction: state.friction,
-                body_mass_fraction: state.body_mass_fraction,
-                body_mass: state.body_mass,
-                displacement: state.displacement,
-                camber: state.camber,
-                lateral_coupled: state.body_mass > 0.0,
-                on_dynamic_body: state.ground_body.is_some(),
-            };
-            // The compliance steer, solved with the tire's cornering stiffness as it
-            // stands after the last step.
-            let c = inputs.compliance_steer[i];
-            if c != 0.0 {
-                let toe = compliance_toe(
-                    c,
-                    inputs.compliance_toe[i],
-                    inputs.lateral_force[i],
-                    runtime.tire.stiffness()[1],
-                );
-                inputs.compliance_toe[i] = toe;
-                inputs.toe[i] += toe;
+        car.end(dt, states, drivetrain);
+    }
+    true
+}
+
+/// A vehicle's part in its drivetrain's step: the brake, steering and drive modules its stage
+/// hook calls before each RK4 stage, and what they work with. [`CarStep::begin`] sets it up,
+/// [`CarStep::stage`] runs at each stage and [`CarStep::end`] reports the step.
+struct CarStep<'a> {
+    vehicle: Entity,
+    limiter: Option<&'a SpeedLimiter>,
+    inputs: &'a mut ModuleInputs,
+    brakes: &'a mut PerWheel,
+    angles: &'a mut PerWheel,
+    drives: &'a mut PerWheel,
+    module_brakes: &'a mut PerWheel,
+    traction_brakes: &'a mut PerWheel,
+    rack: &'a mut f64,
+    invalid_warned: &'a mut bool,
+    brake: &'a mut Box<dyn super::BrakeModule>,
+    steering: &'a mut Box<dyn super::SteeringModule>,
+    drive: &'a mut Option<Box<dyn super::DrivetrainModule>>,
+    report: &'a mut ModuleReport,
+    telemetry: &'a mut VehicleTelemetry,
+    /// Whether a module acts on each stage's state, not only on the step's first.
+    every_stage: bool,
+    /// Whether the brake module decides at each substep's start.
+    every_substep: bool,
+    traction: Option<TractionControl>,
+    /// Each wheel's brake at full pedal, the most the traction control may put on it (N·m).
+    brake_limit: PerWheel,
+    /// Direction of travel the selected gear asks for: −1, 0 or 1.
+    direction: f64,
+    /// The speed limiter's share of the drive, once per step (0..1).
+    governed: f64,
+    /// The stability control's share of the drive, set with its brakes (0..1).
+    stabilized: f64,
+    /// The traction control's share of the drive at the last stage (0..1).
+    traction_limit: f64,
+    first_stage: bool,
+    /// The longest substep this step may take (s).
+    max_substep: f64,
+    corrections_before: u64,
+}
+
+impl<'a> CarStep<'a> {
+    /// Sets up vehicle `v`'s step: hands each wheel block the contact `probe_ground` measured
+    /// and the body's lateral mobility to the drivetrain, and reads what the modules need for
+    /// the step. Returns the vehicle's drivetrain beside it, or `None` for a vehicle whose
+    /// chassis is not ready (its drivetrain steps without modules).
+    fn begin(
+        states: &Query<&WheelState>,
+        slots: &Query<&BlockSlot>,
+        v: &'a mut SteppedVehicleItem,
+    ) -> Option<(&'a mut Drivetrain, CarStep<'a>)> {
+        if !v.ready {
+            return None;
+        }
+        let limiter = v.limiter;
+        let vehicle = v.entity;
+        let drivetrain: &'a mut Drivetrain = &mut v.drivetrain;
+        let ModuleScratch {
+            inputs,
+            brakes,
+            angles,
+            drives,
+            module_brakes,
+            traction_brakes,
+            rack,
+            invalid_warned,
+            ..
+        } = &mut *v.scratch;
+        let VehicleModules {
+            brake,
+            steering,
+            drivetrain: drive,
+            report,
+            ..
+        } = &mut *v.modules;
+        let telemetry: &'a mut VehicleTelemetry = &mut v.telemetry;
+        for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
+            // The drivetrain may have been recompiled since the wheels were gathered: a wheel
+            // no longer at its node is looked up again.
+            if drivetrain
+                .runtime::<Wheel>(wheel.entity, wheel.node)
+                .is_none()
+                && let Ok(slot) = slots.get(wheel.entity)
+            {
+                wheel.node = slot.node;
+            }
+            // Each wheel block integrates the contact `probe_ground` measured. Handed over
+            // here, not there: the program is touched once per step, by the step that needs it.
+            if let Ok(state) = states.get(wheel.entity)
+                && let Some(runtime) = drivetrain.runtime_mut::<Wheel>(wheel.entity, wheel.node)
+            {
+                runtime.contact = WheelContact {
+                    load: state.load,
+                    velocity: [0, 1].map(|i| state.velocity[i] - state.ground_step[i]),
+                    acceleration: state.acceleration,
+                    friction: state.friction,
+                    body_mass_fraction: state.body_mass_fraction,
+                    body_mass: state.body_mass,
+                    displacement: state.displacement,
+                    camber: state.camber,
+                    lateral_coupled: state.body_mass > 0.0,
+                    on_dynamic_body: state.ground_body.is_some(),
+                };
+                // The compliance steer, solved with the tire's cornering stiffness as it
+                // stands after the last step.
+                let c = inputs.compliance_steer[i];
+                if c != 0.0 {
+                    let toe = compliance_toe(
+                        c,
+                        inputs.compliance_toe[i],
+                        inputs.lateral_force[i],
+                        runtime.tire.stiffness()[1],
+                    );
+                    inputs.compliance_toe[i] = toe;
+                    inputs.toe[i] += toe;
+                }
             }
         }
-    }
-    // The body's answer to the tires' side forces within the step (room for a tracked
-    // vehicle's road wheels on the stack).
-    let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
-    drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
-    let count = inputs.wheels.len();
-    for buffer in [
-        &mut *brakes,
-        &mut *angles,
-        &mut *drives,
-        &mut *module_brakes,
-        &mut *traction_brakes,
-    ] {
-        buffer.resize(count, 0.0);
-    }
-    let corrections_before = report.brake_corrections;
-    // Stage-independent modules run at the first stage only; the wheels keep what they
-    // set (see the module docs).
-    let every_stage = brake.every_stage()
-        || steering.every_stage()
-        || drive.as_ref().is_some_and(|d| d.every_stage());
-    let every_substep = brake.every_substep();
-    // The traction control acts on each stage's slips, so it needs every stage.
-    let traction = inputs.brakes.traction_control.clone();
-    // Each wheel's brake at full pedal, the most the traction control may put on it.
-    let brake_limit: PerWheel = match &traction {
-        Some(_) => {
-            let split = AxleSplit::new(&inputs.brakes, &inputs.wheels);
-            let most = inputs.brakes.max_torque.max(0.0);
-            inputs
-                .wheels
-                .iter()
-                .map(|w| most * split.share(w))
-                .collect()
+        // The body's answer to the tires' side forces within the step (room for a tracked
+        // vehicle's road wheels on the stack).
+        let nodes: SmallVec<[u32; 16]> = inputs.wheels.iter().map(|w| w.node).collect();
+        drivetrain.set_lateral_mobility(&nodes, &inputs.lateral_mobility);
+        let count = inputs.wheels.len();
+        for buffer in [
+            &mut *brakes,
+            &mut *angles,
+            &mut *drives,
+            &mut *module_brakes,
+            &mut *traction_brakes,
+        ] {
+            buffer.resize(count, 0.0);
         }
-        None => PerWheel::new(),
-    };
-    let direction = inputs.command.direction();
-    // The speed limiter's share of the drive, once per step.
-    let governed = limiter.map_or(1.0, |l| {
-        l.drive_share(inputs.context(0.0).state.forward_speed())
-    });
-    // The stability control's, set with its brakes (`begin_modules`).
-    let stabilized = 1.0 - telemetry.stability_cut;
-    let mut traction_limit = 1.0;
-    let mut first_stage = true;
-    // While the traction control cuts the drive, finer substeps for this step
-    // (`TractionControl::SUBSTEP_SHARE`).
-    let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
-        drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
-    } else {
-        drivetrain.max_substep
-    };
-    let mut hook = |stage: &mut StageWheels| {
-        let first = first_stage;
-        first_stage = false;
+        // Stage-independent modules run at the first stage only; the wheels keep what they
+        // set (see the module docs).
+        let every_stage = brake.every_stage()
+            || steering.every_stage()
+            || drive.as_ref().is_some_and(|d| d.every_stage());
+        // The traction control acts on each stage's slips, so it needs every stage.
+        let traction = inputs.brakes.traction_control.clone();
+        let brake_limit: PerWheel = match &traction {
+            Some(_) => {
+                let split = AxleSplit::new(&inputs.brakes, &inputs.wheels);
+                let most = inputs.brakes.max_torque.max(0.0);
+                inputs
+                    .wheels
+                    .iter()
+                    .map(|w| most * split.share(w))
+                    .collect()
+            }
+            None => PerWheel::new(),
+        };
+        let governed = limiter.map_or(1.0, |l| {
+            l.drive_share(inputs.context(0.0).state.forward_speed())
+        });
+        // While the traction control cuts the drive, finer substeps for this step
+        // (`TractionControl::SUBSTEP_SHARE`).
+        let max_substep = if traction.is_some() && telemetry.traction_cut > 0.0 {
+            drivetrain.max_substep * TractionControl::SUBSTEP_SHARE
+        } else {
+            drivetrain.max_substep
+        };
+        let car = CarStep {
+            vehicle,
+            limiter,
+            direction: inputs.command.direction(),
+            every_substep: brake.every_substep(),
+            corrections_before: report.brake_corrections,
+            stabilized: 1.0 - telemetry.stability_cut,
+            inputs,
+            brakes,
+            angles,
+            drives,
+            module_brakes,
+            traction_brakes,
+            rack,
+            invalid_warned,
+            brake,
+            steering,
+            drive,
+            report,
+            telemetry,
+            every_stage,
+            traction,
+            brake_limit,
+            governed,
+            traction_limit: 1.0,
+            first_stage: true,
+            max_substep,
+        };
+        Some((drivetrain, car))
+    }
+
+    /// The stage hook: the modules at this stage's state, setting each wheel's brake,
+    /// steering turn and drive.
+    fn hook(&mut self) -> impl FnMut(&mut StageWheels) + '_ {
+        |stage| self.stage(stage)
+    }
+
+    /// Before each RK4 stage: the traction control at the stage's slips, and the modules
+    /// where they act at this stage; sets each wheel's brake, steering turn and drive.
+    fn stage(&mut self, stage: &mut StageWheels) {
+        let (every_stage, every_substep) = (self.every_stage, self.every_substep);
+        let (direction, governed, stabilized) = (self.direction, self.governed, self.stabilized);
+        let limiter = self.limiter;
+        let CarStep {
+            inputs,
+            brakes,
+            angles,
+            drives,
+            module_brakes,
+            traction_brakes,
+            rack,
+            brake,
+            steering,
+            drive,
+            report,
+            traction,
+            brake_limit,
+            traction_limit,
+            first_stage,
+            ..
+        } = self;
+        let first = *first_stage;
+        *first_stage = false;
         inputs.substep = stage.substep();
         if first {
             // The wheels have set up their tires for this step's load and surface.
@@ -694,7 +870,7 @@ fn step_vehicle(
                 }
             }
         }
-        if let Some(tc) = &traction {
+        if let Some(tc) = traction {
             // The largest slip, looking ahead and measured against the tire's peak slip,
             // of a grounded tire in the direction the gear drives; and the brake on each
             // tire that spins on past the cut.
@@ -727,7 +903,7 @@ fn step_vehicle(
                     };
                 }
             }
-            traction_limit = tc.drive_limit(slip);
+            *traction_limit = tc.drive_limit(slip);
         }
         if traction.is_some() || limiter.is_some() || stabilized < 1.0 {
             stage.set_drive_limit(traction_limit.min(governed).min(stabilized));
@@ -758,7 +934,7 @@ fn step_vehicle(
         brakes.fill(0.0);
         brake.wheel_torques(&ctx, brakes);
         angles.fill(0.0);
-        *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
+        **rack = finite_or(steering.apply(&ctx, angles), **rack, report);
         drives.fill(0.0);
         if let Some(drive) = drive {
             drive.wheel_torques(&ctx, drives);
@@ -779,54 +955,62 @@ fn step_vehicle(
                 rt.drive = finite_or(drives[i], 0.0, report);
             }
         }
-    };
-    drivetrain.step_hooked_within(dt, max_substep, buffer, &mut hook);
-    if corrections_before == 0 && report.brake_corrections > 0 {
-        warn!(
-            "brake module '{}' returned torques that would drive a wheel; they are applied \
-         against the spin instead (counted in ModuleReport::brake_corrections)",
-            brake.name()
-        );
     }
-    // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
-    if report.invalid_outputs > 0 && !*invalid_warned {
-        *invalid_warned = true;
-        warn!(
-            "vehicle {vehicle}: a module returned a number that is not finite (a brake \
-         torque, a steering angle, a drive torque or a suspension force); it was replaced \
-         by a neutral value (no torque or force, the angle measured) and the vehicle drives \
-         on without it (counted in ModuleReport::invalid_outputs)"
-        );
-    }
-    set_if_changed(&mut telemetry.rack_travel, *rack);
-    set_if_changed(&mut telemetry.traction_cut, 1.0 - traction_limit);
-    set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - governed);
 
-    // What turns a wheel in the air, its brake or its drive, turns the body the other
-    // way: the caliper and the drive's housings are the body's. So the body takes minus
-    // the airborne wheels' change of angular momentum about their axles (`I·Δω` along
-    // the wheel's left, the axle a forward spin turns about). Without it a car braking
-    // its spinning wheels in the air, or spinning them up, did not pitch at all. (On
-    // the ground the body takes the road's push at the contact, and with it the road's
-    // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
-    // docs/known_gaps.md.)
-    inputs.spin_reaction = Vec3::ZERO;
-    for wheel in &inputs.wheels {
-        let Ok(state) = states.get(wheel.entity) else {
-            continue;
-        };
-        if state.grounded {
-            continue;
+    /// After the drivetrain's step: the module warnings, the telemetry of the step and the
+    /// airborne wheels' spin reaction on the body.
+    fn end(self, dt: f64, states: &Query<&WheelState>, drivetrain: &Drivetrain) {
+        let report = &mut *self.report;
+        if self.corrections_before == 0 && report.brake_corrections > 0 {
+            warn!(
+                "brake module '{}' returned torques that would drive a wheel; they are applied \
+             against the spin instead (counted in ModuleReport::brake_corrections)",
+                self.brake.name()
+            );
         }
-        let (Some(after), Some(rt)) = (
-            drivetrain.state(wheel.entity),
-            drivetrain.runtime::<Wheel>(wheel.entity, wheel.node),
-        ) else {
-            continue;
-        };
-        let left = state.normal.cross(state.heading).normalize_or_zero();
-        inputs.spin_reaction +=
-            spin_reaction(left, wheel.inertia, rt.spin_at_step_start, after[1], dt);
+        // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
+        if report.invalid_outputs > 0 && !*self.invalid_warned {
+            *self.invalid_warned = true;
+            let vehicle = self.vehicle;
+            warn!(
+                "vehicle {vehicle}: a module returned a number that is not finite (a brake \
+             torque, a steering angle, a drive torque or a suspension force); it was replaced \
+             by a neutral value (no torque or force, the angle measured) and the vehicle drives \
+             on without it (counted in ModuleReport::invalid_outputs)"
+            );
+        }
+        let telemetry = &mut *self.telemetry;
+        set_if_changed(&mut telemetry.rack_travel, *self.rack);
+        set_if_changed(&mut telemetry.traction_cut, 1.0 - self.traction_limit);
+        set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - self.governed);
+
+        // What turns a wheel in the air, its brake or its drive, turns the body the other
+        // way: the caliper and the drive's housings are the body's. So the body takes minus
+        // the airborne wheels' change of angular momentum about their axles (`I·Δω` along
+        // the wheel's left, the axle a forward spin turns about). Without it a car braking
+        // its spinning wheels in the air, or spinning them up, did not pitch at all. (On
+        // the ground the body takes the road's push at the contact, and with it the road's
+        // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
+        // docs/known_gaps.md.)
+        let inputs = &mut *self.inputs;
+        inputs.spin_reaction = Vec3::ZERO;
+        for wheel in &inputs.wheels {
+            let Ok(state) = states.get(wheel.entity) else {
+                continue;
+            };
+            if state.grounded {
+                continue;
+            }
+            let (Some(after), Some(rt)) = (
+                drivetrain.state(wheel.entity),
+                drivetrain.runtime::<Wheel>(wheel.entity, wheel.node),
+            ) else {
+                continue;
+            };
+            let left = state.normal.cross(state.heading).normalize_or_zero();
+            inputs.spin_reaction +=
+                spin_reaction(left, wheel.inertia, rt.spin_at_step_start, after[1], dt);
+        }
     }
 }
 
