@@ -445,7 +445,7 @@ fn spawn_raycast_car(world: &mut World, at: Vec3) {
 }
 
 /// µs per vehicle-step of one whole fixed step (median of the timed blocks).
-fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
+fn bench_full(model: Model, ground: Ground, vehicles: usize) -> FullFigures {
     let mut app = App::new();
     app.add_plugins(minimal_plugins())
         .insert_resource(parallel_step())
@@ -527,7 +527,35 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> f64 {
         total == vehicles && moving == vehicles,
         "{model:?}: {moving}/{total} cars moving"
     );
-    times[times.len() / 2]
+    // How our cars' drivetrains were stepped at the last step: in batches of four, and of
+    // those batches' evaluations (17 a step: four RK4 stages in each of four substeps, one at
+    // the step's end), how many in lanes.
+    let mut drivetrains = world.query::<&Drivetrain>();
+    let batched: Vec<u32> = drivetrains
+        .iter(world)
+        .filter_map(|d| d.batched())
+        .collect();
+    let batched_share = batched.len() as f64 / vehicles as f64;
+    let lane_share = if batched.is_empty() {
+        0.0
+    } else {
+        batched.iter().map(|&n| f64::from(n)).sum::<f64>() / (17.0 * batched.len() as f64)
+    };
+    FullFigures {
+        us_per_vehicle_step: times[times.len() / 2],
+        batched_share,
+        lane_share,
+    }
+}
+
+/// What [`bench_full`] measures.
+struct FullFigures {
+    /// Median over the timed blocks (µs per vehicle-step).
+    us_per_vehicle_step: f64,
+    /// Share of the last step's vehicles stepped in batches of four (`Drivetrain::batched`).
+    batched_share: f64,
+    /// Share of those batches' evaluations that ran in lanes.
+    lane_share: f64,
 }
 
 /// The vehicle counts to run: `BENCH_VEHICLES` (one count, or several separated by commas,
@@ -553,7 +581,7 @@ fn run_full_benchmarks() {
     );
     let sizes = vehicle_counts(&[1, 100, 1000, 4000]);
     println!(
-        "{:>12} {:>9} {:>9} {:>12} {:>12} {:>11} {:>12} {:>12}",
+        "{:>12} {:>9} {:>9} {:>12} {:>12} {:>11} {:>12} {:>12} {:>8} {:>8}",
         "ground",
         "vehicles",
         "probe",
@@ -561,7 +589,9 @@ fn run_full_benchmarks() {
         "Rapier µs",
         "ours/Rapier",
         "vs 5 µs",
-        "vs 100 cars"
+        "vs 100 cars",
+        "batched",
+        "in lanes"
     );
     // BENCH_GROUND=box|heightfield and BENCH_PROBE=cylinder|ray run one case only (profiling).
     let only =
@@ -579,7 +609,7 @@ fn run_full_benchmarks() {
             let rapier = if std::env::var_os("BENCH_ONLY_OURS").is_some() {
                 f64::NAN
             } else {
-                bench_full(Model::RapierRaycast, ground, n)
+                bench_full(Model::RapierRaycast, ground, n).us_per_vehicle_step
             };
             for probe in [GroundProbe::Cylinder, GroundProbe::Ray] {
                 if (probe == GroundProbe::Ray && n != 1000)
@@ -587,12 +617,13 @@ fn run_full_benchmarks() {
                 {
                     continue;
                 }
-                let ours = bench_full(Model::Ours(probe), ground, n);
+                let figures = bench_full(Model::Ours(probe), ground, n);
+                let ours = figures.us_per_vehicle_step;
                 if n == 100 && probe == GroundProbe::Cylinder {
                     at_100 = Some(ours);
                 }
                 println!(
-                    "{:>12} {:>9} {:>9} {:>12.2} {:>12.2} {:>11.2} {:>12.2} {:>12}",
+                    "{:>12} {:>9} {:>9} {:>12.2} {:>12.2} {:>11.2} {:>12.2} {:>12} {:>7.0}% {:>7.0}%",
                     format!("{ground:?}"),
                     n,
                     format!("{probe:?}"),
@@ -601,12 +632,14 @@ fn run_full_benchmarks() {
                     ours / rapier,
                     ours / FULL_TARGET_US,
                     at_100.map_or("-".into(), |a| format!("{:.2}", ours / a)),
+                    100.0 * figures.batched_share,
+                    100.0 * figures.lane_share,
                 );
             }
         }
     }
     println!(
-        "(median of 5 timed blocks; targets at 1000 cars: ours/Rapier ≤ {RAPIER_TARGET_RATIO}, ours ≤ {FULL_TARGET_US} µs)"
+        "(median of 5 timed blocks; targets at 1000 cars: ours/Rapier ≤ {RAPIER_TARGET_RATIO}, ours ≤ {FULL_TARGET_US} µs; batched: our cars stepped four at a time at the last step, in lanes: their batches' evaluations in lanes)"
     );
 }
 
