@@ -1337,6 +1337,21 @@ impl Passes<'_> {
         // A tire wheel's seventh state is its lateral impulse (see `Wheel`). Read in place: a
         // buffer of them would reach the heap, every stage, on a vehicle of many road wheels.
         let impulse = |i: u16| state[usize::from(nodes[usize::from(i)].state[0]) + 6];
+        // A car's four wheels, in fixed sizes: the same sums without a check per element.
+        if let (Ok(four), Ok(mobility)) = (
+            <&[u16; 4]>::try_from(wheels),
+            <&[f64; 16]>::try_from(self.lateral_mobility),
+        ) {
+            let impulses = four.map(impulse);
+            for (r, &i) in four.iter().enumerate() {
+                let row: [f64; 4] = core::array::from_fn(|c| mobility[4 * r + c]);
+                let shift = row.iter().zip(&impulses).map(|(k, p)| k * p).sum();
+                if let Cell::Wheel(c) = &mut self.blocks[usize::from(i)] {
+                    c.runtime.lateral_shift = shift;
+                }
+            }
+            return;
+        }
         for (row, &i) in self.lateral_mobility.chunks_exact(wheels.len()).zip(wheels) {
             let shift = row.iter().zip(wheels).map(|(k, &j)| k * impulse(j)).sum();
             if let Cell::Wheel(c) = &mut self.blocks[usize::from(i)] {
