@@ -643,18 +643,8 @@ fn step_four_vehicles(
 struct CarStep<'a> {
     vehicle: Entity,
     limiter: Option<&'a SpeedLimiter>,
-    inputs: &'a mut ModuleInputs,
-    brakes: &'a mut PerWheel,
-    angles: &'a mut PerWheel,
-    drives: &'a mut PerWheel,
-    module_brakes: &'a mut PerWheel,
-    traction_brakes: &'a mut PerWheel,
-    rack: &'a mut f64,
-    invalid_warned: &'a mut bool,
-    brake: &'a mut Box<dyn super::BrakeModule>,
-    steering: &'a mut Box<dyn super::SteeringModule>,
-    drive: &'a mut Option<Box<dyn super::DrivetrainModule>>,
-    report: &'a mut ModuleReport,
+    scratch: &'a mut ModuleScratch,
+    modules: &'a mut VehicleModules,
     telemetry: &'a mut VehicleTelemetry,
     /// Whether a module acts on each stage's state, not only on the step's first.
     every_stage: bool,
@@ -700,8 +690,6 @@ impl<'a> CarStep<'a> {
             drives,
             module_brakes,
             traction_brakes,
-            rack,
-            invalid_warned,
             ..
         } = &mut *v.scratch;
         let VehicleModules {
@@ -711,7 +699,7 @@ impl<'a> CarStep<'a> {
             report,
             ..
         } = &mut *v.modules;
-        let telemetry: &'a mut VehicleTelemetry = &mut v.telemetry;
+        let telemetry: &VehicleTelemetry = &v.telemetry;
         for (i, wheel) in inputs.wheels.iter_mut().enumerate() {
             // The drivetrain may have been recompiled since the wheels were gathered: a wheel
             // no longer at its node is looked up again.
@@ -797,26 +785,20 @@ impl<'a> CarStep<'a> {
         } else {
             drivetrain.max_substep
         };
+        let direction = inputs.command.direction();
+        let every_substep = brake.every_substep();
+        let corrections_before = report.brake_corrections;
+        let stabilized = 1.0 - telemetry.stability_cut;
         let car = CarStep {
             vehicle,
             limiter,
-            direction: inputs.command.direction(),
-            every_substep: brake.every_substep(),
-            corrections_before: report.brake_corrections,
-            stabilized: 1.0 - telemetry.stability_cut,
-            inputs,
-            brakes,
-            angles,
-            drives,
-            module_brakes,
-            traction_brakes,
-            rack,
-            invalid_warned,
-            brake,
-            steering,
-            drive,
-            report,
-            telemetry,
+            direction,
+            every_substep,
+            corrections_before,
+            stabilized,
+            scratch: &mut v.scratch,
+            modules: &mut v.modules,
+            telemetry: &mut v.telemetry,
             every_stage,
             traction,
             brake_limit,
@@ -841,6 +823,15 @@ impl<'a> CarStep<'a> {
         let (direction, governed, stabilized) = (self.direction, self.governed, self.stabilized);
         let limiter = self.limiter;
         let CarStep {
+            scratch,
+            modules,
+            traction,
+            brake_limit,
+            traction_limit,
+            first_stage,
+            ..
+        } = self;
+        let ModuleScratch {
             inputs,
             brakes,
             angles,
@@ -848,16 +839,15 @@ impl<'a> CarStep<'a> {
             module_brakes,
             traction_brakes,
             rack,
+            ..
+        } = &mut **scratch;
+        let VehicleModules {
             brake,
             steering,
-            drive,
+            drivetrain: drive,
             report,
-            traction,
-            brake_limit,
-            traction_limit,
-            first_stage,
             ..
-        } = self;
+        } = &mut **modules;
         let first = *first_stage;
         *first_stage = false;
         inputs.substep = stage.substep();
@@ -934,7 +924,7 @@ impl<'a> CarStep<'a> {
         brakes.fill(0.0);
         brake.wheel_torques(&ctx, brakes);
         angles.fill(0.0);
-        **rack = finite_or(steering.apply(&ctx, angles), **rack, report);
+        *rack = finite_or(steering.apply(&ctx, angles), *rack, report);
         drives.fill(0.0);
         if let Some(drive) = drive {
             drive.wheel_torques(&ctx, drives);
@@ -960,17 +950,17 @@ impl<'a> CarStep<'a> {
     /// After the drivetrain's step: the module warnings, the telemetry of the step and the
     /// airborne wheels' spin reaction on the body.
     fn end(self, dt: f64, states: &Query<&WheelState>, drivetrain: &Drivetrain) {
-        let report = &mut *self.report;
+        let report = &mut self.modules.report;
         if self.corrections_before == 0 && report.brake_corrections > 0 {
             warn!(
                 "brake module '{}' returned torques that would drive a wheel; they are applied \
              against the spin instead (counted in ModuleReport::brake_corrections)",
-                self.brake.name()
+                self.modules.brake.name()
             );
         }
         // Once per vehicle: the numbers replaced are counted, and the vehicle drives on.
-        if report.invalid_outputs > 0 && !*self.invalid_warned {
-            *self.invalid_warned = true;
+        if report.invalid_outputs > 0 && !self.scratch.invalid_warned {
+            self.scratch.invalid_warned = true;
             let vehicle = self.vehicle;
             warn!(
                 "vehicle {vehicle}: a module returned a number that is not finite (a brake \
@@ -980,7 +970,7 @@ impl<'a> CarStep<'a> {
             );
         }
         let telemetry = &mut *self.telemetry;
-        set_if_changed(&mut telemetry.rack_travel, *self.rack);
+        set_if_changed(&mut telemetry.rack_travel, self.scratch.rack);
         set_if_changed(&mut telemetry.traction_cut, 1.0 - self.traction_limit);
         set_if_changed(&mut telemetry.speed_limit_cut, 1.0 - self.governed);
 
@@ -992,7 +982,7 @@ impl<'a> CarStep<'a> {
         // the ground the body takes the road's push at the contact, and with it the road's
         // torque on the wheel; what it misses there is only the wheel's own `I·ω̇`, see
         // docs/known_gaps.md.)
-        let inputs = &mut *self.inputs;
+        let inputs = &mut self.scratch.inputs;
         inputs.spin_reaction = Vec3::ZERO;
         for wheel in &inputs.wheels {
             let Ok(state) = states.get(wheel.entity) else {
