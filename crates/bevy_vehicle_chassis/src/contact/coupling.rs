@@ -227,7 +227,7 @@ impl BodyInertia {
         &self,
         inputs: &ModuleInputs,
         last_loads: &[f64],
-        wheels: &mut dyn ProbedWheels,
+        wheels: &mut ProbedWheels,
     ) {
         if self.mass <= 0.0 || last_loads.len() != inputs.wheels.len() {
             return;
@@ -274,7 +274,7 @@ impl BodyInertia {
     pub(super) fn lateral_mobility(
         &self,
         inputs: &mut ModuleInputs,
-        wheels: &dyn ProbedWheels,
+        wheels: &ProbedWheels,
         gives: &[(usize, GroundGive)],
     ) {
         let count = inputs.wheels.len();

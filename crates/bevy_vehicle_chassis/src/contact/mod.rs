@@ -257,65 +257,56 @@ type WheelQueryRead<'w, 's> = Query<
     ),
 >;
 
-/// The states a vehicle's probe wrote in a task, by wheel, for the system to write back.
+/// The states a vehicle's probe wrote, by wheel, for the system to write back.
 type WrittenStates = SmallVec<[(Entity, WheelState); 4]>;
 
-/// A vehicle's wheels as its ground probe reads and writes them: in place on the system's own
-/// thread ([`WheelQuery`]), or in a task on copies of the states it writes ([`WheelCopies`]),
-/// which the system writes back once every task is done. (A vehicle's probe touches its own
-/// wheels alone.)
-trait ProbedWheels {
-    /// Wheel `entity`'s suspension, probe and state, if it is a wheel.
-    fn wheel(&self, entity: Entity) -> Option<(&Suspension, &GroundProbe, &WheelState)>;
-    /// As [`ProbedWheels::wheel`], with its state to write.
-    fn wheel_mut(&mut self, entity: Entity)
-    -> Option<(&Suspension, &GroundProbe, &mut WheelState)>;
+/// A vehicle's wheels as its ground probe reads and writes them: each wheel's suspension and
+/// probe, and a copy of its state for the probe to write, which the system writes back once
+/// the vehicle is done (on its own thread) or once every task is done (in tasks). Each wheel
+/// is looked up once: a vehicle's probe reads and writes its wheels some forty times a step,
+/// and each lookup of an entity in a query cost more than most of those uses (a twentieth of
+/// a car's whole step).
+struct ProbedWheels<'a> {
+    /// Each wheel's entity, suspension and probe, in the order of `states`.
+    parts: SmallVec<[(Entity, &'a Suspension, &'a GroundProbe); 4]>,
+    /// Each wheel's state as the probe writes it.
+    states: &'a mut WrittenStates,
 }
 
-impl ProbedWheels for WheelQuery<'_, '_> {
-    fn wheel(&self, entity: Entity) -> Option<(&Suspension, &GroundProbe, &WheelState)> {
-        self.get(entity).ok()
-    }
-
-    fn wheel_mut(
-        &mut self,
-        entity: Entity,
-    ) -> Option<(&Suspension, &GroundProbe, &mut WheelState)> {
-        let (suspension, probe, state) = self.get_mut(entity).ok()?;
-        Some((suspension, probe, state.into_inner()))
-    }
-}
-
-/// Wheels read from the shared query, with the states a task's probe writes kept aside.
-struct WheelCopies<'a, 'w, 's> {
-    read: &'a WheelQueryRead<'w, 's>,
-    written: &'a mut WrittenStates,
-}
-
-impl ProbedWheels for WheelCopies<'_, '_, '_> {
-    fn wheel(&self, entity: Entity) -> Option<(&Suspension, &GroundProbe, &WheelState)> {
-        let (suspension, probe, state) = self.read.get(entity).ok()?;
-        let state = self
-            .written
-            .iter()
-            .find(|(wheel, _)| *wheel == entity)
-            .map_or(state, |(_, copy)| copy);
-        Some((suspension, probe, state))
-    }
-
-    fn wheel_mut(
-        &mut self,
-        entity: Entity,
-    ) -> Option<(&Suspension, &GroundProbe, &mut WheelState)> {
-        let (suspension, probe, state) = self.read.get(entity).ok()?;
-        let index = match self.written.iter().position(|(wheel, _)| *wheel == entity) {
-            Some(index) => index,
-            None => {
-                self.written.push((entity, state.clone()));
-                self.written.len() - 1
+impl<'a> ProbedWheels<'a> {
+    /// The wheels `entities` of `read` (those that are wheels), their states copied into
+    /// `states` (emptied first).
+    fn gather(
+        read: &'a WheelQueryRead,
+        entities: impl Iterator<Item = Entity>,
+        states: &'a mut WrittenStates,
+    ) -> Self {
+        states.clear();
+        let mut parts = SmallVec::new();
+        for entity in entities {
+            if let Ok((suspension, probe, state)) = read.get(entity) {
+                parts.push((entity, suspension, probe));
+                states.push((entity, state.clone()));
             }
-        };
-        Some((suspension, probe, &mut self.written[index].1))
+        }
+        ProbedWheels { parts, states }
+    }
+
+    /// Wheel `entity`'s suspension, probe and state, if it is one of the vehicle's wheels.
+    fn wheel(&self, entity: Entity) -> Option<(&Suspension, &GroundProbe, &WheelState)> {
+        let index = self.parts.iter().position(|(e, ..)| *e == entity)?;
+        let (_, suspension, probe) = self.parts[index];
+        Some((suspension, probe, &self.states[index].1))
+    }
+
+    /// As [`ProbedWheels::wheel`], with its state to write.
+    fn wheel_mut(
+        &mut self,
+        entity: Entity,
+    ) -> Option<(&Suspension, &GroundProbe, &mut WheelState)> {
+        let index = self.parts.iter().position(|(e, ..)| *e == entity)?;
+        let (_, suspension, probe) = self.parts[index];
+        Some((suspension, probe, &mut self.states[index].1))
     }
 }
 
@@ -330,7 +321,7 @@ fn add_anti_roll_bars(
     modules: &[(u8, Box<dyn AntiRollBarModule>)],
     module_ctx: &ModuleContext,
     inputs: &ModuleInputs,
-    wheels: &mut dyn ProbedWheels,
+    wheels: &mut ProbedWheels,
     lead: f64,
     report: &mut ModuleReport,
 ) {
@@ -396,7 +387,7 @@ fn add_anti_roll_bars(
 /// the body's mass `body_mass` (kg) in proportion to its load, and hands the loads and travels
 /// to the modules' inputs: the drivetrain step hands each load to its wheel block, with the
 /// contact's velocity and friction, as the contact it integrates over the coming step.
-fn set_tire_loads(inputs: &mut ModuleInputs, wheels: &mut dyn ProbedWheels, body_mass: f32) {
+fn set_tire_loads(inputs: &mut ModuleInputs, wheels: &mut ProbedWheels, body_mass: f32) {
     let mut total_load = 0.0;
     for (i, wheel) in inputs.wheels.iter().enumerate() {
         let Some((.., state)) = wheels.wheel_mut(wheel.entity) else {
@@ -469,7 +460,7 @@ pub(crate) fn probe_ground(
     let colliders = &ctx.colliders.colliders;
     let bodies = &ctx.rigidbody_set.bodies;
     // One vehicle's probes, suspension and anti-roll bars; on this thread or in a task.
-    let probe = |item: &mut ProbedVehicleItem, wheels: &mut dyn ProbedWheels| {
+    let probe = |item: &mut ProbedVehicleItem, wheels: &mut ProbedWheels| {
         let vehicle = item.entity;
         let (transform, velocity, mass, bars) =
             (item.transform, item.velocity, item.mass, item.bars);
@@ -1093,18 +1084,34 @@ pub(crate) fn probe_ground(
             }
         }
     };
+    // One vehicle's probe on copies of its wheels' states, written to `written`.
+    let probe_copies =
+        |read: &WheelQueryRead, item: &mut ProbedVehicleItem, written: &mut WrittenStates| {
+            let entities = item.scratch.inputs.wheels.iter().map(|w| w.entity);
+            probe(item, &mut ProbedWheels::gather(read, entities, written));
+        };
+    let write_back = |wheels: &mut WheelQuery, written: &mut WrittenStates| {
+        for (entity, state) in written.drain(..) {
+            if let Ok((.., mut wheel)) = wheels.get_mut(entity) {
+                *wheel = state;
+            }
+        }
+    };
     let tasks = parallel.task_count(vehicles.iter().len());
     if tasks <= 1 {
+        let mut written = WrittenStates::new();
         pipelined(
             vehicles.iter_mut(),
             &mut wheels,
             |_, v| far(v),
             |wheels, v| near(&wheels.as_readonly(), v),
-            |wheels, mut v| probe(&mut v, wheels),
+            |wheels, mut v| {
+                probe_copies(&wheels.as_readonly(), &mut v, &mut written);
+                write_back(wheels, &mut written);
+            },
         );
     } else {
         // Each task writes its vehicles' wheel states aside; they are written back below.
-        // (Each run leaves them empty: the write-back drains them.)
         written_states.resize_with(vehicles.iter().len(), WrittenStates::new);
         {
             let read = wheels.as_readonly();
@@ -1115,21 +1122,11 @@ pub(crate) fn probe_ground(
                 || (),
                 |_, (v, _)| far(v),
                 |_, (v, _)| near(&read, v),
-                |_, (v, written)| {
-                    probe(
-                        v,
-                        &mut WheelCopies {
-                            read: &read,
-                            written,
-                        },
-                    );
-                },
+                |_, (v, written)| probe_copies(&read, v, written),
             );
         }
-        for (entity, state) in written_states.iter_mut().flat_map(|w| w.drain(..)) {
-            if let Ok((.., mut wheel)) = wheels.get_mut(entity) {
-                *wheel = state;
-            }
+        for written in written_states.iter_mut() {
+            write_back(&mut wheels, written);
         }
     }
     Ok(())
