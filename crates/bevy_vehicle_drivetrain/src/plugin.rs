@@ -18,6 +18,7 @@ use crate::blocks::{
 use crate::controls::VehicleControls;
 use crate::graph::{DrivetrainError, GraphBlock, VehicleError, order_blocks};
 use crate::parallel::ParallelStep;
+use crate::prefetch;
 use crate::relations::{BlockOf, Blocks, DrivenBy, Drives};
 use crate::shaft::Shaft;
 use crate::solver::{BlockCell, Cell, Program, StageWheels};
@@ -1162,42 +1163,35 @@ fn step_drivetrains(
 /// at a time where they come in a row ([`Drivetrain::step_four`]; see
 /// [`Drivetrain::batched`]), each on its own otherwise, and hands each vehicle to `stepped`
 /// (which writes its sensors) right after its step, while its data is still in the cache.
-///
-/// With thousands of vehicles their data is not in the cache, and the step reads it through
-/// pointers the hardware cannot predict. So each vehicle's component starts loading up to
-/// two batches (eight vehicles) before its batch's step, and its boxed cells (whose addresses
-/// are in the component) up to one batch before.
+/// Each vehicle's component starts loading a few batches ahead of its step, and its boxed
+/// cells (whose addresses are in the component) a little later ([`prefetch::in_runs`]).
 fn step_run(
     items: &mut [(Entity, Mut<Drivetrain>)],
     dt: f64,
     scratch: &mut Vec<f64>,
     mut stepped: impl FnMut(&mut (Entity, Mut<Drivetrain>)),
 ) {
-    let (mut i, mut far_to, mut near_to) = (0, 0, 0);
-    while i < items.len() {
-        while far_to < (i + 12).min(items.len()) {
-            crate::prefetch::value(&*items[far_to].1);
-            far_to += 1;
-        }
-        while near_to < (i + 8).min(items.len()) {
-            items[near_to].1.prefetch();
-            near_to += 1;
-        }
-        let in_lanes = match &mut items[i..] {
-            [a, b, c, d, ..] => {
-                Drivetrain::step_four([&mut a.1, &mut b.1, &mut c.1, &mut d.1], dt, scratch)
+    prefetch::in_runs(
+        items,
+        |(_, drivetrain)| prefetch::value(&**drivetrain),
+        |(_, drivetrain)| drivetrain.prefetch(),
+        |run| {
+            let in_lanes = match run {
+                [a, b, c, d, ..] => {
+                    Drivetrain::step_four([&mut a.1, &mut b.1, &mut c.1, &mut d.1], dt, scratch)
+                }
+                _ => None,
+            };
+            let count = if in_lanes.is_some() { 4 } else { 1 };
+            for item in &mut run[..count] {
+                if in_lanes.is_none() {
+                    item.1.step_with(dt, scratch);
+                }
+                stepped(item);
             }
-            _ => None,
-        };
-        let count = if in_lanes.is_some() { 4 } else { 1 };
-        for item in &mut items[i..i + count] {
-            if in_lanes.is_none() {
-                item.1.step_with(dt, scratch);
-            }
-            stepped(item);
-        }
-        i += count;
-    }
+            count
+        },
+    );
 }
 
 /// Writes the sensor components of a vehicle's built-in blocks ([`EngineSensors`],

@@ -2,9 +2,9 @@
 //! which change no value. Stepping thousands of vehicles, whose data no longer fits the
 //! processor's caches, a system can ask for a vehicle's components two vehicles ahead and for
 //! the memory they point to one vehicle ahead ([`pipelined`]). The chassis's systems do so;
-//! the drivetrain's step, which steps vehicles four at a time where it can, asks for each
-//! vehicle's component two batches ahead and for its boxed cells
-//! ([`Drivetrain::prefetch`](crate::Drivetrain::prefetch)) one batch ahead.
+//! the drivetrain's and the chassis's steps, which step vehicles four at a time where they
+//! can, ask a few batches ahead ([`in_runs`]), for the boxed cells too
+//! ([`Drivetrain::prefetch`](crate::Drivetrain::prefetch)).
 //!
 //! The `unsafe` here is the SSE prefetch intrinsic's, which Rust marks `unsafe` (a prefetch
 //! reads nothing and cannot fault). The crate's other `unsafe` code is
@@ -63,6 +63,46 @@ fn lines(start: *const i8, bytes: usize) {
     let _ = (start, bytes);
 }
 
+/// How many items ahead of the next one to step [`in_runs`] asks for an item's own memory:
+/// three batches of four.
+const FAR_AHEAD: usize = 12;
+
+/// How many items ahead of the next one to step [`in_runs`] asks for the memory an item
+/// points to: two batches of four.
+const NEAR_AHEAD: usize = 8;
+
+/// The most items [`in_runs`] steps at once: a batch of four vehicles.
+const BATCH: usize = 4;
+
+/// Steps `items` in order, in runs of one to four: `step` is handed the items from the next
+/// one to step on, steps as many as it can together (a batch of four, or one), and returns
+/// that count (taken as at least one and at most four). With thousands of items whose data is not in the cache, each item's own
+/// memory starts loading (`far`) twelve items (three batches) before its step, and the
+/// memory it points to (`near`, once its pointers have arrived) eight items before. The
+/// drivetrain's step and the chassis's both walk their vehicles so.
+#[inline]
+pub fn in_runs<T>(
+    items: &mut [T],
+    far: impl Fn(&T),
+    near: impl Fn(&T),
+    mut step: impl FnMut(&mut [T]) -> usize,
+) {
+    let (mut i, mut far_to, mut near_to) = (0, 0, 0);
+    while i < items.len() {
+        while far_to < (i + FAR_AHEAD).min(items.len()) {
+            far(&items[far_to]);
+            far_to += 1;
+        }
+        while near_to < (i + NEAR_AHEAD).min(items.len()) {
+            near(&items[near_to]);
+            near_to += 1;
+        }
+        // At least one, so that the walk ends; at most a batch (the hints reach no
+        // further), and what is left.
+        i += step(&mut items[i..]).clamp(1, BATCH.min(items.len() - i));
+    }
+}
+
 /// Calls `each` on every item of `items`, in order, two items behind the iteration: `far` on
 /// an item as soon as it is reached, `near` one item later, `each` one item after that. A loop
 /// over many items whose data is not in the cache can so ask for an item's own memory two
@@ -101,7 +141,7 @@ pub fn pipelined<T, C>(
 
 #[cfg(test)]
 mod tests {
-    use super::pipelined;
+    use super::{FAR_AHEAD, NEAR_AHEAD, in_runs, pipelined};
 
     #[test]
     fn pipelined_visits_every_item_once_in_order_after_its_hints() {
@@ -127,6 +167,45 @@ mod tests {
             let each: Vec<_> = log.iter().filter(|e| e.0 == "each").map(|e| e.1).collect();
             assert_eq!(each, (0..n).collect::<Vec<_>>());
             assert_eq!(log.len(), 3 * n as usize);
+        }
+    }
+
+    /// Every item is stepped once, in order, in the runs the step asks for (a step that
+    /// claims none still moves on by one, one that claims too many stops at the end), each
+    /// after both of its hints, and no item is hinted before it is within reach.
+    #[test]
+    fn runs_step_every_item_once_in_order_after_its_hints() {
+        for n in 0..30usize {
+            // Claims 4, 0 (taken as 1), 1 and 9 (taken as 4, or what is left) in turn.
+            let claims = [4, 0, 1, 9];
+            let mut items: Vec<usize> = (0..n).collect();
+            let log = core::cell::RefCell::new(Vec::new());
+            let mut turn = 0;
+            in_runs(
+                &mut items,
+                |&i| log.borrow_mut().push(("far", i)),
+                |&i| log.borrow_mut().push(("near", i)),
+                |run| {
+                    let claim = claims[turn % claims.len()];
+                    turn += 1;
+                    for &i in run.iter().take(claim.clamp(1, 4)) {
+                        log.borrow_mut().push(("step", i));
+                    }
+                    claim
+                },
+            );
+            let log = log.into_inner();
+            let steps: Vec<_> = log.iter().filter(|e| e.0 == "step").map(|e| e.1).collect();
+            assert_eq!(steps, (0..n).collect::<Vec<_>>(), "{log:?}");
+            for i in 0..n {
+                let at = |what| log.iter().position(|&e| e == (what, i)).unwrap();
+                assert!(at("far") < at("near") && at("near") < at("step"), "{log:?}");
+                // Hinted no earlier than FAR_AHEAD / NEAR_AHEAD items before its step.
+                let stepped_before = |at: usize| log[..at].iter().filter(|e| e.0 == "step").count();
+                assert!(i - stepped_before(at("far")) <= FAR_AHEAD, "{log:?}");
+                assert!(i - stepped_before(at("near")) <= NEAR_AHEAD, "{log:?}");
+            }
+            assert_eq!(log.len(), 3 * n, "{log:?}");
         }
     }
 }

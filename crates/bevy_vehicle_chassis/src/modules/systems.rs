@@ -526,8 +526,8 @@ pub(crate) fn step_vehicles(
 /// Steps a run of vehicles in order, four at a time where four ready vehicles in a row can
 /// share a batch ([`step_four_vehicles`]), calling `stepped` on each once its step is done.
 /// With thousands of vehicles their data is not in the cache: each vehicle's components start
-/// loading three batches ahead of its step, and what they point to (the drivetrain's boxed
-/// cells, the modules' boxes, the wheels' states) one batch ahead.
+/// loading a few batches ahead of its step, and what they point to (the drivetrain's boxed
+/// cells, the modules' boxes, the wheels' states) a little later ([`prefetch::in_runs`]).
 fn step_car_run(
     items: &mut [SteppedVehicleItem],
     dt: f64,
@@ -550,31 +550,20 @@ fn step_car_run(
             }
         }
     };
-    let (mut i, mut far_to, mut near_to) = (0, 0, 0);
-    while i < items.len() {
-        while far_to < (i + 12).min(items.len()) {
-            far(&items[far_to]);
-            far_to += 1;
-        }
-        while near_to < (i + 8).min(items.len()) {
-            near(&items[near_to]);
-            near_to += 1;
-        }
-        let four = match &mut items[i..] {
+    prefetch::in_runs(items, far, near, |run| {
+        let four = match run {
             [a, b, c, d, ..] => step_four_vehicles(dt, states, slots, buffer, [a, b, c, d]),
             _ => false,
         };
-        let count = if four {
-            4
-        } else {
-            step_vehicle(dt, states, slots, buffer, &mut items[i]);
-            1
-        };
-        for v in &mut items[i..i + count] {
+        let count = if four { 4 } else { 1 };
+        if !four && let Some(v) = run.first_mut() {
+            step_vehicle(dt, states, slots, buffer, v);
+        }
+        for v in &mut run[..count] {
             stepped(v);
         }
-        i += count;
-    }
+        count
+    });
 }
 
 /// One vehicle's step: its drivetrain with the modules at each stage, and what it reports.
