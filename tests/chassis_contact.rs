@@ -3,7 +3,7 @@
 //! kerbs, bumps, waves, gaps and ramps shorter than a step's travel reach the body alike at
 //! every rate; and the tires push a movable ground back as hard as it pushes them.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{

@@ -1,7 +1,7 @@
 //! Chassis physics on a headless Rapier world, against closed-form results. Tolerances are
 //! stated per test.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{Collider, Friction, GravityScale, RigidBody, Velocity};

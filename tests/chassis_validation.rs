@@ -2,7 +2,7 @@
 //! reason and the value; nothing panics, no NaN reaches the Rapier body, and a vehicle whose
 //! settings are fixed runs again.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{

@@ -1,7 +1,7 @@
 //! The driver's retarder lever and range selector reach the blocks; left unset, game code
 //! keeps setting the blocks itself.
 
-mod common;
+use crate::common;
 
 use bevy_vehicle_physics::prelude::*;
 use common::*;

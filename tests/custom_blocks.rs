@@ -1,7 +1,7 @@
 //! Custom blocks are first-class: registered with one call, connected like built-ins, and a
 //! wrapper that only delegates reproduces the wrapped block bit for bit.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::prelude::*;

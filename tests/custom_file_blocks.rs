@@ -1,7 +1,7 @@
 //! A block written in the user's own crate, registered with one call, is named in vehicle files
 //! exactly like a built-in block.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::FileBlockTypes;

@@ -1,6 +1,6 @@
 //! Driver input: gamepad and keyboard actions reach a vehicle's controls on the fixed step.
 
-mod common;
+use crate::common;
 
 use bevy::input::InputPlugin;
 use bevy::prelude::*;

@@ -1,6 +1,6 @@
 //! Graph validation, determinism and spawn-order independence, through the public API.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::drivetrain::{ExternalStep, SensorWriter};

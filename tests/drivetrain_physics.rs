@@ -1,7 +1,7 @@
 //! Drivetrain physics against closed-form results. Tolerances are stated per test; the
 //! drivetrain runs in f64, so exact relations hold to round-off.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::prelude::*;

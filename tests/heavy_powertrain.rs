@@ -2,7 +2,7 @@
 //! closed-form results. Tolerances are stated per test. Run with `--nocapture` to see the
 //! measured values each test prints.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::prelude::*;

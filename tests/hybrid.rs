@@ -2,7 +2,7 @@
 //! chains it must reproduce, the lumped-inertia result and energy conservation. Tolerances
 //! are stated per test.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::prelude::*;

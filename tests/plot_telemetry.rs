@@ -3,7 +3,7 @@
 
 #[allow(dead_code)]
 #[path = "../examples/plot_telemetry.rs"]
-mod plot_telemetry;
+mod plot_example;
 
 use std::fmt::Write as _;
 
@@ -52,13 +52,13 @@ fn plot_command_writes_a_png_of_the_stated_size() {
     let (input, output) = (dir.join("drive.csv"), dir.join("drive.png"));
     std::fs::write(&input, telemetry_csv()).unwrap();
     let (panels, (width, height)) =
-        plot_telemetry::plot(input.to_str().unwrap(), output.to_str().unwrap())
+        plot_example::plot(input.to_str().unwrap(), output.to_str().unwrap())
             .unwrap_or_else(|e| panic!("{e}"));
     // Speed, engine speed and gear, pedals, wheel slip.
     assert_eq!(panels, 4);
     assert_eq!(
         (width, height),
-        (plot_telemetry::WIDTH, 4 * plot_telemetry::PANEL_HEIGHT)
+        (plot_example::WIDTH, 4 * plot_example::PANEL_HEIGHT)
     );
     let png = std::fs::read(&output).unwrap();
     assert_eq!(png_size(&png), (width, height), "the file's own size");
@@ -67,6 +67,6 @@ fn plot_command_writes_a_png_of_the_stated_size() {
     assert!(png.len() > 20_000, "{} bytes", png.len());
     // A CSV without any plottable column is refused, not drawn empty.
     std::fs::write(&input, "time,x\n0,0\n1,1\n").unwrap();
-    assert!(plot_telemetry::plot(input.to_str().unwrap(), output.to_str().unwrap()).is_err());
+    assert!(plot_example::plot(input.to_str().unwrap(), output.to_str().unwrap()).is_err());
     std::fs::remove_dir_all(&dir).ok();
 }

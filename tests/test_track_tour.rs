@@ -2,7 +2,7 @@
 //! by the combination file `combinations/semi_trailer.combination.ron`) through every part of
 //! the test track a combination can take, driven by a [`PathFollower`].
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::{CombinationDescription, FileBlockTypes};

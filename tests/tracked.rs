@@ -1,7 +1,7 @@
 //! The tracked 2×2: the shipped excavator base drives straight and skid-steers on the radius
 //! its track speeds predict. Tolerances are stated per test.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::{Collider, Friction, RigidBody, Velocity};

@@ -1,7 +1,7 @@
 //! Trailers: the shipped 6×4 tractor towing the shipped two-axle centre-axle trailer through a
 //! [`Hitch`] (a ball joint, the trailer's brakes following the tractor's pedal).
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::FileBlockTypes;

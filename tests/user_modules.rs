@@ -1,7 +1,7 @@
 //! User-defined subsystem modules: transparent wrappers, call cadence, reset, the brake sign
 //! rule, refusals, and the physics of installed modules. Tolerances are stated per test.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

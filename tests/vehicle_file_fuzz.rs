@@ -3,7 +3,7 @@
 //! accepted must be one the simulation can run (finite, positive where it must be).
 //!
 //! A test run fuzzes for `FUZZ_SECONDS` (default 5 s); the README records a 10-minute run:
-//! `FUZZ_SECONDS=600 cargo test --release --test vehicle_file_fuzz -- --nocapture`.
+//! `FUZZ_SECONDS=600 cargo test --release --test integration vehicle_file_fuzz:: -- --nocapture`.
 //! Set `FUZZ_SEED` to replay a run.
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! The shipped vehicle files: each loads, spawns, settles, drives a scripted program, and
 //! accelerates like its class.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::FileBlockTypes;

@@ -1,7 +1,7 @@
 //! Vehicle files as Bevy assets: spawning from a handle, and retuning the live vehicle when its
 //! file changes on disk.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

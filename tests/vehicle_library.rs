@@ -3,7 +3,7 @@
 //! checked against published data or closed-form results with the tolerance stated on each
 //! test. Run with `--nocapture` to see the measured values each test prints.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_vehicle_physics::assets::FileBlockTypes;
