@@ -267,8 +267,8 @@ type WrittenStates = SmallVec<[(Entity, WheelState); 4]>;
 /// and each lookup of an entity in a query cost more than most of those uses (a twentieth of
 /// a car's whole step).
 struct ProbedWheels<'a> {
-    /// Each wheel's entity, suspension and probe, in the order of `states`.
-    parts: SmallVec<[(Entity, &'a Suspension, &'a GroundProbe); 4]>,
+    /// Each wheel's suspension and probe, in the order of `states`.
+    parts: SmallVec<[(&'a Suspension, &'a GroundProbe); 4]>,
     /// Each wheel's state as the probe writes it.
     states: &'a mut WrittenStates,
 }
@@ -285,17 +285,22 @@ impl<'a> ProbedWheels<'a> {
         let mut parts = SmallVec::new();
         for entity in entities {
             if let Ok((suspension, probe, state)) = read.get(entity) {
-                parts.push((entity, suspension, probe));
+                parts.push((suspension, probe));
                 states.push((entity, state.clone()));
             }
         }
         ProbedWheels { parts, states }
     }
 
+    /// Where wheel `entity` lies in `parts` and `states`.
+    fn index(&self, entity: Entity) -> Option<usize> {
+        self.states.iter().position(|(e, _)| *e == entity)
+    }
+
     /// Wheel `entity`'s suspension, probe and state, if it is one of the vehicle's wheels.
     fn wheel(&self, entity: Entity) -> Option<(&Suspension, &GroundProbe, &WheelState)> {
-        let index = self.parts.iter().position(|(e, ..)| *e == entity)?;
-        let (_, suspension, probe) = self.parts[index];
+        let index = self.index(entity)?;
+        let (suspension, probe) = self.parts[index];
         Some((suspension, probe, &self.states[index].1))
     }
 
@@ -304,8 +309,8 @@ impl<'a> ProbedWheels<'a> {
         &mut self,
         entity: Entity,
     ) -> Option<(&Suspension, &GroundProbe, &mut WheelState)> {
-        let index = self.parts.iter().position(|(e, ..)| *e == entity)?;
-        let (_, suspension, probe) = self.parts[index];
+        let index = self.index(entity)?;
+        let (suspension, probe) = self.parts[index];
         Some((suspension, probe, &mut self.states[index].1))
     }
 }
