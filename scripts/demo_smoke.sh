@@ -8,14 +8,16 @@
 # blank (many colours, a HUD that stands out from the sky) and the telemetry CSV has the
 # columns examples/plot_telemetry.rs reads.
 # DEMO_SMOKE_FRAMES sets the frame count (at least 300); DEMO_TELEMETRY_DIR where the CSV goes
-# (a temporary folder by default).
+# (a temporary folder by default). `scripts/demo_smoke.sh --build` only installs what the
+# demo needs and builds it (CI builds it so while it runs the headless tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEMO_PACKAGES="xvfb xauth libwayland-dev libxkbcommon-dev libvulkan1 mesa-vulkan-drivers libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1" \
   scripts/setup.sh
+cargo build --features demo --example demo
+[ "${1:-}" = "--build" ] && exit 0
 shot="${1:-demo_screenshot.png}"
 frames="${DEMO_SMOKE_FRAMES:-300}"
-cargo build --features demo --example demo
 demo="${CARGO_TARGET_DIR:-target}/debug/examples/demo"
 # Mesa's software Vulkan driver only, so a machine with a GPU gives the same picture.
 lvp="$(ls /usr/share/vulkan/icd.d/lvp_icd*.json 2>/dev/null | head -n 1 || true)"
