@@ -253,11 +253,7 @@ pub fn body_clearance(
 pub fn transform(transform: &bevy::prelude::Transform) -> Result<(), ChassisError> {
     each_axis("transform.translation", transform.translation, "m", finite)?;
     each_axis("transform.scale", transform.scale, "", positive)?;
-    if (transform.scale - bevy::math::Vec3::ONE)
-        .abs()
-        .max_element()
-        > 1e-3
-    {
+    if !unit_scale(transform.scale) {
         return Err(ChassisError::new(
             "transform.scale",
             format!(
@@ -268,7 +264,7 @@ pub fn transform(transform: &bevy::prelude::Transform) -> Result<(), ChassisErro
             ),
         ));
     }
-    if !(transform.rotation.is_finite() && transform.rotation.length() > 1e-6) {
+    if !usable_rotation(transform.rotation) {
         return Err(ChassisError::new(
             "transform.rotation",
             format!(
@@ -280,9 +276,47 @@ pub fn transform(transform: &bevy::prelude::Transform) -> Result<(), ChassisErro
     Ok(())
 }
 
+/// Whether a vehicle's scale is 1 on each axis, within 1e-3 (see [`transform`]). (Finite
+/// first: `max_element` passes over a NaN.)
+#[inline]
+pub(crate) fn unit_scale(scale: bevy::math::Vec3) -> bool {
+    scale.is_finite() && (scale - bevy::math::Vec3::ONE).abs().max_element() <= 1e-3
+}
+
+/// Whether a vehicle's rotation quaternion is finite and not zero (see [`transform`]).
+#[inline]
+pub(crate) fn usable_rotation(rotation: bevy::math::Quat) -> bool {
+    rotation.is_finite() && rotation.length() > 1e-6
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_transform_rules_refuse_what_the_named_checks_refuse() {
+        use bevy::math::{Quat, Vec3};
+        assert!(unit_scale(Vec3::ONE) && unit_scale(Vec3::splat(1.0009)));
+        // A NaN on one axis: `max_element` alone would pass over it.
+        for bad in [
+            Vec3::new(f32::NAN, 1.0, 1.0),
+            Vec3::splat(1.002),
+            Vec3::ZERO,
+        ] {
+            assert!(!unit_scale(bad), "{bad}");
+            let t = bevy::prelude::Transform::from_scale(bad);
+            assert!(transform(&t).is_err(), "{bad}");
+        }
+        assert!(usable_rotation(Quat::IDENTITY) && usable_rotation(Quat::from_rotation_y(2.0)));
+        for bad in [
+            Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+        ] {
+            assert!(!usable_rotation(bad), "{bad}");
+            let t = bevy::prelude::Transform::from_rotation(bad);
+            assert!(transform(&t).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn messages() {
