@@ -9,7 +9,7 @@
 # columns examples/plot_telemetry.rs reads.
 # DEMO_SMOKE_FRAMES sets the frame count (at least 300); DEMO_TELEMETRY_DIR where the CSV goes
 # (a temporary folder by default). `scripts/demo_smoke.sh --build` only installs what the
-# demo needs and builds it (CI builds it so while it runs the headless tests).
+# demo needs and builds it: CI does that in the background while the headless checks run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEMO_PACKAGES="xvfb xauth libwayland-dev libxkbcommon-dev libvulkan1 mesa-vulkan-drivers libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1" \
