@@ -1,5 +1,5 @@
 //! Most of the workspace's integration tests, in one test binary: each test binary links all
-//! of Bevy and Rapier, and thirty of them took a few minutes of every build to link. Each
+//! of Bevy and Rapier, and twenty-six of them took a few minutes of every build to link. Each
 //! file here is a module of this crate, and the shared helpers are [`common`]. Run one file's
 //! tests with its name as the filter: `cargo test --test integration vehicle_files::`.
 //!
