@@ -113,13 +113,44 @@ fn car_load(mass: f64) -> WheelLoad {
     }
 }
 
-/// The driver of car `i` at step `step`: a throttle of its own, and car 3 lets its clutch in
-/// from out over 0.5 s, car 1's left wheel carries a fifth of its load from 0.5 to 1 s (its
-/// differential slips), car 2 changes gear at 1 s, car 0 brakes to a stop from 2 s; with
-/// `events` only (else the throttle alone).
-fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, events: bool) {
+/// What the test cars' drivers do (see [`drive`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Script {
+    /// Each its own throttle, nothing else.
+    Throttle,
+    /// Each its own throttle and events.
+    Events,
+    /// Each its own throttle, every clutch let out to slip from 0.5 to 0.75 s, then every car
+    /// brakes to a stop in gear from 1 s, its clutch in: the wheels and engines stop and are
+    /// held.
+    StopInGear,
+    /// Each its own throttle, and every car's left wheel braked to a hold from 1 s while the
+    /// right one drives on (on a slipping differential).
+    HoldLeftWheel,
+}
+
+/// The driver of car `i` at step `step`: a throttle of its own; with [`Script::Events`],
+/// car 3 lets its clutch in from out over 0.5 s, car 1's left wheel carries a fifth of its
+/// load from 0.5 to 1 s (its differential slips), car 2 changes gear at 1 s, car 0 brakes to
+/// a stop from 2 s; with [`Script::StopInGear`], every car lets its clutch out to a
+/// twentieth from 0.5 to 0.75 s and brakes to a stop from 1 s; with
+/// [`Script::HoldLeftWheel`], every car brakes its left wheel from 1 s.
+fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, script: Script) {
     let t = step as f64 / HZ;
-    let braking = events && i == 0 && t >= 2.0;
+    let events = script == Script::Events;
+    let braking = match script {
+        Script::Throttle => false,
+        Script::Events => i == 0 && t >= 2.0,
+        Script::StopInGear => t >= 1.0,
+        Script::HoldLeftWheel => false,
+    };
+    if script == Script::HoldLeftWheel && t >= 1.0 {
+        set::<Wheel>(app, chain.wheels[0], |w| w.brake_torque = 3000.0);
+    }
+    if script == Script::StopInGear {
+        let engagement = if (0.5..0.75).contains(&t) { 0.05 } else { 1.0 };
+        set::<Clutch>(app, chain.clutch, |c| c.engagement = engagement);
+    }
     set::<Engine>(app, chain.engine, |e| {
         e.throttle = if braking {
             0.0
@@ -131,6 +162,11 @@ fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, events: bool) {
         let engagement = if events { (t / 0.5).min(1.0) } else { 1.0 };
         set::<Clutch>(app, chain.clutch, |c| c.engagement = engagement);
     }
+    if braking {
+        for &w in &chain.wheels {
+            set::<Wheel>(app, w, |w| w.brake_torque = 3000.0);
+        }
+    }
     if !events {
         return;
     }
@@ -141,11 +177,6 @@ fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, events: bool) {
         // Car 1's left wheel carries a fifth of its load for half a second.
         let mass = if step == 30 { 125.0 } else { 625.0 };
         set::<Wheel>(app, chain.wheels[0], |w| w.load = car_load(mass));
-    }
-    if braking {
-        for &w in &chain.wheels {
-            set::<Wheel>(app, w, |w| w.brake_torque = 3000.0);
-        }
     }
 }
 
@@ -208,14 +239,19 @@ fn run(cars: &[usize], events: bool) -> (Vec<Vec<u64>>, Stats) {
 
 /// [`run`] with the drivetrains' step split into `tasks` tasks ([`ParallelStep`]).
 fn run_in_tasks(cars: &[usize], events: bool, tasks: usize) -> (Vec<Vec<u64>>, Stats) {
-    run_chains(cars, events, tasks, false)
+    let script = if events {
+        Script::Events
+    } else {
+        Script::Throttle
+    };
+    run_chains(cars, script, tasks, false)
 }
 
-/// [`run_in_tasks`], the cars' differentials slipping all along with `slipping` (see
-/// [`spawn_chain`]).
+/// [`run_in_tasks`] with the drivers' `script`, the cars' differentials slipping all along
+/// with `slipping` (see [`spawn_chain`]).
 fn run_chains(
     cars: &[usize],
-    events: bool,
+    script: Script,
     tasks: usize,
     slipping: bool,
 ) -> (Vec<Vec<u64>>, Stats) {
@@ -232,7 +268,7 @@ fn run_chains(
     let mut total = Stats::default();
     for step in 0..STEPS {
         for (&i, chain) in cars.iter().zip(&chains) {
-            drive(&mut app, i, chain, step, events);
+            drive(&mut app, i, chain, step, script);
         }
         tick(&mut app, 1);
         for (k, chain) in chains.iter().enumerate() {
@@ -312,15 +348,37 @@ fn each_task_of_a_parallel_step_batches_its_own_vehicles() {
 #[test]
 fn slipping_differentials_step_in_lanes_bit_for_bit() {
     let evaluations = 17 * STEPS as u32;
-    let (batched, stats) = run_chains(&[0, 1, 2, 3], false, 1, true);
+    let (batched, stats) = run_chains(&[0, 1, 2, 3], Script::Throttle, 1, true);
     assert!(
         stats.lane_evaluations > evaluations / 2,
         "{} of {evaluations} evaluations in lanes",
         stats.lane_evaluations
     );
     for (i, bits) in batched.iter().enumerate() {
-        let (alone, _) = run_chains(&[i], false, 1, true);
+        let (alone, _) = run_chains(&[i], Script::Throttle, 1, true);
         assert_eq!(*bits, alone[0], "car {i} batched and alone");
+    }
+}
+
+/// Blocks change their modes in lanes too (the first round of the mode settling runs on the
+/// lanes' shaft messages): four cars whose clutches are let out to slip, then braked to a
+/// stop in gear, their clutches in (the engines stall, everything stops), and four whose left
+/// wheels are braked to a hold while their slipping differentials drive the right ones, each
+/// end bit for bit as alone.
+#[test]
+fn modes_change_in_lanes_bit_for_bit() {
+    let evaluations = 17 * STEPS as u32;
+    for (script, slipping) in [(Script::StopInGear, false), (Script::HoldLeftWheel, true)] {
+        let (batched, stats) = run_chains(&[0, 1, 2, 3], script, 1, slipping);
+        assert!(
+            stats.lane_evaluations > evaluations / 4,
+            "{script:?}: {} of {evaluations} evaluations in lanes",
+            stats.lane_evaluations
+        );
+        for (i, bits) in batched.iter().enumerate() {
+            let (alone, _) = run_chains(&[i], script, 1, slipping);
+            assert_eq!(*bits, alone[0], "{script:?}: car {i} batched and alone");
+        }
     }
 }
 
@@ -334,7 +392,7 @@ fn the_batch_test_cars_slip_shift_and_stop() {
     let mut slipped = [false; 4];
     for step in 0..STEPS {
         for (i, chain) in chains.iter().enumerate() {
-            drive(&mut app, i, chain, step, true);
+            drive(&mut app, i, chain, step, Script::Events);
         }
         tick(&mut app, 1);
         let diff = block_entity::<Differential>(&mut app, chains[1].vehicle);

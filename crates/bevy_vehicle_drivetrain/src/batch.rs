@@ -15,14 +15,17 @@
 //! locked or slipping on its lock torque (an open one), and rolling wheels, driven ones with a
 //! simple load or a tire and free ones with a tire. A stage in which any of the four is in
 //! another mode (a clutch slipping, a wheel held by its brake, a gear change in neutral) runs
-//! one vehicle at a time, as do the mode settling and momentum passes. Each vehicle keeps its
+//! one vehicle at a time, as do the momentum passes. The mode settling's first round after a
+//! stage in lanes runs on the lanes' shaft messages ([`update_modes`]: each block's own mode
+//! update, one walk for the four); a vehicle in which a block changes its mode has its shafts
+//! written and settles on its own from there. Each vehicle keeps its
 //! own stage hook (the chassis's brake, steering and drive modules), run before each stage,
 //! and its own tires, evaluated four at a time for each vehicle ahead of the passes as its
 //! own step evaluates them.
 
 use core::ops::{Add, Div, Mul, Sub};
 
-use crate::block::StageContext;
+use crate::block::{ModeChange, StageContext};
 use crate::blocks::{BrakeMode, ClutchMode, Differential, DifferentialMode, Gearbox, Wheel};
 use crate::shaft::{Shaft, ShaftDown, ShaftUp, lumped, mobile, reflected, rigid, rigid_speed};
 use crate::solver::{BlockCell, Cell, Lane, LaneView, Node, Stage};
@@ -365,23 +368,108 @@ pub(crate) fn evaluate(
         }
     }
 
-    if matches!(stage, Stage::K1 | Stage::End) {
+    if stage == Stage::End {
         for (l, view) in views.iter_mut().enumerate() {
-            for (i, node) in nodes.iter().enumerate() {
-                if node.input {
-                    view.shafts[i] = Shaft {
-                        up: ShaftUp {
-                            momentum: up[i][0].0[l],
-                            inertia: up[i][1].0[l],
-                            reaction: up[i][2].0[l],
-                        },
-                        down: ShaftDown {
-                            torque: down[i][0].0[l],
-                            speed: down[i][1].0[l],
-                        },
-                    };
-                }
-            }
+            write_shafts(nodes, shafts, l, view.shafts);
         }
     }
+}
+
+/// Lane `l`'s shaft of node `j`, as its own passes would have left it.
+#[inline(always)]
+fn lane_shaft(shafts: &LaneShafts, j: usize, l: usize) -> Shaft {
+    let (up, down) = (&shafts.up[j], &shafts.down[j]);
+    Shaft {
+        up: ShaftUp {
+            momentum: up[0].0[l],
+            inertia: up[1].0[l],
+            reaction: up[2].0[l],
+        },
+        down: ShaftDown {
+            torque: down[0].0[l],
+            speed: down[1].0[l],
+        },
+    }
+}
+
+/// Writes lane `l`'s shaft messages to its program's shafts `out`, for the sensors (after the
+/// step's end) or for its own mode settling (after K1, when one of its blocks changes mode).
+#[inline(always)]
+pub(crate) fn write_shafts(nodes: &[Node], shafts: &LaneShafts, l: usize, out: &mut [Shaft]) {
+    for (i, node) in nodes.iter().enumerate() {
+        if node.input {
+            out[i] = lane_shaft(shafts, i, l);
+        }
+    }
+}
+
+/// The first round of the mode settling after a stage the lanes evaluated (K1, or the step's
+/// end), for the lanes whose `settle` is set: each block's own mode update
+/// ([`Block::update_modes`](crate::block::Block::update_modes) on the values it reads) on the shaft messages the lanes hold, at
+/// the lane's committed state, as
+/// [`Passes::settle_modes`](crate::solver::Passes::settle_modes) runs it for one vehicle on
+/// its written shafts. One walk and one dispatch per node for the four, and no shaft written
+/// back. Returns each lane's strongest change (`Unchanged` for lanes not settled).
+#[inline(always)]
+pub(crate) fn update_modes(
+    lanes: &mut [Lane; 4],
+    shafts: &LaneShafts,
+    settle: [bool; 4],
+) -> [ModeChange; 4] {
+    let nodes = lanes[0].passes.nodes;
+    let LaneShafts { up, down } = shafts;
+    let shaft_up = |j: usize, l: usize| ShaftUp {
+        momentum: up[j][0].0[l],
+        inertia: up[j][1].0[l],
+        reaction: up[j][2].0[l],
+    };
+    let shaft_down = |j: usize, l: usize| ShaftDown {
+        torque: down[j][0].0[l],
+        speed: down[j][1].0[l],
+    };
+    let mut changes = [ModeChange::Unchanged; 4];
+    // Lane `l`'s block at node `i`, of the kind `fits` found there.
+    macro_rules! each_lane {
+        ($i:expr, $kind:ident, |$l:ident, $cell:ident, $state:ident| $update:expr) => {
+            for ($l, lane) in lanes.iter_mut().enumerate() {
+                if !settle[$l] {
+                    continue;
+                }
+                let $state = &lane.x[nodes[$i].state()];
+                let Cell::$kind($cell) = &mut lane.passes.blocks[$i] else {
+                    unreachable!("checked by `fits`")
+                };
+                changes[$l] = changes[$l].max($update);
+            }
+        };
+    }
+    for (i, node) in nodes.iter().enumerate() {
+        let c = usize::from(node.children[0]);
+        match &lanes[0].passes.blocks[i] {
+            Cell::Engine(_) => each_lane!(i, Engine, |l, e, state| {
+                e.block
+                    .update_mode(&mut e.runtime, state[0], &shaft_up(c, l))
+            }),
+            Cell::Clutch(_) => each_lane!(i, Clutch, |l, k, _state| {
+                k.block
+                    .update_mode(&mut k.runtime, shaft_down(i, l), shaft_up(c, l))
+            }),
+            Cell::Gearbox(_) => each_lane!(i, Gearbox, |l, g, _state| {
+                g.block.update_mode(&mut g.runtime, shaft_down(i, l))
+            }),
+            Cell::Differential(_) => each_lane!(i, Differential, |l, d, _state| {
+                let (o1, o2) = (shaft_up(c, l), shaft_up(c + 1, l));
+                d.block
+                    .update_mode(&mut d.runtime, shaft_down(i, l), &o1, &o2)
+            }),
+            Cell::Wheel(_) => each_lane!(i, Wheel, |l, w, state| {
+                let BrakeMode::Rolling { direction } = w.runtime.mode else {
+                    unreachable!("checked by `fits`")
+                };
+                Wheel::update_rolling(&mut w.runtime, direction, state[1])
+            }),
+            _ => unreachable!("checked by `fits`"),
+        }
+    }
+    changes
 }

@@ -433,7 +433,7 @@ pub(crate) struct Node {
 
 impl Node {
     #[inline]
-    fn children(&self) -> core::ops::Range<usize> {
+    pub(crate) fn children(&self) -> core::ops::Range<usize> {
         self.children[0] as usize..self.children[1] as usize
     }
     #[inline]
@@ -840,10 +840,8 @@ fn step_programs<const N: usize, H: FnMut(&mut StageWheels)>(
             stage.drive_limit = lane.hook_at(Stage::K1, [t0, h], &mut **hook);
         }
         stages.evaluate(&mut lanes, Stage::K1, &torque);
+        stages.settle_modes(&mut lanes, Stage::K1, &torque);
         for ((lane, stage), hook) in lanes.iter_mut().zip(&mut torque).zip(&mut hooks) {
-            if lane.settle_modes(stage) {
-                stages.modes_changed();
-            }
             lane.advance(Stage::K2, 0.5 * h);
             stage.drive_limit = lane.hook_at(Stage::K2, [t0 + 0.5 * h, h], &mut **hook);
         }
@@ -867,6 +865,7 @@ fn step_programs<const N: usize, H: FnMut(&mut StageWheels)>(
     }
     // Shaft values and modes at the end of the step, for the sensors.
     stages.evaluate(&mut lanes, Stage::End, &torque);
+    stages.settle_modes(&mut lanes, Stage::End, &torque);
     for (lane, stage) in lanes.iter_mut().zip(&torque) {
         lane.finish(stage);
     }
@@ -895,6 +894,8 @@ struct Stages {
     shafts: Option<crate::batch::LaneShafts>,
     /// How many evaluations ran in lanes.
     in_lanes: u32,
+    /// Whether the last evaluation ran in lanes (and `shafts` holds its shaft messages).
+    last_in_lanes: bool,
 }
 
 impl Stages {
@@ -915,10 +916,56 @@ impl Stages {
             }
             crate::batch::evaluate(four, stage, context, self.shafts.get_or_insert_default());
             self.in_lanes += 1;
+            self.last_in_lanes = true;
             return;
         }
+        self.last_in_lanes = false;
         for (lane, context) in lanes.iter_mut().zip(context) {
             lane.evaluate(stage, context);
+        }
+    }
+
+    /// After stage `stage` (K1, or the step's end; each lane's stage context in `context`):
+    /// lets each lane's blocks switch modes ([`Passes::settle_modes`]), except in a lane whose
+    /// step was undone. After an evaluation in lanes the first round runs on the lanes' shaft
+    /// messages ([`crate::batch::update_modes`]); only a lane in which a block changed its mode
+    /// has its shafts written and settles on its own from there.
+    #[inline(always)]
+    fn settle_modes<const N: usize>(
+        &mut self,
+        lanes: &mut [Lane; N],
+        stage: Stage,
+        context: &[StageContext; N],
+    ) {
+        let mut changed = false;
+        if self.last_in_lanes
+            && let Some(shafts) = &self.shafts
+            && let Ok(four) = <&mut [Lane; 4]>::try_from(&mut lanes[..])
+        {
+            let settle = four.each_ref().map(|lane| !lane.undone);
+            let first = crate::batch::update_modes(four, shafts, settle);
+            for (l, (lane, context)) in four.iter_mut().zip(context).enumerate() {
+                if first[l] == ModeChange::Unchanged {
+                    continue;
+                }
+                // The step's end wrote them for the sensors.
+                if stage == Stage::K1 {
+                    let passes = &mut lane.passes;
+                    crate::batch::write_shafts(passes.nodes, shafts, l, passes.shafts);
+                }
+                lane.passes
+                    .settle_from(first[l], lane.x, lane.delta, lane.k[0], context);
+                changed = true;
+            }
+        } else {
+            for (lane, context) in lanes.iter_mut().zip(context) {
+                if !lane.undone {
+                    changed |= lane.settle_modes(context);
+                }
+            }
+        }
+        if changed {
+            self.modes_changed();
         }
     }
 
@@ -1158,15 +1205,13 @@ impl<'a> Lane<'a> {
         }
     }
 
-    /// After the end-of-step evaluation: the modes at the step's end, and the drive limit
-    /// for the sensors.
+    /// After the end-of-step evaluation and its mode settling: the drive limit for the
+    /// sensors.
     #[inline(always)]
     fn finish(&mut self, context: &StageContext) {
-        if self.undone {
-            return;
+        if !self.undone {
+            *self.drive_limit = context.drive_limit;
         }
-        self.settle_modes(context);
-        *self.drive_limit = context.drive_limit;
     }
 }
 
@@ -1181,7 +1226,7 @@ pub(crate) struct Passes<'a> {
     lateral_mobility: &'a [f64],
     /// The torque sources' share of their driving torque the stage hook last set
     /// ([`StageContext::drive_limit`]); 1 at the start of each step.
-    drive_limit: f64,
+    pub(crate) drive_limit: f64,
 }
 
 impl Passes<'_> {
@@ -1218,9 +1263,26 @@ impl Passes<'_> {
         derivative: &mut [f64],
         stage: &StageContext,
     ) -> bool {
+        let first = self.update_modes(x);
+        self.settle_from(first, x, delta, derivative, stage)
+    }
+
+    /// [`Passes::settle_modes`] after its first round of [`Block::update_modes`] found
+    /// `first`.
+    pub(crate) fn settle_from(
+        &mut self,
+        first: ModeChange,
+        x: &mut [f64],
+        delta: &mut [f64],
+        derivative: &mut [f64],
+        stage: &StageContext,
+    ) -> bool {
         let mut changed = false;
-        for _ in 0..MAX_MODE_ROUNDS {
-            let change = self.update_modes(x);
+        let mut change = first;
+        for round in 0..MAX_MODE_ROUNDS {
+            if round > 0 {
+                change = self.update_modes(x);
+            }
             changed |= change != ModeChange::Unchanged;
             match change {
                 ModeChange::Unchanged => break,

@@ -210,6 +210,36 @@ impl Clutch {
     }
 }
 
+impl Clutch {
+    /// [`Block::update_modes`] with `input` what came down the input shaft and `load` what the
+    /// output shaft sent up: for one vehicle, or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_mode(
+        &self,
+        rt: &mut ClutchRuntime,
+        input: ShaftDown,
+        load: ShaftUp,
+    ) -> ModeChange {
+        let mut capacity_change = ModeChange::Unchanged;
+        if self.automatic.is_some() {
+            let capacity = self.capacity(input.speed);
+            if capacity != rt.capacity {
+                rt.capacity = capacity;
+                // A locked clutch's stage functions do not read the capacity: only the
+                // lock/slip check below does, so the stage need not be evaluated again.
+                if rt.mode != ClutchMode::Locked {
+                    capacity_change = ModeChange::Smooth;
+                }
+            }
+        }
+        match rt.mode.update(rt.capacity, input, load) {
+            Some(change) => change.max(capacity_change),
+            // An open clutch only tracks the slip direction.
+            None => ModeChange::Unchanged,
+        }
+    }
+}
+
 impl Block for Clutch {
     const TYPE_NAME: &'static str = "Clutch";
     type Runtime = ClutchRuntime;
@@ -302,24 +332,7 @@ impl Block for Clutch {
         let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
-        let load = shafts.outputs[0].up;
-        let mut capacity_change = ModeChange::Unchanged;
-        if self.automatic.is_some() {
-            let capacity = self.capacity(input.speed);
-            if capacity != rt.capacity {
-                rt.capacity = capacity;
-                // A locked clutch's stage functions do not read the capacity: only the
-                // lock/slip check below does, so the stage need not be evaluated again.
-                if rt.mode != ClutchMode::Locked {
-                    capacity_change = ModeChange::Smooth;
-                }
-            }
-        }
-        match rt.mode.update(rt.capacity, input, load) {
-            Some(change) => change.max(capacity_change),
-            // An open clutch only tracks the slip direction.
-            None => ModeChange::Unchanged,
-        }
+        self.update_mode(rt, input, shafts.outputs[0].up)
     }
 
     /// A locked clutch carries at most `capacity·substep` of angular impulse; more (a gear

@@ -358,6 +358,71 @@ impl Differential {
     }
 }
 
+impl Differential {
+    /// [`Block::update_modes`] with `input` what came down the input shaft and `o1`, `o2` what
+    /// the output shafts sent up: for one vehicle, or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_mode(
+        &self,
+        rt: &mut DifferentialRuntime,
+        input: ShaftDown,
+        o1: &ShaftUp,
+        o2: &ShaftUp,
+    ) -> ModeChange {
+        let mut change = ModeChange::Unchanged;
+        if self.efficiency < 1.0 {
+            let (flow, c) = rt.flow.update(input);
+            if c != ModeChange::Unchanged {
+                rt.flow = flow;
+                rt.resolve(self);
+                change = c;
+            }
+        }
+        // The outputs' inertias change with their modes only: remembered for the stages.
+        rt.locked_inertia.remember(Self::locked_inertia(
+            self.lock_ratio,
+            o1.inertia,
+            o2.inertia,
+        ));
+        match rt.mode {
+            DifferentialMode::Locked => {
+                if self.always_locked() {
+                    return change;
+                }
+                let (_, _, lambda) = self.locked_torques(rt, input.torque, o1, o2);
+                if lambda.abs() > self.lock_torque {
+                    rt.mode = DifferentialMode::Slipping {
+                        direction: sign(lambda),
+                    };
+                    change = change.max(ModeChange::Smooth);
+                }
+            }
+            DifferentialMode::Slipping { direction } => {
+                let slip =
+                    sign(o1.speed().unwrap_or(0.0) - self.lock_ratio * o2.speed().unwrap_or(0.0));
+                if self.always_locked() {
+                    rt.mode = DifferentialMode::Locked;
+                    return ModeChange::Impulsive;
+                }
+                if !self.can_lock() {
+                    rt.mode = DifferentialMode::Slipping { direction: slip };
+                    return change;
+                }
+                let reversed = direction != 0.0 && slip == -direction;
+                let no_slip = direction == 0.0 && slip == 0.0;
+                if reversed || no_slip {
+                    rt.mode = DifferentialMode::Locked;
+                    change = ModeChange::Impulsive;
+                } else if direction == 0.0 {
+                    rt.mode = DifferentialMode::Slipping { direction: slip };
+                    change = change.max(ModeChange::Smooth);
+                }
+            }
+        }
+        change
+    }
+}
+
 impl Block for Differential {
     const TYPE_NAME: &'static str = "Differential";
     const TAKES_CONTROLS: bool = false;
@@ -500,58 +565,7 @@ impl Block for Differential {
         let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
-        let mut change = ModeChange::Unchanged;
-        if self.efficiency < 1.0 {
-            let (flow, c) = rt.flow.update(input);
-            if c != ModeChange::Unchanged {
-                rt.flow = flow;
-                rt.resolve(self);
-                change = c;
-            }
-        }
-        let (o1, o2) = (&shafts.outputs[0].up, &shafts.outputs[1].up);
-        // The outputs' inertias change with their modes only: remembered for the stages.
-        rt.locked_inertia.remember(Self::locked_inertia(
-            self.lock_ratio,
-            o1.inertia,
-            o2.inertia,
-        ));
-        match rt.mode {
-            DifferentialMode::Locked => {
-                if self.always_locked() {
-                    return change;
-                }
-                let (_, _, lambda) = self.locked_torques(rt, input.torque, o1, o2);
-                if lambda.abs() > self.lock_torque {
-                    rt.mode = DifferentialMode::Slipping {
-                        direction: sign(lambda),
-                    };
-                    change = change.max(ModeChange::Smooth);
-                }
-            }
-            DifferentialMode::Slipping { direction } => {
-                let slip =
-                    sign(o1.speed().unwrap_or(0.0) - self.lock_ratio * o2.speed().unwrap_or(0.0));
-                if self.always_locked() {
-                    rt.mode = DifferentialMode::Locked;
-                    return ModeChange::Impulsive;
-                }
-                if !self.can_lock() {
-                    rt.mode = DifferentialMode::Slipping { direction: slip };
-                    return change;
-                }
-                let reversed = direction != 0.0 && slip == -direction;
-                let no_slip = direction == 0.0 && slip == 0.0;
-                if reversed || no_slip {
-                    rt.mode = DifferentialMode::Locked;
-                    change = ModeChange::Impulsive;
-                } else if direction == 0.0 {
-                    rt.mode = DifferentialMode::Slipping { direction: slip };
-                    change = change.max(ModeChange::Smooth);
-                }
-            }
-        }
-        change
+        self.update_mode(rt, input, &shafts.outputs[0].up, &shafts.outputs[1].up)
     }
 
     /// A limited-slip lock carries at most `lock_torque·substep` of angular impulse within a

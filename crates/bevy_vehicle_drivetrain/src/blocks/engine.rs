@@ -10,7 +10,7 @@ use crate::block::{
 use crate::blocks::BodyAxis;
 use crate::controls::{VehicleControls, set_if_changed};
 use crate::curve::{CurveTable, Peak, TorqueCurve, rad_s_to_rpm, rpm_to_rad_s};
-use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, lump_with, sign, torque_for};
+use crate::shaft::{Pass, Reciprocal, Shaft, ShaftDown, ShaftUp, lump_with, sign, torque_for};
 
 /// Speed below which Coulomb friction fades linearly to zero (rad/s) where no direction of
 /// rotation is latched ([`EngineRuntime::direction`] 0: an engine evaluated outside the solver).
@@ -393,6 +393,62 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// [`Block::update_modes`] at crank speed `speed` (rad/s), with `load` what the output
+    /// shaft sent up: for one vehicle, or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_mode(
+        &self,
+        rt: &mut EngineRuntime,
+        speed: f64,
+        load: &ShaftUp,
+    ) -> ModeChange {
+        rt.total_inertia.remember(self.inertia + load.inertia);
+        let stall = rpm_to_rad_s(self.stall_rpm);
+        if rt.firing && speed < stall {
+            rt.firing = false;
+            rt.direction = sign(speed);
+            return ModeChange::Smooth;
+        }
+        if rt.cranking && speed >= stall {
+            rt.cranking = false;
+            rt.firing = true;
+            rt.direction = sign(speed);
+            return ModeChange::Smooth;
+        }
+        let capacity = self.holding_torque();
+        let stopped = !rt.firing && !rt.cranking;
+        if rt.held {
+            // What the load does to the still crank (its own torque at rest is the friction
+            // and braking that hold it).
+            let net = load.reaction;
+            if !stopped || capacity == 0.0 || net.abs() > capacity {
+                rt.held = false;
+                rt.direction = sign(net);
+                return ModeChange::Smooth;
+            }
+            return ModeChange::Unchanged;
+        }
+        let spin = sign(speed);
+        if stopped && capacity > 0.0 {
+            // Turned back within the substep, or at rest with no direction to go: held. (A
+            // crank just let go keeps the direction it was let go in while it starts.)
+            let reversed = rt.direction != 0.0 && spin == -rt.direction;
+            let at_rest = rt.direction == 0.0 && spin == 0.0;
+            if reversed || at_rest {
+                rt.held = true;
+                rt.direction = 0.0;
+                return ModeChange::Impulsive;
+            }
+        }
+        if spin != 0.0 && spin != rt.direction {
+            rt.direction = spin;
+            return ModeChange::Smooth;
+        }
+        ModeChange::Unchanged
+    }
+}
+
 impl Block for Engine {
     const TYPE_NAME: &'static str = "Engine";
     type Runtime = EngineRuntime;
@@ -611,51 +667,7 @@ impl Block for Engine {
 
     #[inline]
     fn update_modes(&self, rt: &mut EngineRuntime, state: &[f64], shafts: &Shafts) -> ModeChange {
-        rt.total_inertia
-            .remember(self.inertia + shafts.outputs[0].up.inertia);
-        let speed = state[0];
-        let stall = rpm_to_rad_s(self.stall_rpm);
-        if rt.firing && speed < stall {
-            rt.firing = false;
-            rt.direction = sign(speed);
-            return ModeChange::Smooth;
-        }
-        if rt.cranking && speed >= stall {
-            rt.cranking = false;
-            rt.firing = true;
-            rt.direction = sign(speed);
-            return ModeChange::Smooth;
-        }
-        let capacity = self.holding_torque();
-        let stopped = !rt.firing && !rt.cranking;
-        if rt.held {
-            // What the load does to the still crank (its own torque at rest is the friction
-            // and braking that hold it).
-            let net = shafts.outputs[0].up.reaction;
-            if !stopped || capacity == 0.0 || net.abs() > capacity {
-                rt.held = false;
-                rt.direction = sign(net);
-                return ModeChange::Smooth;
-            }
-            return ModeChange::Unchanged;
-        }
-        let spin = sign(speed);
-        if stopped && capacity > 0.0 {
-            // Turned back within the substep, or at rest with no direction to go: held. (A
-            // crank just let go keeps the direction it was let go in while it starts.)
-            let reversed = rt.direction != 0.0 && spin == -rt.direction;
-            let at_rest = rt.direction == 0.0 && spin == 0.0;
-            if reversed || at_rest {
-                rt.held = true;
-                rt.direction = 0.0;
-                return ModeChange::Impulsive;
-            }
-        }
-        if spin != 0.0 && spin != rt.direction {
-            rt.direction = spin;
-            return ModeChange::Smooth;
-        }
-        ModeChange::Unchanged
+        self.update_mode(rt, state[0], &shafts.outputs[0].up)
     }
 
     fn sensors(&self, rt: &EngineRuntime, state: &[f64], shafts: &Shafts) -> EngineSensors {

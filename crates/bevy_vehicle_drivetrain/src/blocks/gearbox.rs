@@ -222,6 +222,23 @@ pub(crate) fn check_ratio_tables(forward: &[f64], reverse: &[f64]) -> Result<(),
     Ok(())
 }
 
+impl Gearbox {
+    /// [`Block::update_modes`] with `input` what came down the input shaft: for one vehicle,
+    /// or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_mode(&self, rt: &mut GearboxRuntime, input: ShaftDown) -> ModeChange {
+        if self.efficiency == 1.0 || rt.engaged == 0 {
+            return ModeChange::Unchanged;
+        }
+        let (flow, change) = rt.flow.update(input);
+        if change != ModeChange::Unchanged {
+            rt.flow = flow;
+            rt.resolve(self);
+        }
+        change
+    }
+}
+
 impl Block for Gearbox {
     const TYPE_NAME: &'static str = "Gearbox";
     /// Its reverse gears turn the drive round: a motor ahead of it takes the throttle unsigned.
@@ -335,18 +352,10 @@ impl Block for Gearbox {
 
     #[inline]
     fn update_modes(&self, rt: &mut GearboxRuntime, _: &[f64], shafts: &Shafts) -> ModeChange {
-        if self.efficiency == 1.0 || rt.engaged == 0 {
-            return ModeChange::Unchanged;
+        match shafts.input {
+            Some(input) => self.update_mode(rt, input.down),
+            None => ModeChange::Unchanged,
         }
-        let Some(&Shaft { down: input, .. }) = shafts.input else {
-            return ModeChange::Unchanged;
-        };
-        let (flow, change) = rt.flow.update(input);
-        if change != ModeChange::Unchanged {
-            rt.flow = flow;
-            rt.resolve(self);
-        }
-        change
     }
 
     fn sensors(&self, rt: &GearboxRuntime, _: &[f64], shafts: &Shafts) -> GearboxSensors {

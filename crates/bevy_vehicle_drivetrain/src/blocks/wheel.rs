@@ -1307,6 +1307,31 @@ fn anchor_held_patch(rt: &WheelRuntime, state: &mut [f64], dt: f64, sigma: f64) 
     }
 }
 
+impl Wheel {
+    /// [`Block::update_modes`] of a wheel rolling in `direction` (−1, 0 or 1), at spin `speed`
+    /// (rad/s): for one vehicle, or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_rolling(rt: &mut WheelRuntime, direction: f64, speed: f64) -> ModeChange {
+        let spin = sign(speed);
+        if Self::resisting(rt) == 0.0 {
+            // No brake: the latched direction changes nothing in the stage functions.
+            rt.mode = BrakeMode::Rolling { direction: spin };
+            return ModeChange::Unchanged;
+        }
+        let reversed = direction != 0.0 && spin == -direction;
+        let at_rest = direction == 0.0 && spin == 0.0;
+        if reversed || at_rest {
+            rt.mode = BrakeMode::Held;
+            ModeChange::Impulsive
+        } else if direction == 0.0 {
+            rt.mode = BrakeMode::Rolling { direction: spin };
+            ModeChange::Smooth
+        } else {
+            ModeChange::Unchanged
+        }
+    }
+}
+
 impl Block for Wheel {
     const TYPE_NAME: &'static str = "Wheel";
     const TAKES_CONTROLS: bool = false;
@@ -1640,25 +1665,7 @@ impl Block for Wheel {
                     ModeChange::Unchanged
                 }
             }
-            BrakeMode::Rolling { direction } => {
-                let spin = sign(speed);
-                if capacity == 0.0 {
-                    // No brake: the latched direction changes nothing in the stage functions.
-                    rt.mode = BrakeMode::Rolling { direction: spin };
-                    return ModeChange::Unchanged;
-                }
-                let reversed = direction != 0.0 && spin == -direction;
-                let at_rest = direction == 0.0 && spin == 0.0;
-                if reversed || at_rest {
-                    rt.mode = BrakeMode::Held;
-                    ModeChange::Impulsive
-                } else if direction == 0.0 {
-                    rt.mode = BrakeMode::Rolling { direction: spin };
-                    ModeChange::Smooth
-                } else {
-                    ModeChange::Unchanged
-                }
-            }
+            BrakeMode::Rolling { direction } => Self::update_rolling(rt, direction, speed),
         }
     }
 
