@@ -375,20 +375,24 @@ pub(crate) fn evaluate(
     }
 }
 
-/// Lane `l`'s shaft of node `j`, as its own passes would have left it.
+/// What lane `l`'s node `j` sent up its input shaft, as its own passes would have left it.
 #[inline(always)]
-fn lane_shaft(shafts: &LaneShafts, j: usize, l: usize) -> Shaft {
-    let (up, down) = (&shafts.up[j], &shafts.down[j]);
-    Shaft {
-        up: ShaftUp {
-            momentum: up[0].0[l],
-            inertia: up[1].0[l],
-            reaction: up[2].0[l],
-        },
-        down: ShaftDown {
-            torque: down[0].0[l],
-            speed: down[1].0[l],
-        },
+fn lane_up(shafts: &LaneShafts, j: usize, l: usize) -> ShaftUp {
+    let up = &shafts.up[j];
+    ShaftUp {
+        momentum: up[0].0[l],
+        inertia: up[1].0[l],
+        reaction: up[2].0[l],
+    }
+}
+
+/// What came down lane `l`'s node `j`'s input shaft, as its own passes would have left it.
+#[inline(always)]
+fn lane_down(shafts: &LaneShafts, j: usize, l: usize) -> ShaftDown {
+    let down = &shafts.down[j];
+    ShaftDown {
+        torque: down[0].0[l],
+        speed: down[1].0[l],
     }
 }
 
@@ -398,15 +402,18 @@ fn lane_shaft(shafts: &LaneShafts, j: usize, l: usize) -> Shaft {
 pub(crate) fn write_shafts(nodes: &[Node], shafts: &LaneShafts, l: usize, out: &mut [Shaft]) {
     for (i, node) in nodes.iter().enumerate() {
         if node.input {
-            out[i] = lane_shaft(shafts, i, l);
+            out[i] = Shaft {
+                up: lane_up(shafts, i, l),
+                down: lane_down(shafts, i, l),
+            };
         }
     }
 }
 
 /// The first round of the mode settling after a stage the lanes evaluated (K1, or the step's
-/// end), for the lanes whose `settle` is set: each block's own mode update
-/// ([`Block::update_modes`](crate::block::Block::update_modes) on the values it reads) on the shaft messages the lanes hold, at
-/// the lane's committed state, as
+/// end), for the lanes whose `settle` is set: each block's own mode update (the code its
+/// [`Block::update_modes`](crate::block::Block::update_modes) calls, on the values it reads)
+/// on the shaft messages the lanes hold, at the lane's committed state, as
 /// [`Passes::settle_modes`](crate::solver::Passes::settle_modes) runs it for one vehicle on
 /// its written shafts. One walk and one dispatch per node for the four, and no shaft written
 /// back. Returns each lane's strongest change (`Unchanged` for lanes not settled).
@@ -417,18 +424,11 @@ pub(crate) fn update_modes(
     settle: [bool; 4],
 ) -> [ModeChange; 4] {
     let nodes = lanes[0].passes.nodes;
-    let LaneShafts { up, down } = shafts;
-    let shaft_up = |j: usize, l: usize| ShaftUp {
-        momentum: up[j][0].0[l],
-        inertia: up[j][1].0[l],
-        reaction: up[j][2].0[l],
-    };
-    let shaft_down = |j: usize, l: usize| ShaftDown {
-        torque: down[j][0].0[l],
-        speed: down[j][1].0[l],
-    };
+    let shaft_up = |j: usize, l: usize| lane_up(shafts, j, l);
+    let shaft_down = |j: usize, l: usize| lane_down(shafts, j, l);
     let mut changes = [ModeChange::Unchanged; 4];
-    // Lane `l`'s block at node `i`, of the kind `fits` found there.
+    // Each lane to settle's change from `$update`, with `$cell` its block at node `$i` (of the
+    // kind `fits` found there) and `$state` that block's state.
     macro_rules! each_lane {
         ($i:expr, $kind:ident, |$l:ident, $cell:ident, $state:ident| $update:expr) => {
             for ($l, lane) in lanes.iter_mut().enumerate() {

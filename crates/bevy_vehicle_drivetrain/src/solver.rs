@@ -433,7 +433,7 @@ pub(crate) struct Node {
 
 impl Node {
     #[inline]
-    pub(crate) fn children(&self) -> core::ops::Range<usize> {
+    fn children(&self) -> core::ops::Range<usize> {
         self.children[0] as usize..self.children[1] as usize
     }
     #[inline]
@@ -1226,7 +1226,7 @@ pub(crate) struct Passes<'a> {
     lateral_mobility: &'a [f64],
     /// The torque sources' share of their driving torque the stage hook last set
     /// ([`StageContext::drive_limit`]); 1 at the start of each step.
-    pub(crate) drive_limit: f64,
+    drive_limit: f64,
 }
 
 impl Passes<'_> {
