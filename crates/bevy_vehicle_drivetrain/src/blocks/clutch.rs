@@ -208,9 +208,7 @@ impl Clutch {
         let automatic = self.automatic.map_or(1.0, |a| a.engagement(input_speed));
         self.max_torque * clamp_input(self.engagement, 0.0, 1.0, 0.0) * automatic
     }
-}
 
-impl Clutch {
     /// [`Block::update_modes`] with `input` what came down the input shaft and `load` what the
     /// output shaft sent up: for one vehicle, or for a lane of the batched step.
     #[inline(always)]

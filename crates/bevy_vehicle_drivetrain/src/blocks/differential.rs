@@ -356,9 +356,7 @@ impl Differential {
             None => (t1_open, t2_open, 0.0),
         }
     }
-}
 
-impl Differential {
     /// [`Block::update_modes`] with `input` what came down the input shaft and `o1`, `o2` what
     /// the output shafts sent up: for one vehicle, or for a lane of the batched step.
     #[inline(always)]

@@ -391,9 +391,7 @@ impl Engine {
         }
         torque - friction
     }
-}
 
-impl Engine {
     /// [`Block::update_modes`] at crank speed `speed` (rad/s), with `load` what the output
     /// shaft sent up: for one vehicle, or for a lane of the batched step.
     #[inline(always)]

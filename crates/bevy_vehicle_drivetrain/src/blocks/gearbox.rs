@@ -197,6 +197,21 @@ impl Gearbox {
             g => -self.reverse_ratios[(-g - 1) as usize],
         }
     }
+
+    /// [`Block::update_modes`] with `input` what came down the input shaft: for one vehicle,
+    /// or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_mode(&self, rt: &mut GearboxRuntime, input: ShaftDown) -> ModeChange {
+        if self.efficiency == 1.0 || rt.engaged == 0 {
+            return ModeChange::Unchanged;
+        }
+        let (flow, change) = rt.flow.update(input);
+        if change != ModeChange::Unchanged {
+            rt.flow = flow;
+            rt.resolve(self);
+        }
+        change
+    }
 }
 
 /// Checks a gear ratio table, for every block with one: at least one forward ratio, and every
@@ -220,23 +235,6 @@ pub(crate) fn check_ratio_tables(forward: &[f64], reverse: &[f64]) -> Result<(),
         }
     }
     Ok(())
-}
-
-impl Gearbox {
-    /// [`Block::update_modes`] with `input` what came down the input shaft: for one vehicle,
-    /// or for a lane of the batched step.
-    #[inline(always)]
-    pub(crate) fn update_mode(&self, rt: &mut GearboxRuntime, input: ShaftDown) -> ModeChange {
-        if self.efficiency == 1.0 || rt.engaged == 0 {
-            return ModeChange::Unchanged;
-        }
-        let (flow, change) = rt.flow.update(input);
-        if change != ModeChange::Unchanged {
-            rt.flow = flow;
-            rt.resolve(self);
-        }
-        change
-    }
 }
 
 impl Block for Gearbox {

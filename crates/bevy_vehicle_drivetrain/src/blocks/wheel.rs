@@ -1107,6 +1107,29 @@ impl Wheel {
             Pass::Momentum => 0.0,
         }
     }
+
+    /// [`Block::update_modes`] of a wheel rolling in `direction` (−1, 0 or 1), at spin `speed`
+    /// (rad/s): for one vehicle, or for a lane of the batched step.
+    #[inline(always)]
+    pub(crate) fn update_rolling(rt: &mut WheelRuntime, direction: f64, speed: f64) -> ModeChange {
+        let spin = sign(speed);
+        if Self::resisting(rt) == 0.0 {
+            // No brake: the latched direction changes nothing in the stage functions.
+            rt.mode = BrakeMode::Rolling { direction: spin };
+            return ModeChange::Unchanged;
+        }
+        let reversed = direction != 0.0 && spin == -direction;
+        let at_rest = direction == 0.0 && spin == 0.0;
+        if reversed || at_rest {
+            rt.mode = BrakeMode::Held;
+            ModeChange::Impulsive
+        } else if direction == 0.0 {
+            rt.mode = BrakeMode::Rolling { direction: spin };
+            ModeChange::Smooth
+        } else {
+            ModeChange::Unchanged
+        }
+    }
 }
 
 /// The relaxation length (m) of a tire slip state `slip` (κ or tan α, dimensionless) whose
@@ -1304,31 +1327,6 @@ fn anchor_held_patch(rt: &WheelRuntime, state: &mut [f64], dt: f64, sigma: f64) 
         drift - taken
     } else {
         0.0
-    }
-}
-
-impl Wheel {
-    /// [`Block::update_modes`] of a wheel rolling in `direction` (−1, 0 or 1), at spin `speed`
-    /// (rad/s): for one vehicle, or for a lane of the batched step.
-    #[inline(always)]
-    pub(crate) fn update_rolling(rt: &mut WheelRuntime, direction: f64, speed: f64) -> ModeChange {
-        let spin = sign(speed);
-        if Self::resisting(rt) == 0.0 {
-            // No brake: the latched direction changes nothing in the stage functions.
-            rt.mode = BrakeMode::Rolling { direction: spin };
-            return ModeChange::Unchanged;
-        }
-        let reversed = direction != 0.0 && spin == -direction;
-        let at_rest = direction == 0.0 && spin == 0.0;
-        if reversed || at_rest {
-            rt.mode = BrakeMode::Held;
-            ModeChange::Impulsive
-        } else if direction == 0.0 {
-            rt.mode = BrakeMode::Rolling { direction: spin };
-            ModeChange::Smooth
-        } else {
-            ModeChange::Unchanged
-        }
     }
 }
 
