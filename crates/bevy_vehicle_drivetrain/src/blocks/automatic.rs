@@ -609,9 +609,8 @@ impl Block for AutomaticTransmission {
         if rt.ratio == 0.0 || rt.parked || self.efficiency.min(self.shift_efficiency) == 1.0 {
             return ModeChange::Unchanged;
         }
-        let (flow, change) = rt.flow.update(input);
+        let change = rt.flow.latch(input);
         if change != ModeChange::Unchanged {
-            rt.flow = flow;
             rt.resolve(self);
         }
         change

@@ -285,9 +285,7 @@ impl Block for Cvt {
         let Some(&Shaft { down: input, .. }) = shafts.input else {
             return ModeChange::Unchanged;
         };
-        let (flow, change) = rt.flow.update(input);
-        rt.flow = flow;
-        change
+        rt.flow.latch(input)
     }
 
     fn sensors(&self, rt: &CvtRuntime, state: &[f64], shafts: &Shafts) -> CvtSensors {

@@ -369,11 +369,9 @@ impl Differential {
     ) -> ModeChange {
         let mut change = ModeChange::Unchanged;
         if self.efficiency < 1.0 {
-            let (flow, c) = rt.flow.update(input);
-            if c != ModeChange::Unchanged {
-                rt.flow = flow;
+            change = rt.flow.latch(input);
+            if change != ModeChange::Unchanged {
                 rt.resolve(self);
-                change = c;
             }
         }
         // The outputs' inertias change with their modes only: remembered for the stages.

@@ -54,6 +54,15 @@ impl PowerFlow {
         };
         (new, change)
     }
+
+    /// Latches the flow implied by `input` ([`PowerFlow::update`]); returns whether it
+    /// changed.
+    #[inline]
+    pub fn latch(&mut self, input: ShaftDown) -> ModeChange {
+        let change;
+        (*self, change) = self.update(input);
+        change
+    }
 }
 
 /// A manual gearbox.
@@ -205,9 +214,8 @@ impl Gearbox {
         if self.efficiency == 1.0 || rt.engaged == 0 {
             return ModeChange::Unchanged;
         }
-        let (flow, change) = rt.flow.update(input);
+        let change = rt.flow.latch(input);
         if change != ModeChange::Unchanged {
-            rt.flow = flow;
             rt.resolve(self);
         }
         change
