@@ -147,10 +147,6 @@ fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, script: Script) {
     if script == Script::HoldLeftWheel && t >= 1.0 {
         set::<Wheel>(app, chain.wheels[0], |w| w.brake_torque = 3000.0);
     }
-    if script == Script::StopInGear {
-        let engagement = if (0.5..0.75).contains(&t) { 0.05 } else { 1.0 };
-        set::<Clutch>(app, chain.clutch, |c| c.engagement = engagement);
-    }
     set::<Engine>(app, chain.engine, |e| {
         e.throttle = if braking {
             0.0
@@ -160,6 +156,10 @@ fn drive(app: &mut App, i: usize, chain: &Chain, step: usize, script: Script) {
     });
     if i == 3 {
         let engagement = if events { (t / 0.5).min(1.0) } else { 1.0 };
+        set::<Clutch>(app, chain.clutch, |c| c.engagement = engagement);
+    }
+    if script == Script::StopInGear {
+        let engagement = if (0.5..0.75).contains(&t) { 0.05 } else { 1.0 };
         set::<Clutch>(app, chain.clutch, |c| c.engagement = engagement);
     }
     if braking {
