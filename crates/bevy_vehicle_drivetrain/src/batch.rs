@@ -424,18 +424,16 @@ pub(crate) fn update_modes(
     settle: [bool; 4],
 ) -> [ModeChange; 4] {
     let nodes = lanes[0].passes.nodes;
-    let shaft_up = |j: usize, l: usize| lane_up(shafts, j, l);
-    let shaft_down = |j: usize, l: usize| lane_down(shafts, j, l);
     let mut changes = [ModeChange::Unchanged; 4];
     // Each lane to settle's change from `$update`, with `$cell` its block at node `$i` (of the
-    // kind `fits` found there) and `$state` that block's state.
+    // kind `fits` found there) and `$x` its committed state.
     macro_rules! each_lane {
-        ($i:expr, $kind:ident, |$l:ident, $cell:ident, $state:ident| $update:expr) => {
+        ($i:expr, $kind:ident, |$l:ident, $cell:ident, $x:ident| $update:expr) => {
             for ($l, lane) in lanes.iter_mut().enumerate() {
                 if !settle[$l] {
                     continue;
                 }
-                let $state = &lane.x[nodes[$i].state()];
+                let $x = &*lane.x;
                 let Cell::$kind($cell) = &mut lane.passes.blocks[$i] else {
                     unreachable!("checked by `fits`")
                 };
@@ -444,29 +442,28 @@ pub(crate) fn update_modes(
         };
     }
     for (i, node) in nodes.iter().enumerate() {
+        let s = usize::from(node.state[0]);
         let c = usize::from(node.children[0]);
+        let (up, down) = (|j, l| lane_up(shafts, j, l), |j, l| lane_down(shafts, j, l));
         match &lanes[0].passes.blocks[i] {
-            Cell::Engine(_) => each_lane!(i, Engine, |l, e, state| {
-                e.block
-                    .update_mode(&mut e.runtime, state[0], &shaft_up(c, l))
+            Cell::Engine(_) => each_lane!(i, Engine, |l, e, x| {
+                e.block.update_mode(&mut e.runtime, x[s], &up(c, l))
             }),
-            Cell::Clutch(_) => each_lane!(i, Clutch, |l, k, _state| {
-                k.block
-                    .update_mode(&mut k.runtime, shaft_down(i, l), shaft_up(c, l))
+            Cell::Clutch(_) => each_lane!(i, Clutch, |l, k, _x| {
+                k.block.update_mode(&mut k.runtime, down(i, l), up(c, l))
             }),
-            Cell::Gearbox(_) => each_lane!(i, Gearbox, |l, g, _state| {
-                g.block.update_mode(&mut g.runtime, shaft_down(i, l))
+            Cell::Gearbox(_) => each_lane!(i, Gearbox, |l, g, _x| {
+                g.block.update_mode(&mut g.runtime, down(i, l))
             }),
-            Cell::Differential(_) => each_lane!(i, Differential, |l, d, _state| {
-                let (o1, o2) = (shaft_up(c, l), shaft_up(c + 1, l));
-                d.block
-                    .update_mode(&mut d.runtime, shaft_down(i, l), &o1, &o2)
+            Cell::Differential(_) => each_lane!(i, Differential, |l, d, _x| {
+                let (o1, o2) = (up(c, l), up(c + 1, l));
+                d.block.update_mode(&mut d.runtime, down(i, l), &o1, &o2)
             }),
-            Cell::Wheel(_) => each_lane!(i, Wheel, |l, w, state| {
+            Cell::Wheel(_) => each_lane!(i, Wheel, |l, w, x| {
                 let BrakeMode::Rolling { direction } = w.runtime.mode else {
                     unreachable!("checked by `fits`")
                 };
-                Wheel::update_rolling(&mut w.runtime, direction, state[1])
+                Wheel::update_rolling(&mut w.runtime, direction, x[s + 1])
             }),
             _ => unreachable!("checked by `fits`"),
         }
