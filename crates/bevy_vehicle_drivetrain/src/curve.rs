@@ -303,13 +303,6 @@ fn shared_table(points: Vec<[f64; 3]>) -> Arc<[[f64; 3]]> {
 }
 
 impl CurveTable {
-    /// Asks the processor to load the table into its caches (a hint: see
-    /// [`Program::prefetch`](crate::solver::Program::prefetch)).
-    #[inline]
-    pub fn prefetch(&self) {
-        crate::prefetch::slice(&self.points);
-    }
-
     /// Whether the table was built from `curve`'s points as they are now.
     pub fn follows(&self, curve: &TorqueCurve) -> bool {
         self.points.len() == curve.points.len()

@@ -618,17 +618,18 @@ impl Program {
         }
     }
 
-    /// Asks the processor to start loading the program's boxed cells (the engine's with its
-    /// torque table, a gearbox's with its ratio tables, the wheels'). A hint only: it changes
-    /// no state and no result.
+    /// Asks the processor to start loading the program's boxed cells (of a wheel without a
+    /// tire, the part its step uses; not the tables the cells point to). It reads only this component, which the
+    /// caller asked for earlier, never a cell: a read of a cell asked for just now would wait
+    /// for it. A hint only: it changes no state and no result.
     #[inline]
     pub fn prefetch(&self) {
         for (i, block) in self.blocks.iter().enumerate() {
             match block {
-                Cell::Engine(c) => {
-                    crate::prefetch::value(&**c);
-                    c.runtime.curve.prefetch();
-                }
+                // Not its torque table: engines with the same curve share one
+                // (`CurveTable::rebuild`), so a fleet's few tables stay in the cache, and reading
+                // the table's address here would wait for the cell asked for just now.
+                Cell::Engine(c) => crate::prefetch::value(&**c),
                 // A wheel without a tire: only the part its step uses, its settings and the
                 // head of its runtime (see `WheelRuntime`). The rest, a tire's and a contact's
                 // state, would take three times the memory traffic for nothing. (Whether it

@@ -1370,6 +1370,11 @@ impl Block for Wheel {
         if let WheelLoad::Tire(tire) = &self.load {
             let [longitudinal, lateral] = tire.relaxation_length;
             rt.floored_relaxation = [longitudinal, longitudinal, lateral];
+        } else {
+            // A tire's anchor, which a wheel that lost its tire would otherwise keep until it
+            // had one again (`begin_step` leaves a wheel without a tire this part of its
+            // runtime, which its step does not touch: see `Program::prefetch`).
+            rt.held_patch = None;
         }
     }
 
@@ -1607,7 +1612,6 @@ impl Block for Wheel {
             rt.held_patch = (load > 0.0 && state[2].abs() <= rt.peak_slip[0])
                 .then_some([state[0], state[2], drift]);
         } else {
-            rt.held_patch = None;
             rt.rolling = 0.0;
         }
         ModeChange::Unchanged
