@@ -619,9 +619,9 @@ impl Program {
     }
 
     /// Asks the processor to start loading the program's boxed cells (of a wheel without a
-    /// tire, the part its step uses; not the tables the cells point to). It reads only this component, which the
-    /// caller asked for earlier, never a cell: a read of a cell asked for just now would wait
-    /// for it. A hint only: it changes no state and no result.
+    /// tire, the part its step uses; not the tables the cells point to). It reads the
+    /// program itself, which the caller asked for earlier, and never a cell: a read of a cell
+    /// asked for just now would wait for it. A hint only: it changes no state and no result.
     #[inline]
     pub fn prefetch(&self) {
         for (i, block) in self.blocks.iter().enumerate() {

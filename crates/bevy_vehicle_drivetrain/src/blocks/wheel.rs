@@ -1371,9 +1371,10 @@ impl Block for Wheel {
             let [longitudinal, lateral] = tire.relaxation_length;
             rt.floored_relaxation = [longitudinal, longitudinal, lateral];
         } else {
-            // A tire's anchor, which a wheel that lost its tire would otherwise keep until it
-            // had one again (`begin_step` leaves a wheel without a tire this part of its
-            // runtime, which its step does not touch: see `Program::prefetch`).
+            // Only a tire uses its held patch, and a wheel without one leaves the field alone
+            // in `begin_step` (it lies past the part of the runtime such a wheel's step
+            // touches: see `Program::prefetch`). Cleared here, when the wheel loses its tire,
+            // so that no stale anchor waits for its next tire.
             rt.held_patch = None;
         }
     }
