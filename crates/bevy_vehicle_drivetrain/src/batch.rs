@@ -425,6 +425,7 @@ pub(crate) fn update_modes(
 ) -> [ModeChange; 4] {
     let nodes = lanes[0].passes.nodes;
     let mut changes = [ModeChange::Unchanged; 4];
+    let (up, down) = (|j, l| lane_up(shafts, j, l), |j, l| lane_down(shafts, j, l));
     // Each lane to settle's change from `$update`, with `$cell` its block at node `$i` (of the
     // kind `fits` found there) and `$x` its committed state.
     macro_rules! each_lane {
@@ -444,7 +445,6 @@ pub(crate) fn update_modes(
     for (i, node) in nodes.iter().enumerate() {
         let s = usize::from(node.state[0]);
         let c = usize::from(node.children[0]);
-        let (up, down) = (|j, l| lane_up(shafts, j, l), |j, l| lane_down(shafts, j, l));
         match &lanes[0].passes.blocks[i] {
             Cell::Engine(_) => each_lane!(i, Engine, |l, e, x| {
                 e.block.update_mode(&mut e.runtime, x[s], &up(c, l))
