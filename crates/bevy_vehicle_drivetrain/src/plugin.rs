@@ -1164,7 +1164,8 @@ fn step_drivetrains(
 /// [`Drivetrain::batched`]), each on its own otherwise, and hands each vehicle to `stepped`
 /// (which writes its sensors) right after its step, while its data is still in the cache.
 /// Each vehicle's component starts loading a few batches ahead of its step, and its boxed
-/// cells (whose addresses are in the component) a little later ([`prefetch::in_runs`]).
+/// cells (whose addresses are in the component) a little later, one vehicle's at each
+/// substep of a batch's step ([`prefetch::in_runs`]).
 fn step_run(
     items: &mut [(Entity, Mut<Drivetrain>)],
     dt: f64,
@@ -1175,10 +1176,21 @@ fn step_run(
         items,
         |(_, drivetrain)| prefetch::value(&**drivetrain),
         |(_, drivetrain)| drivetrain.prefetch(),
-        |run| {
+        |run, ahead| {
             let in_lanes = match run {
                 [a, b, c, d, ..] => {
-                    Drivetrain::step_four([&mut a.1, &mut b.1, &mut c.1, &mut d.1], dt, scratch)
+                    let four = [&mut *a.1, &mut *b.1, &mut *c.1, &mut *d.1];
+                    let max_substep = four.each_ref().map(|d| d.max_substep);
+                    // The next vehicles' hints while the batch computes: see `in_runs`.
+                    let mut hooks = [Some(ahead), None, None, None]
+                        .map(|ahead| prefetch::Ahead::pace(ahead, |_: &mut StageWheels| {}));
+                    Drivetrain::step_four_hooked_within(
+                        four,
+                        dt,
+                        max_substep,
+                        scratch,
+                        hooks.each_mut(),
+                    )
                 }
                 _ => None,
             };

@@ -550,9 +550,9 @@ fn step_car_run(
             }
         }
     };
-    prefetch::in_runs(items, far, near, |run| {
+    prefetch::in_runs(items, far, near, |run, ahead| {
         let four = match run {
-            [a, b, c, d, ..] => step_four_vehicles(dt, states, slots, buffer, [a, b, c, d]),
+            [a, b, c, d, ..] => step_four_vehicles(dt, states, slots, buffer, [a, b, c, d], ahead),
             _ => false,
         };
         let count = if four { 4 } else { 1 };
@@ -586,14 +586,15 @@ fn step_vehicle(
 
 /// Four ready vehicles' steps, as [`step_vehicle`] steps each, bit for bit: their drivetrains
 /// in one batch ([`Drivetrain::step_four_hooked_within`]) if they have one shape and take the
-/// same substeps, else one after another. Returns `false`, having stepped none, if any of
-/// the four is not ready.
+/// same substeps, else one after another, giving out `ahead`'s hints for the next cars as
+/// the batch computes. Returns `false`, having stepped none, if any of the four is not ready.
 fn step_four_vehicles(
     dt: f64,
     states: &Query<&WheelState>,
     slots: &Query<&BlockSlot>,
     buffer: &mut Vec<f64>,
     [a, b, c, d]: [&mut SteppedVehicleItem; 4],
+    ahead: &prefetch::Ahead<SteppedVehicleItem>,
 ) -> bool {
     if !(a.ready && b.ready && c.ready && d.ready) {
         return false;
@@ -606,7 +607,14 @@ fn step_four_vehicles(
         cc.max_substep,
         cd.max_substep,
     ];
-    let mut hooks = [ca.hook(), cb.hook(), cc.hook(), cd.hook()];
+    // The next cars' hints while the batch computes: see `prefetch::in_runs`.
+    let pace = prefetch::Ahead::pace;
+    let mut hooks = [
+        pace(Some(ahead), ca.hook()),
+        pace(None, cb.hook()),
+        pace(None, cc.hook()),
+        pace(None, cd.hook()),
+    ];
     let batched = Drivetrain::step_four_hooked_within(
         [&mut *da, &mut *db, &mut *dc, &mut *dd],
         dt,
