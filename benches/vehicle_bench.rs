@@ -7,7 +7,9 @@
 //! core, see `ParallelStep`). Reported in µs per vehicle-step, with ratios
 //! against the 2 µs target and against the 100-vehicle figure (cost per vehicle must stay
 //! flat), and the bytes one vehicle's drivetrain occupies (all heap, ECS storage included,
-//! measured by a counting allocator).
+//! measured by a counting allocator). `BENCH_SETS=1` also times each part of the step (the
+//! driver and the controls, the rebuild check and input sync, the step, the sensor sync) on
+//! its own.
 //!
 //! **Full vehicle**: one whole fixed step (controls, ground probes, suspension, drivetrain with
 //! four RK4 substeps and tires, forces, Rapier's own step, telemetry) for 1 to 4000 complete
@@ -21,7 +23,7 @@
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
@@ -194,6 +196,34 @@ struct DrivetrainFigures {
     bytes_per_vehicle: f64,
     /// Share of the last step's vehicles stepped in batches of four (`Drivetrain::batched`).
     batched_share: f64,
+    /// With `BENCH_SETS`: µs per vehicle-step in each of [`SETS`], the mean over the timed
+    /// blocks.
+    sets: Option<[f64; SETS.len()]>,
+}
+
+/// The parts of the drivetrain's fixed step that `BENCH_SETS=1` times on their own: the
+/// system sets in their order, bracketed by [`set_mark`] systems.
+const SETS: [&str; 4] = [
+    "driver and Controls",
+    "Rebuild and SyncIn",
+    "Step",
+    "SyncOut",
+];
+
+/// Nanoseconds spent in each of [`SETS`] since the last reset, and the time of the last mark
+/// (ns since [`MARK_EPOCH`]).
+static SET_NANOS: [AtomicU64; SETS.len()] = [const { AtomicU64::new(0) }; SETS.len()];
+static LAST_MARK: AtomicU64 = AtomicU64::new(0);
+static MARK_EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// A system placed after set `K - 1` of [`SETS`] (and before set `K`): adds the time since the
+/// last mark to set `K - 1`'s sum.
+fn set_mark<const K: usize>() {
+    let now = MARK_EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    if K > 0 {
+        SET_NANOS[K - 1].fetch_add(now - LAST_MARK.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+    LAST_MARK.store(now, Ordering::Relaxed);
 }
 
 /// Timed blocks per figure; the median is reported.
@@ -205,6 +235,23 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         .insert_resource(parallel_step())
         .init_resource::<StepCount>()
         .add_systems(FixedUpdate, driver.before(DrivetrainSystems::SyncIn));
+    let time_sets = std::env::var_os("BENCH_SETS").is_some();
+    if time_sets {
+        use DrivetrainSystems as Set;
+        app.add_systems(
+            FixedUpdate,
+            (
+                set_mark::<0>.before(driver).before(Set::Controls),
+                set_mark::<1>
+                    .after(driver)
+                    .after(Set::Controls)
+                    .before(Set::Rebuild),
+                set_mark::<2>.after(Set::SyncIn).before(Set::Step),
+                set_mark::<3>.after(Set::Step).before(Set::SyncOut),
+                set_mark::<4>.after(Set::SyncOut),
+            ),
+        );
+    }
     app.finish();
     app.cleanup();
     let mut clock = Time::<()>::default();
@@ -238,7 +285,16 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         fixed_step(&mut app, &mut clock);
     }
     let steps = (60_000 / vehicles).clamp(10, 5_000);
+    for sum in &SET_NANOS {
+        sum.store(0, Ordering::Relaxed);
+    }
     let blocks = time_blocks(&mut app, &mut clock, BLOCKS, steps, vehicles);
+    let vehicle_steps = (BLOCKS * steps * vehicles) as f64;
+    let sets = time_sets.then(|| {
+        SET_NANOS
+            .each_ref()
+            .map(|n| n.load(Ordering::Relaxed) as f64 * 1e-3 / vehicle_steps)
+    });
 
     // Sanity: every car is compiled and moving.
     let world = app.world_mut();
@@ -262,6 +318,7 @@ fn bench_drivetrain(vehicles: usize) -> DrivetrainFigures {
         best_us: blocks[0],
         bytes_per_vehicle: (after - before) as f64 / vehicles as f64,
         batched_share,
+        sets,
     }
 }
 
@@ -689,6 +746,20 @@ fn main() {
             "(median of {BLOCKS} timed blocks; bytes/car: heap growth per car, ECS storage \
              included; batched: vehicles stepped four at a time, Drivetrain::batched)"
         );
+        if figures.iter().any(|f| f.sets.is_some()) {
+            println!("µs per vehicle-step in each part of the step (mean of the timed blocks):");
+            println!(
+                "{:>9} {}",
+                "vehicles",
+                SETS.map(|s| format!("{s:>20}")).join(" ")
+            );
+            for f in &figures {
+                if let Some(sets) = f.sets {
+                    let cells = sets.map(|t| format!("{t:>20.3}"));
+                    println!("{:>9} {}", f.vehicles, cells.join(" "));
+                }
+            }
+        }
     }
     if wants("full") {
         run_full_benchmarks();
