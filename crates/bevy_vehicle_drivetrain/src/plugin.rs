@@ -61,7 +61,8 @@ pub enum DrivetrainSystems {
     /// Advances every drivetrain by one step. The built-in blocks' sensors of each vehicle
     /// stepped here are written right after its step ([`SensorWriter`]).
     Step,
-    /// Writes every block's sensors component not already written in [`DrivetrainSystems::Step`].
+    /// Writes every block's sensors component not already written in
+    /// [`DrivetrainSystems::Step`].
     SyncOut,
 }
 
@@ -108,11 +109,13 @@ pub struct Drivetrain {
     status: DrivetrainStatus,
     rejected: Option<Box<VehicleError>>,
     /// A [`SensorWriter`] wrote the built-in blocks' sensors since the last
-    /// [`DrivetrainSystems::SyncOut`].
+    /// [`DrivetrainSystems::SyncOut`]: kept for a vehicle with [`ExternalStep`] (the
+    /// plugin's own step writes its vehicles' sensors every step).
     sensors_written: bool,
-    /// The block whose state a step left not finite, until [`DrivetrainSystems::SyncOut`]
-    /// names it in the status (see [`DrivetrainError::Diverged`]); whether the drivetrain is
-    /// stopped is its program's [`Program::diverged`].
+    /// The block whose state a step left not finite, until the system that stepped it (or
+    /// [`DrivetrainSystems::SyncOut`]) names it in the status (see
+    /// [`DrivetrainError::Diverged`]); whether the drivetrain is stopped is its program's
+    /// [`Program::diverged`].
     divergence_to_name: Option<Entity>,
     /// See [`Drivetrain::batched`].
     batched: Option<u32>,
@@ -406,9 +409,28 @@ impl Drivetrain {
         Some(in_lanes)
     }
 
+    /// After a step that went astray, names the vehicle `vehicle` and the block in the status
+    /// (logged once), which [`Drivetrain::after_step`] could not: it has no names at hand.
+    fn name_divergence(&mut self, vehicle: Entity, names: &Query<NameOrEntity>) {
+        let Some(block) = self.divergence_to_name.take() else {
+            return;
+        };
+        let name = |e: Entity| {
+            names
+                .get(e)
+                .map_or_else(|_| format!("{e}"), |n| n.to_string())
+        };
+        let error = VehicleError {
+            vehicle: name(vehicle),
+            error: DrivetrainError::Diverged { block: name(block) },
+        };
+        error!("{error}");
+        self.status = DrivetrainStatus::Invalid(Box::new(error));
+    }
+
     /// After a step: a step that went astray was undone, and the drivetrain stops where it
-    /// was, with finite states, until a block's settings change. `SyncOut` names the vehicle
-    /// and the block.
+    /// was, with finite states, until a block's settings change. The system that stepped it,
+    /// or `SyncOut`, names the vehicle and the block ([`Drivetrain::name_divergence`]).
     fn after_step(&mut self) {
         let Some(p) = self.program.as_ref() else {
             return;
@@ -684,6 +706,7 @@ impl Plugin for DrivetrainPlugin {
             .add_observer(on_drivetrain_removed)
             .add_observer(on_external_drive_added)
             .add_observer(on_external_drive_removed)
+            .add_observer(on_external_step_inserted)
             .add_observer(on_driven_by_inserted)
             .add_observer(on_driven_by_discarded)
             .add_observer(on_block_of_inserted)
@@ -728,6 +751,14 @@ fn on_external_drive_added(ev: On<Add, ExternalDrive>, mut dirty: ResMut<DirtyDr
 
 fn on_external_drive_removed(ev: On<Remove, ExternalDrive>, mut dirty: ResMut<DirtyDrivetrains>) {
     dirty.0.insert(ev.entity);
+}
+
+/// A vehicle another system now steps: whether its sensors were written is that system's
+/// to say from here on (the plugin's own step writes them without saying so).
+fn on_external_step_inserted(ev: On<Insert, ExternalStep>, mut vehicles: Query<&mut Drivetrain>) {
+    if let Ok(mut drivetrain) = vehicles.get_mut(ev.entity) {
+        drivetrain.bypass_change_detection().sensors_written = false;
+    }
 }
 
 /// On a block whose `DrivenBy` pointed at itself: Bevy drops such a relationship (with a
@@ -1126,22 +1157,34 @@ fn sync_block_in<B: Block>(
     }
 }
 
+/// Steps the drivetrains no other system steps, and writes their sensors and names a
+/// divergence right after each one's step, while its data is in the cache
+/// ([`DrivetrainSystems::SyncOut`] leaves these vehicles alone).
 fn step_drivetrains(
     time: Res<Time>,
     parallel: Res<ParallelStep>,
     mut vehicles: Query<(Entity, &mut Drivetrain), Without<ExternalStep>>,
     mut sensors: SensorWriter,
+    names: Query<NameOrEntity>,
     mut scratch: Local<Vec<f64>>,
 ) {
     let dt = time.delta_secs_f64();
     if dt <= 0.0 {
+        // No step: the sensors of the programs as they stand (one compiled this frame).
+        for (_, drivetrain) in &vehicles {
+            sensors.write_every(drivetrain);
+        }
         return;
     }
 
     let mut items: Vec<_> = vehicles.iter_mut().collect();
     let tasks = parallel.task_count(items.len());
+    let names = &names;
     if tasks <= 1 {
-        step_run(&mut items, dt, &mut scratch, |(_, d)| sensors.write(d));
+        step_run(&mut items, dt, &mut scratch, |(vehicle, d)| {
+            sensors.write_every(d);
+            d.name_divergence(*vehicle, names);
+        });
     } else {
         // On every compute thread, a contiguous run of vehicles each.
         let sensors = &sensors;
@@ -1151,8 +1194,9 @@ fn step_drivetrains(
                 // calls alone until the tasks are done.
                 #[allow(unsafe_code)]
                 unsafe {
-                    sensors.write_owned(*vehicle, d)
+                    sensors.write_sensors(Some(*vehicle), d)
                 };
+                d.name_divergence(*vehicle, names);
             });
         });
     }
@@ -1209,11 +1253,12 @@ fn step_run(
 /// [`MotorSensors`], [`ClutchSensors`], [`GearboxSensors`], [`DifferentialSensors`],
 /// [`WheelSensors`]) from its compiled drivetrain.
 ///
-/// [`DrivetrainSystems::SyncOut`] writes them for every vehicle each step. A system that steps
-/// drivetrains itself (see [`ExternalStep`]) may instead write each vehicle's right after
-/// stepping it, while the vehicle's data is still in the processor's cache: with thousands of
-/// vehicles that is several times cheaper than a second pass over all of them. `SyncOut` then
-/// leaves that vehicle alone for this step. From the tasks of a parallel step, each task
+/// The plugin's own step writes them for each of its vehicles right after its step, and
+/// [`DrivetrainSystems::SyncOut`] writes them for every vehicle another system steps
+/// ([`ExternalStep`]). Such a system may instead write each vehicle's right after stepping
+/// it, while the vehicle's data is still in the processor's cache: with thousands of vehicles
+/// that is several times cheaper than a second pass over all of them. `SyncOut` then leaves
+/// that vehicle alone for this step. From the tasks of a parallel step, each task
 /// writes its own vehicles' ([`SensorWriter::write_owned`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub struct SensorWriter<'w, 's> {
@@ -1313,11 +1358,13 @@ impl SensorWriter<'_, '_> {
     }
 }
 
-/// Writes the sensors of every built-in block whose vehicle's sensors no [`SensorWriter`]
-/// wrote since the last run, and names the vehicle and the block in the status of a
-/// drivetrain whose step went astray (in the same pass, which touches every vehicle anyway).
+/// Writes the sensors of every built-in block of a vehicle stepped by another system
+/// ([`ExternalStep`]) whose sensors no [`SensorWriter`] wrote since the last run, and names
+/// the vehicle and the block in the status of such a drivetrain whose step went astray (in
+/// the same pass, which touches each of them anyway). The plugin's own step does both for
+/// its vehicles.
 fn write_builtin_sensors(
-    mut vehicles: Query<(Entity, &mut Drivetrain)>,
+    mut vehicles: Query<(Entity, &mut Drivetrain), With<ExternalStep>>,
     mut sensors: SensorWriter,
     names: Query<NameOrEntity>,
 ) {
@@ -1326,19 +1373,7 @@ fn write_builtin_sensors(
         if !core::mem::take(&mut drivetrain.sensors_written) {
             sensors.write_every(drivetrain);
         }
-        if let Some(block) = drivetrain.divergence_to_name.take() {
-            let name = |e: Entity| {
-                names
-                    .get(e)
-                    .map_or_else(|_| format!("{e}"), |n| n.to_string())
-            };
-            let error = VehicleError {
-                vehicle: name(vehicle),
-                error: DrivetrainError::Diverged { block: name(block) },
-            };
-            error!("{error}");
-            drivetrain.status = DrivetrainStatus::Invalid(Box::new(error));
-        }
+        drivetrain.name_divergence(vehicle, &names);
     }
 }
 
