@@ -151,8 +151,8 @@ pub struct Ahead<'a, T> {
 }
 
 impl<T> Ahead<'_, T> {
-    /// Gives the next item's `far` hint and the `near` hint of the item that many behind it,
-    /// unless both are given as far as the next run will want them.
+    /// Gives the next `far` hint and the next `near` hint (which trails the `far` hints by
+    /// four items), each unless given as far as the next run will want it.
     #[inline]
     pub fn next(&self) {
         let (far_to, near_to) = (self.far_to.get(), self.near_to.get());
