@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use bevy_vehicle_physics::drivetrain::{ExternalStep, SensorWriter};
 use bevy_vehicle_physics::prelude::*;
@@ -615,5 +616,62 @@ fn sensors_are_written_however_the_drivetrain_is_stepped() {
             first,
             "{car}: same car, same sensors (bit for bit)"
         );
+    }
+}
+
+/// A vehicle handed from a stepper that writes its sensors to the plugin and back to one
+/// that leaves them to `SyncOut` has this step's sensors at every step: no "written" mark
+/// left over from a write outside the step (a game's own system refreshing them, here)
+/// skips a write.
+#[test]
+fn sensors_stay_current_when_the_stepper_changes() {
+    let mut app = create_app(60.0);
+    app.add_systems(FixedUpdate, step_by_test.in_set(DrivetrainSystems::Step));
+    let car = spawn_vehicle(&mut app, "car", 4);
+    let [engine, clutch, ..] = spawn_chain(&mut app, car);
+    set::<Engine>(&mut app, engine, |e| e.throttle = 0.7);
+    set::<Clutch>(&mut app, clutch, |c| c.engagement = 1.0);
+    let hand_over = |app: &mut App, to: Option<bool>| {
+        let mut car = app.world_mut().entity_mut(car);
+        match to {
+            Some(writes_sensors) => {
+                car.insert((ExternalStep, SteppedByTest { writes_sensors }));
+            }
+            None => {
+                car.remove::<(ExternalStep, SteppedByTest)>();
+            }
+        }
+    };
+    // The test's stepper (writing the sensors), the plugin, then the test's stepper leaving
+    // them to `SyncOut`; two steps each, the engine speeding up all along.
+    for (to, name) in [
+        (Some(true), "stepped by a system that writes the sensors"),
+        (None, "stepped by the plugin"),
+        (
+            Some(false),
+            "stepped by a system that leaves the sensors to SyncOut",
+        ),
+    ] {
+        hand_over(&mut app, to);
+        if to.is_none() {
+            // Between two steps, a game's system writes the sensors itself.
+            app.world_mut()
+                .run_system_once(
+                    |mut sensors: SensorWriter, mut vehicles: Query<&mut Drivetrain>| {
+                        for mut drivetrain in &mut vehicles {
+                            sensors.write(&mut drivetrain);
+                        }
+                    },
+                )
+                .expect("the system runs");
+        }
+        for _ in 0..2 {
+            let before = get::<EngineSensors>(&app, engine).rpm;
+            tick(&mut app, 1);
+            let rpm = get::<EngineSensors>(&app, engine).rpm;
+            let expected = rad_s_to_rpm(state(&app, car, engine)[0]);
+            assert_eq!(rpm, expected, "{name}: the sensors are this step's");
+            assert!(rpm != before, "{name}: the engine speeds up ({before} rpm)");
+        }
     }
 }
