@@ -152,7 +152,8 @@ pub struct Ahead<'a, T> {
 
 impl<T> Ahead<'_, T> {
     /// Gives the next `far` hint and the next `near` hint (which trails the `far` hints by
-    /// four items), each unless given as far as the next run will want it.
+    /// `FAR_AHEAD - NEAR_AHEAD` items), each unless given as far as the next run will want
+    /// it.
     #[inline]
     pub fn next(&self) {
         let (far_to, near_to) = (self.far_to.get(), self.near_to.get());
