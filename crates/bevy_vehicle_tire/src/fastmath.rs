@@ -28,8 +28,10 @@
 //!
 //! The `atan`, `sin` and `cos` kernels are written once, over one `f64`, the two lanes of
 //! an SSE2 register or the four of an AVX register. The crate evaluates several tires'
-//! curves four lanes at a time on x86-64 processors with AVX2 (detected at run time), two
-//! at a time on other x86-64 ones, and one at a time elsewhere; each lane is bit-equal to
+//! curves four lanes at a time on x86-64 processors with AVX2 (detected at run time, with up
+//! to four registers' kernels interleaved step by step, so that their long chains of
+//! dependent operations overlap), two at a time on other x86-64 ones, and one at a time
+//! elsewhere; each lane is bit-equal to
 //! the public scalar function, since all apply the same IEEE operations (no fused
 //! multiply-add).
 //!
@@ -492,48 +494,152 @@ mod avx2 {
         }
     }
 
-    /// [`super::magic_curves`] four lanes at a time, or `None` where the processor lacks
-    /// AVX2 or `N` is not a multiple of four.
+    /// [`super::magic_curves`] of the lanes of `x`, `e` and `c` into `out` (all of one
+    /// length), four lanes at a time; `false` (and `out` untouched) where the processor
+    /// lacks AVX2 or the length is not a multiple of four.
     #[inline(always)]
-    pub(super) fn magic_curves<const N: usize>(
-        x: [f64; N],
-        e: [f64; N],
-        c: [f64; N],
-    ) -> Option<[f64; N]> {
-        if !N.is_multiple_of(4) || !std::arch::is_x86_feature_detected!("avx2") {
-            return None;
+    pub(super) fn magic_curves(x: &[f64], e: &[f64], c: &[f64], out: &mut [f64]) -> bool {
+        if !x.len().is_multiple_of(4) || !std::arch::is_x86_feature_detected!("avx2") {
+            return false;
         }
         // SAFETY: the processor has AVX2 (checked just above).
-        Some(unsafe { magic_curves_avx2(&x, &e, &c) })
+        unsafe { magic_curves_avx2(x, e, c, out) };
+        true
     }
 
     /// The curves of four lanes at a time with AVX2 enabled, so that the `F4` operations
-    /// the kernels are made of compile to single instructions.
+    /// the kernels are made of compile to single instructions. Up to four registers' worth
+    /// of lanes go through each step of the kernels together ([`Wide`]): their chains of
+    /// dependent operations are independent of each other, so the processor overlaps them
+    /// instead of waiting on each in turn.
     #[target_feature(enable = "avx2")]
-    fn magic_curves_avx2<const N: usize>(x: &[f64; N], e: &[f64; N], c: &[f64; N]) -> [f64; N] {
-        let mut out = [0.0; N];
-        let (x, e, c) = (
-            x.as_chunks::<4>().0,
-            e.as_chunks::<4>().0,
-            c.as_chunks::<4>().0,
-        );
-        let lanes = x.iter().zip(e).zip(c);
-        for (out, ((x, e), c)) in out.as_chunks_mut::<4>().0.iter_mut().zip(lanes) {
-            let (x, e, c) = (F4::new(x), F4::new(e), F4::new(c));
-            // `φ` as `phi` takes it, whose `e = 0` branch skips the inner `atan`.
-            let one = F4::splat(1.0);
-            let phi = F4::select(e.eq_zero(), x, (one - e) * x + e * super::atan_of(x));
-            let v = super::atan_of(phi) * c;
-            // `sin(v)` as `sin_x2` takes it: Cody–Waite when every lane allows it.
-            let a = v.abs();
-            *out = if a.all_lt(CODY_WAITE_LIMIT) {
-                let (q, r) = super::reduce_small(a);
-                super::sine_of_quadrant(q, r).negate_by_sign_of(v).get()
-            } else {
-                v.get().map(super::sin)
-            };
+    fn magic_curves_avx2(x: &[f64], e: &[f64], c: &[f64], out: &mut [f64]) {
+        let lanes = x.len();
+        let mut done = 0;
+        while done < lanes {
+            let r = done..lanes.min(done + 16);
+            let (x, e, c, out) = (
+                &x[r.clone()],
+                &e[r.clone()],
+                &c[r.clone()],
+                &mut out[r.clone()],
+            );
+            match r.len() {
+                16 => curves_wide::<4>(x, e, c, out),
+                12 => curves_wide::<3>(x, e, c, out),
+                8 => curves_wide::<2>(x, e, c, out),
+                _ => curves_wide::<1>(x, e, c, out),
+            }
+            done = r.end;
         }
-        out
+    }
+
+    /// The curves of `4·K` lanes (`x`, `e`, `c` and `out` of that length), `K` registers
+    /// at a time.
+    #[inline(always)]
+    fn curves_wide<const K: usize>(x: &[f64], e: &[f64], c: &[f64], out: &mut [f64]) {
+        let load = |v: &[f64]| {
+            Wide::<K>(core::array::from_fn(|k| {
+                F4::new(v[4 * k..4 * k + 4].try_into().expect("four lanes"))
+            }))
+        };
+        let (x, e, c) = (load(x), load(e), load(c));
+        // `φ` as `phi` takes it, whose `e = 0` branch skips the inner `atan`.
+        let one = Wide::splat(1.0);
+        let phi = Wide::select(e.eq_zero(), x, (one - e) * x + e * super::atan_of(x));
+        let v = super::atan_of(phi) * c;
+        // `sin(v)` as `sin_x2` takes it: Cody–Waite when every lane allows it.
+        let a = v.abs();
+        let lanes = if a.all_lt(CODY_WAITE_LIMIT) {
+            let (q, r) = super::reduce_small(a);
+            super::sine_of_quadrant(q, r).negate_by_sign_of(v)
+        } else {
+            let mut lanes = v;
+            for f in &mut lanes.0 {
+                *f = F4::new(&f.get().map(super::sin));
+            }
+            lanes
+        };
+        for (out, f) in out.chunks_exact_mut(4).zip(lanes.0) {
+            out.copy_from_slice(&f.get());
+        }
+    }
+
+    /// `K` registers of four lanes each, every operation applied to each register in turn:
+    /// `K` independent chains, interleaved.
+    #[derive(Clone, Copy)]
+    struct Wide<const K: usize>([F4; K]);
+
+    impl<const K: usize> Wide<K> {
+        /// Every lane is below `limit` (false for a NaN lane).
+        #[inline(always)]
+        fn all_lt(self, limit: f64) -> bool {
+            self.0.iter().fold(true, |all, f| all & f.all_lt(limit))
+        }
+
+        /// `self == 0` (either sign; false for NaN).
+        #[inline(always)]
+        fn eq_zero(self) -> [__m256d; K] {
+            self.0.map(F4::eq_zero)
+        }
+    }
+
+    macro_rules! wide_op {
+        ($trait:ident, $method:ident) => {
+            impl<const K: usize> $trait for Wide<K> {
+                type Output = Wide<K>;
+                #[inline(always)]
+                fn $method(self, other: Wide<K>) -> Wide<K> {
+                    Wide(core::array::from_fn(|k| self.0[k].$method(other.0[k])))
+                }
+            }
+        };
+    }
+    wide_op!(Add, add);
+    wide_op!(Sub, sub);
+    wide_op!(Mul, mul);
+    wide_op!(Div, div);
+
+    impl<const K: usize> Real for Wide<K> {
+        type Mask = [__m256d; K];
+        #[inline(always)]
+        fn splat(v: f64) -> Self {
+            Wide([F4::splat(v); K])
+        }
+        #[inline(always)]
+        fn abs(self) -> Self {
+            Wide(self.0.map(F4::abs))
+        }
+        #[inline(always)]
+        fn copysign(self, s: Self) -> Self {
+            Wide(core::array::from_fn(|k| self.0[k].copysign(s.0[k])))
+        }
+        #[inline(always)]
+        fn gt(self, other: Self) -> Self::Mask {
+            core::array::from_fn(|k| self.0[k].gt(other.0[k]))
+        }
+        #[inline(always)]
+        fn gt_or_nan(self, other: Self) -> Self::Mask {
+            core::array::from_fn(|k| self.0[k].gt_or_nan(other.0[k]))
+        }
+        #[inline(always)]
+        fn select(m: Self::Mask, a: Self, b: Self) -> Self {
+            Wide(core::array::from_fn(|k| F4::select(m[k], a.0[k], b.0[k])))
+        }
+        #[inline(always)]
+        fn bit0(q: Self) -> Self::Mask {
+            q.0.map(F4::bit0)
+        }
+        #[inline(always)]
+        fn negate_by_bit1(self, q: Self) -> Self {
+            Wide(core::array::from_fn(|k| self.0[k].negate_by_bit1(q.0[k])))
+        }
+        #[inline(always)]
+        fn negate_by_sign_of(self, x: Self) -> Self {
+            Wide(core::array::from_fn(|k| {
+                self.0[k].negate_by_sign_of(x.0[k])
+            }))
+        }
     }
 }
 
@@ -656,10 +762,40 @@ pub(crate) fn sin_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
 #[inline(always)]
 pub(crate) fn magic_curves<const N: usize>(x: [f64; N], e: [f64; N], c: [f64; N]) -> [f64; N] {
     #[cfg(target_arch = "x86_64")]
-    if let Some(v) = avx2::magic_curves(x, e, c) {
-        return v;
+    {
+        let mut out = [0.0; N];
+        if avx2::magic_curves(&x, &e, &c, &mut out) {
+            return out;
+        }
     }
     magic_curves_by_pairs(x, e, c)
+}
+
+/// [`magic_curves`] of two sets of `N` curves, `[x, e, c]` each, evaluated together (so
+/// that, with AVX2, up to sixteen lanes' dependency chains overlap): bit-equal to two calls.
+#[inline(always)]
+pub(crate) fn magic_curves_pair<const N: usize>(
+    a: [[f64; N]; 3],
+    b: [[f64; N]; 3],
+) -> [[f64; N]; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if N <= 8 {
+        let join = |i: usize| {
+            let mut v = [0.0; 16];
+            v[..N].copy_from_slice(&a[i]);
+            v[N..2 * N].copy_from_slice(&b[i]);
+            v
+        };
+        let (x, e, c) = (join(0), join(1), join(2));
+        let mut out = [0.0; 16];
+        let n = 2 * N;
+        if avx2::magic_curves(&x[..n], &e[..n], &c[..n], &mut out[..n]) {
+            let part = |r: core::ops::Range<usize>| out[r].try_into().expect("N lanes");
+            return [part(0..N), part(N..n)];
+        }
+    }
+    let [[xa, ea, ca], [xb, eb, cb]] = [a, b];
+    [magic_curves(xa, ea, ca), magic_curves(xb, eb, cb)]
 }
 
 /// [`magic_curves`] two lanes at a time.
@@ -944,6 +1080,7 @@ mod tests {
         let cs = [1.3, 1.65, 0.0, -1.2, 2.0, 1e7, f64::NAN];
         let bits = |v: [f64; 4]| v.map(f64::to_bits);
         let (mut checked, mut with_avx2) = (0, 0);
+        let mut sets = Vec::new();
         for i in 0..xs.len() {
             let lane = |k: usize| (i * 4 + k) * 7919 + k;
             let x = [0, 1, 2, 3].map(|k| xs[lane(k) % xs.len()]);
@@ -959,13 +1096,33 @@ mod tests {
             );
             assert_eq!(bits(magic_curves(x, e, c)), expected, "{at}");
             #[cfg(target_arch = "x86_64")]
-            if let Some(v) = avx2::magic_curves(x, e, c) {
-                assert_eq!(bits(v), expected, "avx2: {at}");
-                with_avx2 += 1;
+            {
+                let mut v = [0.0; 4];
+                if avx2::magic_curves(&x, &e, &c, &mut v) {
+                    assert_eq!(bits(v), expected, "avx2: {at}");
+                    with_avx2 += 1;
+                }
             }
+            sets.push((x, e, c, expected));
             checked += 1;
         }
         assert!(checked > 6000, "{checked}");
+        // Several registers' lanes at once, each as its own set gives it: four sets (one in
+        // sixteen with a lane past the Cody–Waite limit), and two sets as a pair.
+        for w in sets.windows(4) {
+            let all = |f: fn(&([f64; 4], [f64; 4], [f64; 4], [u64; 4])) -> [f64; 4]| {
+                let mut v = [0.0; 16];
+                for (k, set) in w.iter().enumerate() {
+                    v[4 * k..4 * k + 4].copy_from_slice(&f(set));
+                }
+                v
+            };
+            let expected: Vec<u64> = w.iter().flat_map(|set| set.3).collect();
+            let wide = magic_curves(all(|s| s.0), all(|s| s.1), all(|s| s.2));
+            assert_eq!(wide.map(f64::to_bits).to_vec(), expected, "sixteen lanes");
+            let [a, b] = magic_curves_pair([w[0].0, w[0].1, w[0].2], [w[1].0, w[1].1, w[1].2]);
+            assert_eq!([bits(a), bits(b)].concat(), expected[..8], "a pair of four");
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             assert_eq!(with_avx2, checked);

@@ -382,7 +382,7 @@ impl LoadedTire {
                 _ => tire.forces(kappa[i], tan_alpha[i]).map(Partial::Done),
             };
         }
-        let values = [0, 1].map(|axis| Curve::values::<N>(|i| parts[i][axis].curve()));
+        let values = Curve::values_pair::<N>(|axis, i| parts[i][axis].curve());
         let mut forces = [[0.0; 2]; N];
         for i in 0..N {
             forces[i] = [0, 1].map(|axis| parts[i][axis].finish(values[axis][i]));
@@ -652,6 +652,21 @@ impl Curve {
             (x[i], e[i], c[i]) = (q.x, q.e, q.c);
         }
         fastmath::magic_curves(x, e, c)
+    }
+
+    /// The values of two sets of `N` curves, `curve(0, i)` and `curve(1, i)`, as
+    /// [`Curve::values`] of each, all evaluated together so that more lanes' chains overlap.
+    #[inline(always)]
+    fn values_pair<const N: usize>(curve: impl Fn(usize, usize) -> Curve) -> [[f64; N]; 2] {
+        let set = |axis: usize| {
+            let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
+            for i in 0..N {
+                let q = curve(axis, i);
+                (x[i], e[i], c[i]) = (q.x, q.e, q.c);
+            }
+            [x, e, c]
+        };
+        fastmath::magic_curves_pair(set(0), set(1))
     }
 }
 
