@@ -539,9 +539,11 @@ mod avx2 {
     #[inline(always)]
     fn curves_wide<const K: usize>(x: &[f64], e: &[f64], c: &[f64], out: &mut [f64]) {
         let load = |v: &[f64]| {
-            Wide::<K>(core::array::from_fn(|k| {
-                F4::new(v[4 * k..4 * k + 4].try_into().expect("four lanes"))
-            }))
+            let mut wide = Wide::<K>::splat(0.0);
+            for (f, v) in wide.0.iter_mut().zip(v.as_chunks::<4>().0) {
+                *f = F4::new(v);
+            }
+            wide
         };
         let (x, e, c) = (load(x), load(e), load(c));
         // `φ` as `phi` takes it, whose `e = 0` branch skips the inner `atan`.
@@ -566,21 +568,44 @@ mod avx2 {
     }
 
     /// `K` registers of four lanes each, every operation applied to each register in turn:
-    /// `K` independent chains, interleaved.
+    /// `K` independent chains, interleaved. (Written with plain loops: a closure, as
+    /// `array::from_fn` takes, is compiled without AVX2, and the intrinsics in it then stay
+    /// calls.)
     #[derive(Clone, Copy)]
     struct Wide<const K: usize>([F4; K]);
+
+    /// `K` masks, one per register of a [`Wide`].
+    #[derive(Clone, Copy)]
+    struct WideMask<const K: usize>([__m256d; K]);
+
+    /// Applies `$f` to each register `k` of a [`Wide`] (or [`WideMask`]) of that many
+    /// registers, `$init` for a start value, and returns them.
+    macro_rules! each {
+        ($wrap:ident, $init:expr, |$k:ident| $f:expr) => {{
+            let mut out = $init;
+            for $k in 0..K {
+                out[$k] = $f;
+            }
+            $wrap(out)
+        }};
+    }
 
     impl<const K: usize> Wide<K> {
         /// Every lane is below `limit` (false for a NaN lane).
         #[inline(always)]
         fn all_lt(self, limit: f64) -> bool {
-            self.0.iter().fold(true, |all, f| all & f.all_lt(limit))
+            let mut all = true;
+            for k in 0..K {
+                all &= self.0[k].all_lt(limit);
+            }
+            all
         }
 
         /// `self == 0` (either sign; false for NaN).
         #[inline(always)]
-        fn eq_zero(self) -> [__m256d; K] {
-            self.0.map(F4::eq_zero)
+        fn eq_zero(self) -> WideMask<K> {
+            each!(WideMask, [avx2!(_mm256_setzero_pd()); K], |k| self.0[k]
+                .eq_zero())
         }
     }
 
@@ -590,7 +615,7 @@ mod avx2 {
                 type Output = Wide<K>;
                 #[inline(always)]
                 fn $method(self, other: Wide<K>) -> Wide<K> {
-                    Wide(core::array::from_fn(|k| self.0[k].$method(other.0[k])))
+                    each!(Wide, self.0, |k| self.0[k].$method(other.0[k]))
                 }
             }
         };
@@ -601,44 +626,46 @@ mod avx2 {
     wide_op!(Div, div);
 
     impl<const K: usize> Real for Wide<K> {
-        type Mask = [__m256d; K];
+        type Mask = WideMask<K>;
         #[inline(always)]
         fn splat(v: f64) -> Self {
             Wide([F4::splat(v); K])
         }
         #[inline(always)]
         fn abs(self) -> Self {
-            Wide(self.0.map(F4::abs))
+            each!(Wide, self.0, |k| self.0[k].abs())
         }
         #[inline(always)]
         fn copysign(self, s: Self) -> Self {
-            Wide(core::array::from_fn(|k| self.0[k].copysign(s.0[k])))
+            each!(Wide, self.0, |k| self.0[k].copysign(s.0[k]))
         }
         #[inline(always)]
         fn gt(self, other: Self) -> Self::Mask {
-            core::array::from_fn(|k| self.0[k].gt(other.0[k]))
+            each!(WideMask, [avx2!(_mm256_setzero_pd()); K], |k| self.0[k]
+                .gt(other.0[k]))
         }
         #[inline(always)]
         fn gt_or_nan(self, other: Self) -> Self::Mask {
-            core::array::from_fn(|k| self.0[k].gt_or_nan(other.0[k]))
+            each!(WideMask, [avx2!(_mm256_setzero_pd()); K], |k| self.0[k]
+                .gt_or_nan(other.0[k]))
         }
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
-            Wide(core::array::from_fn(|k| F4::select(m[k], a.0[k], b.0[k])))
+            each!(Wide, a.0, |k| F4::select(m.0[k], a.0[k], b.0[k]))
         }
         #[inline(always)]
         fn bit0(q: Self) -> Self::Mask {
-            q.0.map(F4::bit0)
+            each!(WideMask, [avx2!(_mm256_setzero_pd()); K], |k| F4::bit0(
+                q.0[k]
+            ))
         }
         #[inline(always)]
         fn negate_by_bit1(self, q: Self) -> Self {
-            Wide(core::array::from_fn(|k| self.0[k].negate_by_bit1(q.0[k])))
+            each!(Wide, self.0, |k| self.0[k].negate_by_bit1(q.0[k]))
         }
         #[inline(always)]
         fn negate_by_sign_of(self, x: Self) -> Self {
-            Wide(core::array::from_fn(|k| {
-                self.0[k].negate_by_sign_of(x.0[k])
-            }))
+            each!(Wide, self.0, |k| self.0[k].negate_by_sign_of(x.0[k]))
         }
     }
 }
