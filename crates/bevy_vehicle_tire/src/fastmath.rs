@@ -568,9 +568,9 @@ mod avx2 {
     }
 
     /// `K` registers of four lanes each, every operation applied to each register in turn:
-    /// `K` independent chains, interleaved. (Written with plain loops: a closure, as
-    /// `array::from_fn` takes, is compiled without AVX2, and the intrinsics in it then stay
-    /// calls.)
+    /// `K` independent chains, interleaved. (Written with plain loops: built with
+    /// `array::from_fn`, whose helper stayed out of line at four registers, the intrinsics
+    /// in its closures, compiled without AVX2, stayed calls.)
     #[derive(Clone, Copy)]
     struct Wide<const K: usize>([F4; K]);
 
