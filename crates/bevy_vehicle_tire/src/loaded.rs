@@ -646,11 +646,7 @@ impl Curve {
     /// long dependency chains (`atan → atan → sin`) instead of waiting on each in turn.
     #[inline(always)]
     fn values<const N: usize>(curve: impl Fn(usize) -> Curve) -> [f64; N] {
-        let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
-        for i in 0..N {
-            let q = curve(i);
-            (x[i], e[i], c[i]) = (q.x, q.e, q.c);
-        }
+        let [x, e, c] = Self::lanes(curve);
         fastmath::magic_curves(x, e, c)
     }
 
@@ -658,15 +654,19 @@ impl Curve {
     /// [`Curve::values`] of each, all evaluated together so that more lanes' chains overlap.
     #[inline(always)]
     fn values_pair<const N: usize>(curve: impl Fn(usize, usize) -> Curve) -> [[f64; N]; 2] {
-        let set = |axis: usize| {
-            let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
-            for i in 0..N {
-                let q = curve(axis, i);
-                (x[i], e[i], c[i]) = (q.x, q.e, q.c);
-            }
-            [x, e, c]
-        };
-        fastmath::magic_curves_pair(set(0), set(1))
+        fastmath::magic_curves_pair(Self::lanes(|i| curve(0, i)), Self::lanes(|i| curve(1, i)))
+    }
+
+    /// The parameters `[x, e, c]` of the `N` curves `curve(0)` to `curve(N − 1)`, lane by
+    /// lane.
+    #[inline(always)]
+    fn lanes<const N: usize>(curve: impl Fn(usize) -> Curve) -> [[f64; N]; 3] {
+        let (mut x, mut e, mut c) = ([0.0; N], [0.0; N], [0.0; N]);
+        for i in 0..N {
+            let q = curve(i);
+            (x[i], e[i], c[i]) = (q.x, q.e, q.c);
+        }
+        [x, e, c]
     }
 }
 
