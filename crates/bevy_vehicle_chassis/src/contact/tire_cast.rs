@@ -409,10 +409,7 @@ fn plane_contact(collider: &RawCollider, tire: &TireShape, sweep: &Sweep) -> Opt
         return None;
     }
     let point = top - up * t + support;
-    let projection = collider
-        .shape()
-        .project_point(collider.position(), point, true);
-    if (projection.point - point).length() > PLANE_CONTACT_TOLERANCE {
+    if off_collider(collider, point) > PLANE_CONTACT_TOLERANCE {
         return None;
     }
     Some(Touch {
@@ -421,6 +418,21 @@ fn plane_contact(collider: &RawCollider, tire: &TireShape, sweep: &Sweep) -> Opt
         normal,
         face: None,
     })
+}
+
+/// How far `point` (world) lies outside the convex `collider` (m, 0 inside it). A box, the
+/// common road, is measured in its own frame directly; any other shape through its point
+/// projection.
+#[inline]
+fn off_collider(collider: &RawCollider, point: Vec3) -> f32 {
+    let shape = collider.shape();
+    if let Some(cuboid) = shape.as_cuboid() {
+        let local = collider.position().inverse_transform_point(point);
+        (local.abs() - cuboid.half_extents).max(Vec3::ZERO).length()
+    } else {
+        let projection = shape.project_point(collider.position(), point, true);
+        (projection.point - point).length()
+    }
 }
 
 /// The exact contact of the tire with a heightfield or triangle mesh, triangle by triangle.
