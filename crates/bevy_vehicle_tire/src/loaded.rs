@@ -210,11 +210,20 @@ fn saturate(kappa: f64, tan_alpha: f64) -> (f64, f64) {
     let t = tan_alpha.clamp(-f64::MAX, f64::MAX);
     let m = k.abs().max(t.abs());
     if m > SLIP_LIMIT {
-        let s = SLIP_LIMIT / m;
-        (k * s, t * s)
+        scale_down(k, t, m)
     } else {
         (k, t)
     }
+}
+
+/// [`saturate`]'s scaling, for slips as large as `m > SLIP_LIMIT`: out of line and cold, so
+/// that the common path takes a branch instead of computing the division to select it away
+/// (on the path to every stage's tire curves, a division's wait).
+#[cold]
+#[inline(never)]
+fn scale_down(k: f64, t: f64, m: f64) -> (f64, f64) {
+    let s = SLIP_LIMIT / m;
+    (k * s, t * s)
 }
 
 /// The shift of `tan α` (dimensionless) by which a brush or linear tire of cornering
