@@ -12,8 +12,17 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Another package manager may hold apt's locks (a fresh machine's automatic updates, or a
+  # second of these scripts started beside this one): wait for it rather than fail. The
+  # install waits by itself; the update is retried, for up to 15 minutes.
+  for try in $(seq 90); do
+    $sudo apt-get update -qq && break
+    [ "$try" -lt 90 ] || exit 1
+    echo "setup: apt-get update failed (another package manager running?); retrying in 10 s"
+    sleep 10
+  done
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+    "${missing[@]}" >/dev/null
 fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust 1.95 (https://rustup.rs) and retry" >&2
