@@ -396,7 +396,7 @@ fn longitudinal_force_is_forces_fx_to_the_bit() {
 /// `longitudinal_forces` of several tires at once is each tire's `longitudinal_force` to the
 /// bit, and `forces_lanes` each tire's `forces`: mixed models, combined-slip methods and loads
 /// in one call, each lane at its own slips (zero, small, past the peaks, saturated, infinite,
-/// NaN), for 1, 3 and 4 lanes.
+/// NaN), for 1, 3 and 4 lanes, and four loaded tires of one model, as a car's wheels.
 #[test]
 fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
     let tires: Vec<(String, LoadedTire)> = models()
@@ -463,7 +463,16 @@ fn longitudinal_forces_are_each_tires_longitudinal_force_to_the_bit() {
             std::array::from_fn(|l| slip(n, l, 3)),
         );
         check([&tires[pick(n, 0, 1)]], [slip(n, 0, 1)], [slip(n, 0, 17)]);
-        checked += 8;
+        // A car's four wheels: one model, every lane loaded, so that with slips on both axes
+        // every lane is a turning tire's (the lanes above always hold an unloaded one).
+        let model = 4 * (n % (tires.len() / 4));
+        let loaded = [1, 2, 3, 1 + n % 3].map(|load| &tires[model + load]);
+        check(
+            loaded,
+            std::array::from_fn(|l| slip(n, l, 19)),
+            std::array::from_fn(|l| slip(n, l, 23)),
+        );
+        checked += 12;
     }
-    assert!(checked >= 160_000, "{checked}");
+    assert!(checked >= 240_000, "{checked}");
 }
