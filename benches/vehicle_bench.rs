@@ -417,9 +417,12 @@ fn weave(step: u64) -> f64 {
     }
 }
 
-/// Our car's full-lock road-wheel angle (rad): the default [`Steering::max_angle`], which the
-/// raycast cars' front wheels are steered by too.
-const FULL_LOCK: f64 = 35.0 * core::f64::consts::PI / 180.0;
+/// Our car's full-lock road-wheel angle (rad): the default [`Steering::max_angle`] (the
+/// benchmark's car keeps the default steering), which the raycast cars' front wheels are
+/// steered by too.
+fn full_lock() -> f64 {
+    Steering::default().max_angle
+}
 
 /// The benchmark's driver for our cars: every car's throttle and steering change every step,
 /// first gear.
@@ -448,7 +451,7 @@ fn drive_rapier(
 ) -> Result {
     count.0 += 1;
     let force = 1500.0 * (0.5 + 0.3 * ((count.0 as f32) * 0.05).sin());
-    let steering = (weave(count.0) * FULL_LOCK) as f32;
+    let steering = (weave(count.0) * full_lock()) as f32;
     let dt = time.delta_secs();
     let bevy_rapier3d::prelude::RapierContextMut {
         simulation,

@@ -14,11 +14,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
   # Another package manager may hold apt's locks (a fresh machine's automatic updates, or a
   # second of these scripts started beside this one): wait for it rather than fail. The
-  # install waits by itself; the update is retried, for up to 15 minutes.
+  # install waits by itself; the update is retried while a lock is what stops it, for up
+  # to 15 minutes.
   for try in $(seq 90); do
-    $sudo apt-get update -qq && break
-    [ "$try" -lt 90 ] || exit 1
-    echo "setup: apt-get update failed (another package manager running?); retrying in 10 s"
+    if errors=$($sudo apt-get update -qq 2>&1); then
+      break
+    fi
+    echo "$errors" >&2
+    if [ "$try" -eq 90 ] || ! grep -q "Could not get lock" <<<"$errors"; then
+      exit 1
+    fi
+    echo "setup: another package manager holds apt's lock; retrying in 10 s"
     sleep 10
   done
   DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
