@@ -380,9 +380,6 @@ impl LoadedTire {
         kappa: [f64; N],
         tan_alpha: [f64; N],
     ) -> [[f64; 2]; N] {
-        if let Some(forces) = normalized_lanes(tires, kappa, tan_alpha) {
-            return forces;
-        }
         let mut parts = [[Partial::Done(0.0); 2]; N];
         for i in 0..N {
             let tire = tires[i];
@@ -719,7 +716,7 @@ impl Partial {
             Partial::Pure { d, sv, .. } => d * value + sv,
             Partial::Combined {
                 d, share, sign, sv, ..
-            } => combined_force(d, value, share, sign, sv),
+            } => (d * value * share).copysign(sign) + sv,
         }
     }
 
@@ -731,25 +728,6 @@ impl Partial {
             _ => self.finish(self.curve().value()),
         }
     }
-}
-
-/// The side of axis `m`'s curve (peaks `p`) that shifted slip `u` lies on: its peak `x*`,
-/// that peak's inverse and the side's curvature `E`.
-#[inline(always)]
-fn side(m: &MfAxis, p: &MfPeaks, u: f64) -> (f64, f64, f64) {
-    if u > 0.0 {
-        (p.pos, p.inv_pos, m.e_pos)
-    } else {
-        (p.neg, p.inv_neg, m.e_neg)
-    }
-}
-
-/// A normalised combined-slip force (N): `D·curve·share`, with the sign of the slip `sign`,
-/// plus `sv`, given the curve's value `value` and the axis's share `share` of the combined
-/// slip.
-#[inline(always)]
-fn combined_force(d: f64, value: f64, share: f64, sign: f64, sv: f64) -> f64 {
-    (d * value * share).copysign(sign) + sv
 }
 
 /// The normalised combined-slip forces `[fx, fy]` up to their curve evaluations; without
@@ -772,8 +750,16 @@ fn normalized_parts<const LATERAL: bool>(
     if ux == 0.0 {
         return [Partial::Done(x.sv), lateral(y.pure_part(uy))];
     }
-    let (peak_x, inv_peak_x, e_x) = side(x, px, ux);
-    let (peak_y, inv_peak_y, e_y) = side(y, py, uy);
+    let (peak_x, inv_peak_x, e_x) = if ux > 0.0 {
+        (px.pos, px.inv_pos, x.e_pos)
+    } else {
+        (px.neg, px.inv_neg, x.e_neg)
+    };
+    let (peak_y, inv_peak_y, e_y) = if uy > 0.0 {
+        (py.pos, py.inv_pos, y.e_pos)
+    } else {
+        (py.neg, py.inv_neg, y.e_neg)
+    };
     // Slips normalised by their peak slips: |u|/|u_peak| = B·|u|/x*.
     let ax = ux.abs() * x.b * inv_peak_x;
     let ay = uy.abs() * y.b * inv_peak_y;
@@ -801,75 +787,6 @@ fn normalized_parts<const LATERAL: bool>(
         combined(x, peak_x, e_x, ax, ux),
         lateral(combined(y, peak_y, e_y, ay, uy)),
     ]
-}
-
-/// [`LoadedTire::forces_lanes`] where every lane is a Magic Formula tire with normalised
-/// combined slip, slipping on both axes (a turning car's tires, at every stage): lane by
-/// lane the arithmetic of [`normalized_parts`] and [`Partial::finish`], bit for bit, held
-/// in arrays instead of partial forces, whose building and matching the common case need
-/// not pay for. `None` as soon as a lane is another case (another model, a slip of zero on
-/// either axis, or slips in the linear range), for the general path.
-#[inline(always)]
-fn normalized_lanes<const N: usize>(
-    tires: [&LoadedTire; N],
-    kappa: [f64; N],
-    tan_alpha: [f64; N],
-) -> Option<[[f64; 2]; N]> {
-    // Per lane: the shifted slips `u`, the normalised slips `a`, and each axis's peak, curve
-    // parameters and force terms, `[longitudinal, lateral]`.
-    let (mut u, mut a) = ([[0.0; N]; 2], [[0.0; N]; 2]);
-    let (mut peak, mut e, mut c, mut d, mut sv) = (
-        [[0.0; N]; 2],
-        [[0.0; N]; 2],
-        [[0.0; N]; 2],
-        [[0.0; N]; 2],
-        [[0.0; N]; 2],
-    );
-    for i in 0..N {
-        let Kind::MagicNormalized { x, y, px, py } = &tires[i].kind else {
-            return None;
-        };
-        let (k, t) = saturate(kappa[i], tan_alpha[i]);
-        let (ux, uy) = (k + x.sh, t + y.sh);
-        if ux == 0.0 || uy == 0.0 {
-            return None;
-        }
-        for (axis, (m, p, slip)) in [(x, px, ux), (y, py, uy)].into_iter().enumerate() {
-            let (at, inv, curvature) = side(m, p, slip);
-            u[axis][i] = slip;
-            a[axis][i] = slip.abs() * m.b * inv;
-            peak[axis][i] = at;
-            e[axis][i] = curvature;
-            c[axis][i] = m.c;
-            d[axis][i] = m.d;
-            sv[axis][i] = m.sv;
-        }
-        if a[0][i] * a[0][i] + a[1][i] * a[1][i] < RHO2_LINEAR {
-            return None;
-        }
-    }
-    let (mut rho, mut inv_rho) = ([0.0; N], [0.0; N]);
-    for i in 0..N {
-        rho[i] = (a[0][i] * a[0][i] + a[1][i] * a[1][i]).sqrt();
-        inv_rho[i] = 1.0 / rho[i];
-    }
-    let curves = |axis: usize| {
-        let mut x = [0.0; N];
-        for i in 0..N {
-            x[i] = rho[i] * peak[axis][i];
-        }
-        [x, e[axis], c[axis]]
-    };
-    let values = fastmath::magic_curves_pair(curves(0), curves(1));
-    let mut forces = [[0.0; 2]; N];
-    for i in 0..N {
-        for axis in 0..2 {
-            let share = a[axis][i] * inv_rho[i];
-            forces[i][axis] =
-                combined_force(d[axis][i], values[axis][i], share, u[axis][i], sv[axis][i]);
-        }
-    }
-    Some(forces)
 }
 
 /// The forces `[fx, fy]` of [`normalized_parts`].
