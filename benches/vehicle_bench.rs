@@ -22,6 +22,11 @@
 //! lock (3.5°), so the tires work sideways as well as fore and aft, as a driven car's do.
 //! `BENCH_STRAIGHT=1` drives them straight instead, as every run before run BU did (whose
 //! tires then had no slip angle at all, about 5 % cheaper for ours).
+//!
+//! **What a car costs by its settings**: the full vehicle at 1000 cars on the box ground with
+//! one setting changed at a time (ray probes, brush or linear tires, two substeps or one), then
+//! the lightest car of them all, against the car the targets are for and against Rapier's
+//! controller: what a game can save on vehicles whose handling nobody watches.
 
 // The counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to `System`.
 #![allow(unsafe_code)]
@@ -31,7 +36,9 @@ use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
+use bevy_vehicle_physics::drivetrain::blocks::Tire;
 use bevy_vehicle_physics::prelude::*;
+use bevy_vehicle_physics::tire::{BrushTire, LinearTire};
 
 /// Counts live heap bytes.
 struct CountingAlloc;
@@ -353,13 +360,40 @@ enum Ground {
     Heightfield,
 }
 
-/// Which vehicle model drives the chassis bodies.
+/// Which vehicle model drives the chassis bodies. (Our car's settings hold a tire model, a few
+/// hundred bytes: a value made a few times per run, not worth a box.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Model {
-    /// Our complete car (drivetrain, tires, suspension) with this probe.
-    Ours(GroundProbe),
+    /// Our complete car (drivetrain, tires, suspension) with these settings.
+    Ours(CarSettings),
     /// Rapier's `DynamicRayCastVehicleController`, four ray wheels.
     RapierRaycast,
+}
+
+/// The settings of our car that the benchmark varies: the ground probe, the tire's force law
+/// and the drivetrain's substeps. [`CarSettings::measured`] is the car the targets are for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CarSettings {
+    /// How each wheel finds the ground.
+    probe: GroundProbe,
+    /// The tire's steady-state force law (the rest of the tire, its relaxation lengths and
+    /// damping, stays the default wheel's).
+    tire: TireModel,
+    /// RK4 substeps per fixed step, each at most `1 / (60 Hz × substeps)` long.
+    substeps: u32,
+}
+
+impl CarSettings {
+    /// The car every target is for: `CarBuilder`'s default wheel (the published passenger
+    /// Magic Formula set) with `probe`, four substeps.
+    fn measured(probe: GroundProbe) -> Self {
+        Self {
+            probe,
+            tire: WheelSpec::default().tire.model,
+            substeps: 4,
+        }
+    }
 }
 
 fn spawn_ground(world: &mut World, ground: Ground) {
@@ -557,14 +591,21 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> FullFigures {
     fixed_step(&mut app, &mut clock);
     let world = app.world_mut();
     spawn_ground(world, ground);
+    let car = match model {
+        Model::Ours(car) => car,
+        Model::RapierRaycast => CarSettings::measured(GroundProbe::Ray),
+    };
+    let wheel = WheelSpec::default();
     let builder = CarBuilder {
         wheel: WheelSpec {
-            probe: match model {
-                Model::Ours(probe) => probe,
-                Model::RapierRaycast => GroundProbe::Ray,
-            },
-            ..default()
+            probe: car.probe,
+            tire: std::sync::Arc::new(Tire {
+                model: car.tire,
+                ..(*wheel.tire).clone()
+            }),
+            ..wheel
         },
+        substeps: car.substeps,
         // The car measured since run A, and the one Rapier's controller drives: no traction
         // control (the default car has one since 2026-11-28).
         brakes: Brakes::default(),
@@ -581,6 +622,14 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> FullFigures {
                 world.flush();
             }
             Model::RapierRaycast => spawn_raycast_car(world, at),
+        }
+    }
+    // Substeps no longer than the fixed step's share: fewer than four at 60 Hz need a longer
+    // limit than the default 1/240 s, which would split the step into four again.
+    if car.substeps != 4 {
+        let mut drivetrains = world.query::<&mut Drivetrain>();
+        for mut drivetrain in drivetrains.iter_mut(world) {
+            drivetrain.max_substep = 1.0 / (HZ * f64::from(car.substeps.max(1)));
         }
     }
     // Land, compile, pull away: 2.5 s, so that every count of cars is timed cruising. (Until
@@ -615,23 +664,32 @@ fn bench_full(model: Model, ground: Ground, vehicles: usize) -> FullFigures {
         "{model:?}: {moving}/{total} cars moving"
     );
     // How our cars' drivetrains were stepped at the last step: in batches of four, and of
-    // those batches' evaluations (17 a step: four RK4 stages in each of four substeps, one at
-    // the step's end), how many in lanes.
+    // those batches' evaluations (four RK4 stages in each substep, one at the step's end: 17
+    // with four substeps), how many in lanes.
     let mut drivetrains = world.query::<&Drivetrain>();
     let batched: Vec<u32> = drivetrains
         .iter(world)
         .filter_map(|d| d.batched())
         .collect();
     let batched_share = batched.len() as f64 / vehicles as f64;
+    // The substeps each car's drivetrain takes at this rate (its own setting, or more where
+    // its limits ask for them); the evaluations a step are four a substep and one at its end.
+    let substeps = drivetrains
+        .iter(world)
+        .map(|d| f64::from(d.substeps_for(1.0 / HZ)))
+        .sum::<f64>()
+        / vehicles as f64;
     let lane_share = if batched.is_empty() {
         0.0
     } else {
-        batched.iter().map(|&n| f64::from(n)).sum::<f64>() / (17.0 * batched.len() as f64)
+        batched.iter().map(|&n| f64::from(n)).sum::<f64>()
+            / ((4.0 * substeps + 1.0) * batched.len() as f64)
     };
     FullFigures {
         us_per_vehicle_step: times[times.len() / 2],
         batched_share,
         lane_share,
+        substeps,
     }
 }
 
@@ -643,6 +701,9 @@ struct FullFigures {
     batched_share: f64,
     /// Share of those batches' evaluations that ran in lanes.
     lane_share: f64,
+    /// Mean RK4 substeps per fixed step of our cars' drivetrains (`Drivetrain::substeps_for`;
+    /// 0 for Rapier's cars, which have none).
+    substeps: f64,
 }
 
 /// The vehicle counts to run: `BENCH_VEHICLES` (one count, or several separated by commas,
@@ -704,7 +765,7 @@ fn run_full_benchmarks() {
                 {
                     continue;
                 }
-                let figures = bench_full(Model::Ours(probe), ground, n);
+                let figures = bench_full(Model::Ours(CarSettings::measured(probe)), ground, n);
                 let ours = figures.us_per_vehicle_step;
                 if n == 100 && probe == GroundProbe::Cylinder {
                     at_100 = Some(ours);
@@ -727,6 +788,99 @@ fn run_full_benchmarks() {
     }
     println!(
         "(median of 5 timed blocks; targets at 1000 cars: ours/Rapier ≤ {RAPIER_TARGET_RATIO}, ours ≤ {FULL_TARGET_US} µs; batched: our cars stepped four at a time at the last step, in lanes: their batches' evaluations in lanes)"
+    );
+}
+
+/// What a car costs by its settings: our car at 1000 cars on the box ground with each of the
+/// settings a game may lower for its background traffic changed on its own, then all of them
+/// together, against Rapier's raycast controller in the same run.
+fn run_settings_benchmarks() {
+    // BENCH_VEHICLES sets another count (profiling); the first is taken.
+    let cars = vehicle_counts(&[1000])[0];
+    println!(
+        "== what a car costs by its settings: {cars} cars, box ground, {} ==",
+        threads()
+    );
+    let measured = CarSettings::measured(GroundProbe::Cylinder);
+    let light = CarSettings {
+        probe: GroundProbe::Ray,
+        tire: TireModel::LinearTire(LinearTire::default()),
+        substeps: 1,
+    };
+    let variants = [
+        (
+            "as measured above: Magic Formula, cylinders, 4 substeps",
+            measured,
+        ),
+        (
+            "ray probes",
+            CarSettings {
+                probe: GroundProbe::Ray,
+                ..measured
+            },
+        ),
+        (
+            "brush tires",
+            CarSettings {
+                tire: TireModel::BrushTire(BrushTire::default()),
+                ..measured
+            },
+        ),
+        (
+            "linear tires",
+            CarSettings {
+                tire: TireModel::LinearTire(LinearTire::default()),
+                ..measured
+            },
+        ),
+        (
+            "2 substeps",
+            CarSettings {
+                substeps: 2,
+                ..measured
+            },
+        ),
+        (
+            "1 substep",
+            CarSettings {
+                substeps: 1,
+                ..measured
+            },
+        ),
+        ("rays, linear tires, 1 substep", light),
+    ];
+    // BENCH_VARIANT=n runs the n-th car of the table alone, and not Rapier's (profiling).
+    let only: Option<usize> = std::env::var("BENCH_VARIANT")
+        .ok()
+        .map(|n| n.parse().expect("BENCH_VARIANT is a row number, from 1"));
+    let rapier = if only.is_some() {
+        f64::NAN
+    } else {
+        bench_full(Model::RapierRaycast, Ground::Box, cars).us_per_vehicle_step
+    };
+    println!(
+        "{:>56} {:>9} {:>9} {:>12} {:>11} {:>9} {:>9}",
+        "our car", "µs/veh", "substeps", "vs measured", "vs Rapier", "vs 5 µs", "in lanes"
+    );
+    let mut first = None;
+    for (row, (name, car)) in variants.into_iter().enumerate() {
+        if only.is_some_and(|n| n != row + 1) {
+            continue;
+        }
+        let figures = bench_full(Model::Ours(car), Ground::Box, cars);
+        let ours = figures.us_per_vehicle_step;
+        let base = *first.get_or_insert(ours);
+        println!(
+            "{name:>56} {ours:>9.2} {:>9.2} {:>12.2} {:>11.2} {:>9.2} {:>8.0}%",
+            figures.substeps,
+            ours / base,
+            ours / rapier,
+            ours / FULL_TARGET_US,
+            100.0 * figures.lane_share,
+        );
+    }
+    println!(
+        "(median of 5 timed blocks; Rapier's raycast controller: {rapier:.2} µs per car in this run)"
     );
 }
 
@@ -791,5 +945,8 @@ fn main() {
     }
     if wants("full") {
         run_full_benchmarks();
+    }
+    if wants("settings") {
+        run_settings_benchmarks();
     }
 }
