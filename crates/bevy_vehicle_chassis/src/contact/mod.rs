@@ -51,8 +51,8 @@ use suspension_step::{RoadAhead, RoadProfile, force_over_step};
 pub use suspension_step::{SPRING_STEP_WEIGHT, spring_lead};
 pub use tire_cast::combine_friction;
 use tire_cast::{
-    Hit, Neighbours, Sweep, TireShape, cast_tire, fast_contact, neighbours, probe_half_width,
-    ray_contact, stays_on_face,
+    Hit, Neighbours, Sweep, TireShape, cast_tire, fast_contact, fast_ray_contact, neighbours,
+    probe_half_width, ray_contact, stays_on_face,
 };
 
 /// A tire's own friction coefficient, combined with the ground's by Rapier's rule. With the
@@ -597,13 +597,18 @@ pub(crate) fn probe_ground(
                     rotation: wheel_rotation,
                 };
                 // The contact from the sweep's start `top` down, where it is exact: the ray
-                // probe's always, a tire shape's where one collider's faces (or a seam's)
-                // answer it ([`fast_contact`]) and the neighbours cover its sweep; `None`
-                // where only a cast through the world would tell.
+                // probe's always (from the neighbours where they cover the ray and it meets
+                // one of them from outside, [`fast_ray_contact`], else cast through the
+                // world), a tire shape's where one collider's faces (or a seam's) answer it
+                // ([`fast_contact`]) and the neighbours cover its sweep; `None` where only a
+                // cast through the world would tell.
                 let exact_at = |sweep: Sweep| match probe {
-                    GroundProbe::Ray => {
-                        Some(ray_contact(&qp.query_pipeline, colliders, &sweep, radius))
-                    }
+                    GroundProbe::Ray => Some(
+                        near.contains(&sweep.ray_bounds(radius))
+                            .then(|| fast_ray_contact(&neighbours, &sweep, radius))
+                            .flatten()
+                            .or_else(|| ray_contact(&qp.query_pipeline, colliders, &sweep, radius)),
+                    ),
                     GroundProbe::Ball | GroundProbe::Cylinder => {
                         let swept = sweep.bounds(radius, tire.half_width);
                         near.contains(&swept)

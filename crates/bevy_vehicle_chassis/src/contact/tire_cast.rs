@@ -148,6 +148,13 @@ impl Sweep {
         }
     }
 
+    /// The box of the ray probe's segment: from the top down the sweep and a wheel's `radius`
+    /// (m) further ([`ray_contact`]).
+    pub(super) fn ray_bounds(&self, radius: f32) -> Aabb {
+        let bottom = self.top - self.up * (self.range + radius);
+        Aabb::new(self.top.min(bottom), self.top.max(bottom))
+    }
+
     /// A box holding everything a tire of radius `radius` and half-width `half_width` (m)
     /// touches along the sweep, whatever its steering angle.
     pub(super) fn bounds(&self, radius: f32, half_width: f32) -> Aabb {
@@ -225,15 +232,10 @@ pub(super) fn fast_contact(
 
 /// The triangle (world) of the heightfield `collider` whose face a ray hit as `feature`, if
 /// it hit one (not an edge or a vertex) and the collider is a heightfield.
-fn heightfield_face(
-    colliders: &ColliderSet,
-    collider: ColliderHandle,
-    feature: FeatureId,
-) -> Option<Triangle> {
+fn heightfield_face(collider: &RawCollider, feature: FeatureId) -> Option<Triangle> {
     let FeatureId::Face(id) = feature else {
         return None;
     };
-    let collider = colliders.get(collider)?;
     let face = collider.shape().as_heightfield()?.triangle_at_id(id)?;
     Some(face.transformed(collider.position()))
 }
@@ -669,17 +671,11 @@ pub(super) fn ray_contact(
 ) -> Option<Hit> {
     let Sweep { top, up, range, .. } = *sweep;
     let reach = range + radius;
-    // A touch `time` (m) down the ray from `origin`, level with the top (negative above it).
     let hit = |origin: Vec3, collider: ColliderHandle, time: f32, normal: Vec3, feature| {
-        let point = origin - up * time;
-        Hit {
-            travel: sweep.compression_limit + radius - time,
-            center: point + up * radius,
-            point,
-            normal,
-            collider,
-            face: heightfield_face(colliders, collider, feature),
-        }
+        let face = colliders
+            .get(collider)
+            .and_then(|c| heightfield_face(c, feature));
+        ray_hit(sweep, radius, origin, collider, time, normal, face)
     };
     // Parry misses a ray straight down a heightfield that starts within rounding of a cell's
     // edge on its near side (it looks in the cell past the edge and cannot step back): a
@@ -729,6 +725,65 @@ pub(super) fn ray_contact(
                 found.feature,
             )
         })
+}
+
+/// The ray probe's contact from a vehicle's `neighbours` alone: the nearest touch of the ray
+/// [`ray_contact`] casts through the world, the same answer without a walk of the world's
+/// tree, where the neighbours cover the ray (the caller checks that [`Sweep::ray_bounds`] lies
+/// within the area they were gathered from: then every collider the world's cast could meet is
+/// among them). `None` where only [`ray_contact`] answers: the ray meets nothing (it looks
+/// again beside the ray and above a heightfield), or it starts inside a collider (whose way
+/// out it finds).
+pub(super) fn fast_ray_contact(neighbours: &Neighbours, sweep: &Sweep, radius: f32) -> Option<Hit> {
+    let Sweep { top, up, range, .. } = *sweep;
+    let ray = Ray::new(top, -up);
+    let bounds = sweep.ray_bounds(radius);
+    let (handle, collider, found) = meeting(neighbours, &bounds)
+        .filter_map(|&(handle, collider, _)| {
+            let found = collider.shape().cast_ray_and_get_normal(
+                collider.position(),
+                &ray,
+                range + radius,
+                true,
+            )?;
+            Some((handle, collider, found))
+        })
+        .min_by(|a, b| a.2.time_of_impact.total_cmp(&b.2.time_of_impact))?;
+    (found.time_of_impact > 0.0).then(|| {
+        let face = heightfield_face(collider, found.feature);
+        ray_hit(
+            sweep,
+            radius,
+            top,
+            handle,
+            found.time_of_impact,
+            found.normal,
+            face,
+        )
+    })
+}
+
+/// The ray probe's [`Hit`] for a touch `time` (m) down the ray from `origin` (level with the
+/// sweep's top, or above it), on `collider` with the ground's `normal` there and the
+/// heightfield's triangle `face` the ray met inside, if any.
+fn ray_hit(
+    sweep: &Sweep,
+    radius: f32,
+    origin: Vec3,
+    collider: ColliderHandle,
+    time: f32,
+    normal: Vec3,
+    face: Option<Triangle>,
+) -> Hit {
+    let point = origin - sweep.up * time;
+    Hit {
+        travel: sweep.compression_limit + radius - time,
+        center: point + sweep.up * radius,
+        point,
+        normal,
+        collider,
+        face,
+    }
 }
 
 /// The ground's normal under a wheel whose tire starts inside `collider` (the body sank past
@@ -793,6 +848,26 @@ mod tests {
     use bevy_rapier3d::parry::utils::Array2;
     use bevy_rapier3d::rapier::prelude::{ColliderBuilder, SharedShape};
 
+    /// Numbers uniform in [0, 1] from `seed` (xorshift): the same every run.
+    fn uniform(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        }
+    }
+
+    /// A wheel's orientation at random: any heading, the chassis tilted up to 0.3 rad each way.
+    fn random_pose(random: &mut impl FnMut() -> f32) -> Quat {
+        Quat::from_euler(
+            EulerRot::YXZ,
+            random() * 6.3,
+            (random() - 0.5) * 0.6,
+            (random() - 0.5) * 0.6,
+        )
+    }
+
     /// The tire cast against the whole shape by parry, as [`cast_tire`] does through the world:
     /// the reference the triangle-by-triangle contact must match.
     fn reference(collider: &RawCollider, tire: &TireShape, sweep: &Sweep) -> Option<(f32, Vec3)> {
@@ -816,6 +891,114 @@ mod tests {
             };
             (hit.time_of_impact, normal)
         })
+    }
+
+    /// The ray probe's contact from a vehicle's neighbours is the world's cast's, to the bit:
+    /// 3000 rays (random position, chassis tilt up to 0.3 rad) over fixed ground of boxes, a
+    /// ball and a heightfield that overlap, each answered by [`fast_ray_contact`] from the
+    /// colliders near it and by [`ray_contact`] through the world's tree. Where the fast one
+    /// answers, both name the same collider, travel, point, normal and triangle; it answers
+    /// every ray that meets the ground from outside it, and leaves the rest (misses, rays
+    /// starting inside a collider) to the world's cast.
+    #[test]
+    fn the_ray_contact_from_the_neighbours_is_the_worlds() {
+        use bevy_rapier3d::rapier::prelude::{
+            BroadPhaseBvh, CCDSolver, ImpulseJointSet, IntegrationParameters, IslandManager,
+            MultibodyJointSet, NarrowPhase, PhysicsPipeline, QueryFilter, RigidBodySet,
+        };
+        let n = 16;
+        let heights = (0..n * n)
+            .map(|k| 0.2 * ((k / n) as f32 * 0.8).sin() * ((k % n) as f32 * 1.1).cos())
+            .collect();
+        let mut bodies = RigidBodySet::new();
+        let mut colliders = ColliderSet::new();
+        for collider in [
+            ColliderBuilder::cuboid(20.0, 0.5, 20.0).translation(Vec3::new(0.0, -0.5, 0.0)),
+            ColliderBuilder::cuboid(1.5, 0.2, 2.0)
+                .translation(Vec3::new(2.0, 0.05, 1.0))
+                .rotation(Vec3::new(0.15, 0.4, 0.0)),
+            ColliderBuilder::ball(0.6).translation(Vec3::new(-2.0, -0.3, -1.5)),
+            ColliderBuilder::new(SharedShape::heightfield(
+                Array2::new(n, n, heights),
+                Vec3::new(6.0, 1.0, 6.0),
+            ))
+            .translation(Vec3::new(-1.0, 0.1, 2.5)),
+        ] {
+            colliders.insert(collider.build());
+        }
+        // One step fills the broad phase's tree, which the world's casts walk.
+        let (mut islands, mut broad_phase, mut narrow_phase) = (
+            IslandManager::new(),
+            BroadPhaseBvh::new(),
+            NarrowPhase::new(),
+        );
+        PhysicsPipeline::new().step(
+            Vec3::ZERO,
+            &IntegrationParameters::default(),
+            &mut islands,
+            &mut broad_phase,
+            &mut narrow_phase,
+            &mut bodies,
+            &mut colliders,
+            &mut ImpulseJointSet::new(),
+            &mut MultibodyJointSet::new(),
+            &mut CCDSolver::new(),
+            &(),
+            &(),
+        );
+        let world = broad_phase.as_query_pipeline(
+            narrow_phase.query_dispatcher(),
+            &bodies,
+            &colliders,
+            QueryFilter::default(),
+        );
+        let mut random = uniform(0x9e37_79b9);
+        let radius = 0.31;
+        let (mut answered, mut outside) = (0, 0);
+        for k in 0..3000 {
+            let rotation = random_pose(&mut random);
+            let up = rotation * Vec3::Y;
+            let sweep = Sweep {
+                top: Vec3::new(
+                    (random() - 0.5) * 9.0,
+                    random() * 1.2,
+                    (random() - 0.5) * 9.0,
+                ),
+                up,
+                range: 0.5,
+                compression_limit: 0.1,
+            };
+            let area = sweep.bounds(radius, 0.0).loosened(0.05);
+            assert!(area.contains(&sweep.ray_bounds(radius)));
+            let near = neighbours(&world, area);
+            let through_world = ray_contact(&world, &colliders, &sweep, radius);
+            // Whether the first ray meets the ground from outside: the fast path's case.
+            let from_outside = world
+                .cast_ray(&Ray::new(sweep.top, -up), sweep.range + radius, true)
+                .is_some_and(|(_, time)| time > 0.0);
+            outside += usize::from(from_outside);
+            let Some(fast) = fast_ray_contact(&near, &sweep, radius) else {
+                assert!(
+                    !from_outside,
+                    "ray {k}: no fast answer for a ray from outside"
+                );
+                continue;
+            };
+            answered += 1;
+            let world_hit = through_world.expect("the world's cast hits where the fast one does");
+            assert_eq!(fast.collider, world_hit.collider, "ray {k}");
+            assert_eq!(fast.travel, world_hit.travel, "ray {k}");
+            assert_eq!(fast.point, world_hit.point, "ray {k}");
+            assert_eq!(fast.normal, world_hit.normal, "ray {k}");
+            assert_eq!(
+                fast.face.map(|t| [t.a, t.b, t.c]),
+                world_hit.face.map(|t| [t.a, t.b, t.c]),
+                "ray {k}"
+            );
+        }
+        // Most rays meet the ground from above it, and each of those is answered.
+        assert_eq!(answered, outside);
+        assert!(answered > 2000, "{answered} of 3000 rays answered");
     }
 
     /// A mesh with a triangle of no area under the wheel gets no fast answer (the cast through
@@ -894,22 +1077,11 @@ mod tests {
             .rotation(Vec3::new(0.2, 0.7, -0.1))
             .translation(Vec3::new(0.3, -0.2, 0.1))
             .build();
-        let mut seed = 0x2545_f491_u32;
-        let mut random = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as f32 / u32::MAX as f32
-        };
+        let mut random = uniform(0x2545_f491);
         for collider in [&heightfield, &mesh] {
             let (mut hits, mut misses, mut faces) = (0, 0, 0);
             for k in 0..2000 {
-                let rotation = Quat::from_euler(
-                    EulerRot::YXZ,
-                    random() * 6.3,
-                    (random() - 0.5) * 0.6,
-                    (random() - 0.5) * 0.6,
-                );
+                let rotation = random_pose(&mut random);
                 let up = rotation * Vec3::Y;
                 let ground = collider.position();
                 let local = Vec3::new((random() - 0.5) * 7.0, 0.0, (random() - 0.5) * 7.0);
