@@ -362,6 +362,10 @@ impl LoadedTire {
                 _ => Partial::Done(tire.longitudinal_force(kappa[i], tan_alpha[i])),
             };
         }
+        // Tires of other models (or Magic Formula ones at no slip) need no curve.
+        if parts.iter().all(Partial::is_done) {
+            return parts.map(|p| p.finish(0.0));
+        }
         let mut forces = Curve::values(|i| parts[i].curve());
         for i in 0..N {
             forces[i] = parts[i].finish(forces[i]);
@@ -391,7 +395,15 @@ impl LoadedTire {
                 _ => tire.forces(kappa[i], tan_alpha[i]).map(Partial::Done),
             };
         }
-        let values = Curve::values_pair::<N>(|axis, i| parts[i][axis].curve());
+        // Only the curves some tire needs: none for tires of other models, which answer
+        // without one.
+        let needs = |axis: usize| !parts.iter().all(|p| p[axis].is_done());
+        let values = match (needs(0), needs(1)) {
+            (true, true) => Curve::values_pair::<N>(|axis, i| parts[i][axis].curve()),
+            (true, false) => [Curve::values(|i| parts[i][0].curve()), [0.0; N]],
+            (false, true) => [[0.0; N], Curve::values(|i| parts[i][1].curve())],
+            (false, false) => [[0.0; N]; 2],
+        };
         let mut forces = [[0.0; 2]; N];
         for i in 0..N {
             forces[i] = [0, 1].map(|axis| parts[i][axis].finish(values[axis][i]));
@@ -699,6 +711,12 @@ enum Partial {
 }
 
 impl Partial {
+    /// Whether the force needs no curve.
+    #[inline(always)]
+    fn is_done(&self) -> bool {
+        matches!(self, Partial::Done(_))
+    }
+
     /// The curve this force needs (a dummy one if none).
     #[inline(always)]
     fn curve(&self) -> Curve {
